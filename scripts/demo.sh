@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Starts Bridge Console on the scripted demo agent: builds the console (Trunk) and runs the relay.
+# Open the printed URL (it carries a one-time login fragment). Extra arguments go to bridge-relay,
+# e.g. `scripts/demo.sh --bind 127.0.0.1:9000`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+scripts/setup.sh
+trunk build --release
+exec cargo run --release -p bridge-relay -- --demo --static-dir dist "$@"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what Bridge Console needs to build and test, idempotently: a second run skips what is there.
+#   scripts/setup.sh            toolchain for building the console (wasm32 target, trunk, wasm-bindgen-cli, binaryen)
+#   scripts/setup.sh --test     also Chromium + chromedriver, the e2e npm packages and the real Claude Code CLI
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else echo "need root for: $*" >&2; return 1; fi; }
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+  say "installing trunk $TRUNK_VERSION (compiles from source, ~10 min once)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (must equal Cargo.lock)"
+  # not --locked: the registry mirror lags for one of its dependencies
+  cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION"
+fi
+
+apt_pkgs=()
+command -v wasm-opt >/dev/null || apt_pkgs+=(binaryen)
+if [ $want_test = 1 ]; then
+  command -v chromium >/dev/null || apt_pkgs+=(chromium)
+  command -v chromedriver >/dev/null || apt_pkgs+=(chromium-driver)
+fi
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  say "installing Debian packages: ${apt_pkgs[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}"
+fi
+
+if [ $want_test = 1 ]; then
+  if [ -f tests/e2e/package-lock.json ]; then
+    stamp=tests/e2e/node_modules/.lock-stamp
+    if [ ! -f "$stamp" ] || ! cmp -s tests/e2e/package-lock.json "$stamp"; then
+      say "installing e2e npm packages"
+      (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+      cp tests/e2e/package-lock.json "$stamp"
+    fi
+  fi
+  if [ -x scripts/install-claude.sh ]; then
+    scripts/install-claude.sh >/dev/null
+  fi
+fi
+say "toolchain ready"

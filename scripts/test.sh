@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs every test of Bridge Console: format, lints, native tests, wasm tests in headless Chromium,
+# the release build of the console, and the end-to-end Playwright flows against the demo agent and the
+# real Claude Code CLI (driven offline by the fake Messages API). Installs what it needs first.
+#
+#   scripts/test.sh            everything
+#   SKIP_E2E=1 scripts/test.sh everything but Playwright
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+export BRIDGE_CACHE="${BRIDGE_CACHE:-$HOME/.cache/bridge-console}"
+# One build of the workspace shared by every step (and by later runs, from a cache outside the repo).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$BRIDGE_CACHE/target}"
+export CARGO_TERM_COLOR=never
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export WASM_BINDGEN_TEST_TIMEOUT=120
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+export PATH="$HOME/.cargo/bin:$PATH"
+
+started=$(date +%s)
+step() { printf '\n\033[1m==> %s\033[0m  (+%ss)\n' "$*" $(( $(date +%s) - started )); }
+
+step "setup"
+scripts/setup.sh --test
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "clippy (native, all targets)"
+cargo clippy --workspace --all-targets --features bridge-transport/native -- -D warnings
+
+step "clippy (wasm32: console, protocol, dedup, transport)"
+cargo clippy --target wasm32-unknown-unknown -p bridge-console -p bridge-protocol -p bridge-dedup -p bridge-transport --all-targets -- -D warnings
+
+step "build binaries used by the tests"
+cargo build -p bridge-relay -p bridge-fake-model -p bridge-demo-agent
+export BRIDGE_RELAY_BIN="$CARGO_TARGET_DIR/debug/bridge-relay"
+export BRIDGE_FAKE_MODEL_BIN="$CARGO_TARGET_DIR/debug/bridge-fake-model"
+
+step "native tests"
+cargo test --workspace --features bridge-transport/native --no-fail-fast
+
+step "check the real CLI captures with the protocol crate"
+cargo run -q -p bridge-protocol --example check -- tests/fixtures/real-cli-2.1.332/*.ndjson
+
+step "wasm tests in headless Chromium"
+# A relay for the transport's browser test (its URL is baked in at compile time).
+relay_log=$(mktemp); relay_data=$(mktemp -d)
+BRIDGE_RELAY_TOKEN=wasm-test-token BRIDGE_DEMO_SPEED=0 "$BRIDGE_RELAY_BIN" --demo --bind 127.0.0.1:0 \
+  --data-dir "$relay_data" --allowed-origin '*' >"$relay_log" 2>&1 &
+relay_pid=$!
+trap 'kill $relay_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q 'listening on' "$relay_log" && break; sleep 0.1; done
+addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$relay_log" | head -1)
+export BRIDGE_TEST_RELAY_URL="http://$addr" BRIDGE_TEST_RELAY_TOKEN=wasm-test-token
+cargo test --target wasm32-unknown-unknown -p bridge-protocol -p bridge-dedup -p bridge-transport -p bridge-console
+kill $relay_pid 2>/dev/null || true
+
+step "trunk build --release"
+trunk build --release
+
+if [ "${SKIP_E2E:-0}" != 1 ] && [ -f tests/e2e/package.json ]; then
+  step "end-to-end (Playwright, desktop + phone, demo agent + real CLI)"
+  (cd tests/e2e && npx playwright test)
+fi
+
+step "all tests passed"
