@@ -1,1 +1,62 @@
-pub fn _placeholder() {}
+//! `bridge-protocol`: the Claude Code stream-json protocol as CLI 2.1.332 speaks it over stdio,
+//! plus NDJSON framing. Types only, no I/O; compiles natively and to `wasm32-unknown-unknown`.
+//!
+//! * [`CliMessage`] — everything the CLI writes (stdout); [`parse_cli_line`].
+//! * [`ClientMessage`] — everything a client writes (stdin); [`parse_client_line`].
+//! * [`build`] — constructors for exactly what the CLI accepts.
+//! * [`framing::NdjsonDecoder`] — sans-IO line splitting.
+//!
+//! Forward compatibility: an unknown `type` (or `system` subtype) is kept whole as
+//! `Unknown(Value)`; unknown content blocks, stream events, deltas, control subtypes and permission
+//! updates are kept whole in their own catch-all variants; open value sets (permission modes, stop
+//! reasons, …) have an `Other(String)` arm. Every struct keeps unmodelled fields in `extra`, so
+//! serializing a parsed line gives back the same JSON value. A *known* type whose body does not fit
+//! is a [`ParseError`].
+
+pub mod build;
+mod content;
+mod control;
+mod error;
+pub mod framing;
+mod message;
+mod permission;
+mod stream;
+mod system;
+mod util;
+mod values;
+
+pub use content::*;
+pub use control::*;
+pub use error::ParseError;
+pub use message::*;
+pub use permission::*;
+pub use stream::*;
+pub use system::*;
+pub use values::*;
+
+pub use uuid::Uuid;
+
+use serde_json::Value;
+
+/// Parses one line the CLI wrote. Errors quote the line.
+pub fn parse_cli_line(line: &str) -> Result<CliMessage, ParseError> {
+    let value = parse_json(line)?;
+    CliMessage::from_value(value).map_err(|err| err.with_line(line))
+}
+
+/// Parses one line a client wrote. Errors quote the line.
+pub fn parse_client_line(line: &str) -> Result<ClientMessage, ParseError> {
+    let value = parse_json(line)?;
+    ClientMessage::from_value(value).map_err(|err| err.with_line(line))
+}
+
+fn parse_json(line: &str) -> Result<Value, ParseError> {
+    serde_json::from_str(line).map_err(|err| ParseError::invalid_json(err, line))
+}
+
+/// Serializes a message as one NDJSON line (with the trailing `\n`).
+pub fn to_line<T: serde::Serialize>(message: &T) -> String {
+    let mut line = serde_json::to_string(message).expect("protocol messages serialize to JSON");
+    line.push('\n');
+    line
+}

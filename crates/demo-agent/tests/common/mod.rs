@@ -1,0 +1,89 @@
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use bridge_demo_agent::harness::{InProcess, kind};
+use bridge_demo_agent::{AgentOptions, Scenario};
+use serde_json::{Value, json};
+
+pub const T: Duration = Duration::from_secs(10);
+
+pub fn opts() -> AgentOptions {
+    AgentOptions {
+        cwd: "/workspace/demo".into(),
+        ..AgentOptions::default()
+    }
+}
+
+pub fn start(name: &str) -> InProcess {
+    InProcess::start(Scenario::builtin(name).expect("builtin"), opts())
+}
+
+pub fn user(text: &str, uuid: &str) -> Value {
+    json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text},
+           "parent_tool_use_id": null, "uuid": uuid})
+}
+
+pub fn control(request_id: &str, request: Value) -> Value {
+    json!({"type": "control_request", "request_id": request_id, "request": request})
+}
+
+pub fn allow(
+    req: &Value,
+    updated_input: Option<Value>,
+    updated_permissions: Option<Value>,
+) -> Value {
+    let mut resp = json!({"behavior": "allow"});
+    if let Some(u) = updated_input {
+        resp["updatedInput"] = u;
+    }
+    if let Some(p) = updated_permissions {
+        resp["updatedPermissions"] = p;
+    }
+    resp["toolUseID"] = req["request"]["tool_use_id"].clone();
+    json!({"type": "control_response",
+           "response": {"subtype": "success", "request_id": req["request_id"], "response": resp}})
+}
+
+pub fn deny(req: &Value, message: &str, interrupt: bool) -> Value {
+    let mut resp = json!({"behavior": "deny", "message": message});
+    if interrupt {
+        resp["interrupt"] = json!(true);
+    }
+    resp["toolUseID"] = req["request"]["tool_use_id"].clone();
+    json!({"type": "control_response",
+           "response": {"subtype": "success", "request_id": req["request_id"], "response": resp}})
+}
+
+pub fn is(k: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| kind(v) == k
+}
+
+pub fn is_result(v: &Value) -> bool {
+    v["type"] == "result"
+}
+
+pub fn is_response_to(id: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |v| v["type"] == "control_response" && v["response"]["request_id"] == id
+}
+
+/// Text of a `user` frame's first content block (tool_result content or text).
+pub fn user_content_text(v: &Value) -> String {
+    let c = &v["message"]["content"];
+    if let Some(s) = c.as_str() {
+        return s.to_owned();
+    }
+    let b = &c[0];
+    b["content"]
+        .as_str()
+        .or(b["text"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+pub fn tool_results(frames: &[Value]) -> Vec<&Value> {
+    frames
+        .iter()
+        .filter(|v| v["type"] == "user" && v["message"]["content"][0]["type"] == "tool_result")
+        .collect()
+}

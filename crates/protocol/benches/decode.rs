@@ -1,0 +1,149 @@
+//! Decode throughput over the golden corpus (CLI → client lines): NDJSON framing alone, framing
+//! plus `parse_cli_line`, and framing plus a bare `serde_json::Value` parse as the baseline.
+//!
+//! `cargo bench -p bridge-protocol --bench decode` — criterion reports MB/s (`bytes`) and
+//! messages/s (`messages`); a summary table with ratios against the baseline is printed at the end.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    native::main();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::hint::black_box;
+    use std::time::{Duration, Instant};
+
+    use bridge_protocol::framing::{DEFAULT_MAX_LINE_BYTES, NdjsonDecoder};
+    use bridge_protocol::parse_cli_line;
+    use criterion::{Criterion, Throughput};
+    use serde_json::Value;
+
+    const FIXTURES: &[&str] = &[
+        include_str!(
+            "../../../tests/fixtures/real-cli-2.1.332/live-capture-allow-updatedInput-replay.ndjson"
+        ),
+        include_str!("../../../tests/fixtures/real-cli-2.1.332/live-capture-autoallowed.ndjson"),
+        include_str!("../../../tests/fixtures/real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
+        include_str!("../../../tests/fixtures/handmade/cli-messages.ndjson"),
+    ];
+
+    /// The CLI-direction lines of the corpus, repeated to about 1 MiB of NDJSON.
+    fn corpus() -> (Vec<u8>, u64) {
+        let lines: Vec<&str> = FIXTURES
+            .iter()
+            .flat_map(|text| text.lines())
+            .filter_map(|line| {
+                if line.starts_with('#') || line.starts_with(">> ") || line.trim().is_empty() {
+                    None
+                } else {
+                    Some(line.strip_prefix("<< ").unwrap_or(line))
+                }
+            })
+            .collect();
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        while bytes.len() < 1 << 20 {
+            for line in &lines {
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.push(b'\n');
+                count += 1;
+            }
+        }
+        (bytes, count)
+    }
+
+    /// Feeds `bytes` in 16 KiB chunks (like a pipe) and applies `each` to every line.
+    fn decode(bytes: &[u8], mut each: impl FnMut(&str)) -> usize {
+        let mut decoder = NdjsonDecoder::new(DEFAULT_MAX_LINE_BYTES);
+        let mut lines = 0;
+        for chunk in bytes.chunks(16 * 1024) {
+            for item in decoder.feed(chunk) {
+                each(&item.expect("corpus frames cleanly").text);
+                lines += 1;
+            }
+        }
+        lines
+    }
+
+    fn framing_only(bytes: &[u8]) -> usize {
+        decode(bytes, |line| {
+            black_box(line);
+        })
+    }
+
+    fn value_baseline(bytes: &[u8]) -> usize {
+        decode(bytes, |line| {
+            black_box(serde_json::from_str::<Value>(line).expect("JSON"));
+        })
+    }
+
+    fn typed(bytes: &[u8]) -> usize {
+        decode(bytes, |line| {
+            black_box(parse_cli_line(line).expect("corpus parses"));
+        })
+    }
+
+    type Case = (&'static str, fn(&[u8]) -> usize);
+    const CASES: &[Case] = &[
+        ("framing", framing_only),
+        ("framing+Value (baseline)", value_baseline),
+        ("framing+parse_cli_line", typed),
+    ];
+
+    pub fn main() {
+        let (bytes, messages) = corpus();
+        assert_eq!(typed(&bytes) as u64, messages);
+        let mut criterion = Criterion::default().configure_from_args();
+        for (unit, throughput) in [
+            ("bytes", Throughput::Bytes(bytes.len() as u64)),
+            ("messages", Throughput::Elements(messages)),
+        ] {
+            let mut group = criterion.benchmark_group(format!("decode/{unit}"));
+            group.throughput(throughput);
+            for (name, run) in CASES {
+                group.bench_function(*name, |bencher| bencher.iter(|| run(black_box(&bytes))));
+            }
+            group.finish();
+        }
+        criterion.final_summary();
+        summary(&bytes, messages);
+    }
+
+    /// A plain table measured in this run: MB/s, messages/s, and time relative to the baseline.
+    fn summary(bytes: &[u8], messages: u64) {
+        let mut rows = Vec::new();
+        for (name, run) in CASES {
+            let mut iterations = 0u32;
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(700) {
+                black_box(run(black_box(bytes)));
+                iterations += 1;
+            }
+            let per_pass = start.elapsed().as_secs_f64() / f64::from(iterations);
+            rows.push((*name, per_pass));
+        }
+        let baseline = rows[1].1;
+        println!(
+            "\ncorpus: {:.2} MiB, {messages} messages ({} bytes/message on average)",
+            bytes.len() as f64 / f64::from(1 << 20),
+            bytes.len() as u64 / messages
+        );
+        println!(
+            "{:<28} {:>10} {:>14} {:>12}",
+            "case", "MB/s", "messages/s", "vs baseline"
+        );
+        for (name, per_pass) in rows {
+            println!(
+                "{:<28} {:>10.1} {:>14.0} {:>11.2}x",
+                name,
+                bytes.len() as f64 / per_pass / 1e6,
+                messages as f64 / per_pass,
+                per_pass / baseline
+            );
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! `stream_event.event`: the Messages-API stream (`BetaRawMessageStreamEvent`), passed through by
+//! the CLI one event per frame (only with `--include-partial-messages`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::content::{BetaMessage, ContentBlock};
+use crate::util::{present, tagged_union};
+use crate::values::StopReason;
+
+tagged_union! {
+    /// One Messages-API stream event. Unknown event types are kept whole in [`StreamEvent::Unknown`].
+    pub enum StreamEvent (tag = "type") {
+        "message_start" => MessageStart(MessageStartEvent),
+        "message_delta" => MessageDelta(MessageDeltaEvent),
+        "message_stop" => MessageStop(MessageStopEvent),
+        "content_block_start" => ContentBlockStart(ContentBlockStartEvent),
+        "content_block_delta" => ContentBlockDelta(ContentBlockDeltaEvent),
+        "content_block_stop" => ContentBlockStop(ContentBlockStopEvent),
+        "ping" => Ping(PingEvent),
+        "error" => Error(StreamErrorEvent),
+        _ => Unknown,
+    }
+}
+
+impl StreamEvent {
+    /// The event's `type` string.
+    pub fn event_type(&self) -> &str {
+        self.tag()
+    }
+
+    /// The content-block index of `content_block_*` events.
+    pub fn index(&self) -> Option<u64> {
+        match self {
+            Self::ContentBlockStart(event) => Some(event.index),
+            Self::ContentBlockDelta(event) => Some(event.index),
+            Self::ContentBlockStop(event) => Some(event.index),
+            _ => None,
+        }
+    }
+}
+
+/// `message_start`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageStartEvent {
+    pub message: BetaMessage,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `message_delta`: the final `stop_reason` and output usage of a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageDeltaEvent {
+    pub delta: MessageDelta,
+    pub usage: DeltaUsage,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `message_delta.delta`. `stop_reason` is `null` on the delta the CLI synthesizes after an
+/// interrupt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageDelta {
+    pub stop_reason: Option<StopReason>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stop_sequence: Option<Option<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `BetaMessageDeltaUsage` (the other counters stay in `extra`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeltaUsage {
+    pub output_tokens: u64,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_tokens: Option<Option<u64>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `message_stop`. A CLI-synthesized stop after a cut-short stream may say which blocks were
+/// abandoned (the CLI puts `abandoned_blocks` on the frame; it is accepted here too).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessageStopEvent {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abandoned_blocks: Option<AbandonedBlocks>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `abandoned_blocks{api_message_id, from_block_index}`: blocks from this index on will never get
+/// an `assistant` frame; a console drops what it streamed for them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbandonedBlocks {
+    pub api_message_id: String,
+    pub from_block_index: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `content_block_start`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentBlockStartEvent {
+    pub index: u64,
+    pub content_block: ContentBlock,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `content_block_delta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentBlockDeltaEvent {
+    pub index: u64,
+    pub delta: ContentDelta,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `content_block_stop`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentBlockStopEvent {
+    pub index: u64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `ping` (the CLI drops these upstream; accepted for completeness).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PingEvent {
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// An SSE `error` event: `{"type":"error","error":{"type","message"}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamErrorEvent {
+    pub error: Value,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+tagged_union! {
+    /// `BetaRawContentBlockDelta`. Unknown delta types are kept whole in [`ContentDelta::Unknown`].
+    pub enum ContentDelta (tag = "type") {
+        "text_delta" => Text(TextDelta),
+        "input_json_delta" => InputJson(InputJsonDelta),
+        "thinking_delta" => Thinking(ThinkingDelta),
+        "signature_delta" => Signature(SignatureDelta),
+        "citations_delta" => Citations(CitationsDelta),
+        "compaction_delta" => Compaction(CompactionDelta),
+        _ => Unknown,
+    }
+}
+
+/// `text_delta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextDelta {
+    pub text: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `input_json_delta`: a fragment of the tool input JSON (fragments concatenate; not valid JSON
+/// on their own).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputJsonDelta {
+    pub partial_json: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `thinking_delta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingDelta {
+    pub thinking: String,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub estimated_tokens: Option<Option<u64>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `signature_delta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignatureDelta {
+    pub signature: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `citations_delta`: one citation (char / page / content-block / web-search / search-result
+/// location) to append to the text block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CitationsDelta {
+    pub citation: Value,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `compaction_delta`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionDelta {
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub content: Option<Option<String>>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub encrypted_content: Option<Option<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}

@@ -1,0 +1,543 @@
+//! The HTTP surface: router, auth extractors, Host/Origin guard and CORS, REST handlers, static files.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, delete, get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tower_http::services::{ServeDir, ServeFile};
+
+use crate::auth::{COOKIE_NAME, Principal};
+use crate::error::ApiError;
+use crate::frames::envelope_json;
+use crate::relay::{CreateSession, Relay};
+use crate::session::Session;
+
+pub type AppState = Arc<Relay>;
+
+/// The whole relay as a router; `main` only binds it.
+pub fn app(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/v1/auth/login", post(login))
+        .route("/v1/auth/logout", post(logout))
+        .route("/v1/me", get(me))
+        .route(
+            "/v1/observer-tokens",
+            post(mint_observer).get(list_observers),
+        )
+        .route("/v1/observer-tokens/{id}", delete(revoke_observer))
+        .route("/v1/code/sessions", post(create_session).get(list_sessions))
+        .route("/v1/code/sessions/{id}", get(get_session))
+        .route("/v1/code/sessions/{id}/archive", post(archive_session))
+        .route(
+            "/v1/code/sessions/{id}/events",
+            post(post_events).get(list_events),
+        )
+        .route(
+            "/v1/code/sessions/{id}/events/stream",
+            get(crate::sse::stream),
+        )
+        .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
+        .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
+        .route("/v1/{*rest}", any(api_not_found));
+    let static_dir = state.config.static_dir.clone();
+    let router = if static_dir.join("index.html").is_file() {
+        let index = static_dir.join("index.html");
+        api.fallback_service(ServeDir::new(&static_dir).fallback(ServeFile::new(index)))
+    } else {
+        tracing::warn!(dir = %static_dir.display(), "no console build found (index.html missing); serving a placeholder page");
+        api.fallback(placeholder_page)
+    };
+    router
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+async fn api_not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no API endpoint {method} {}", uri.path()))
+}
+
+async fn placeholder_page(method: Method) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let html = "<!doctype html><meta charset=utf-8><title>Bridge Console relay</title>\
+        <h1>Bridge Console relay</h1><p>The relay is running, but no console build was found. \
+        Build it with <code>trunk build --release</code> in the repository root (output: <code>dist/</code>) \
+        or pass <code>--static-dir DIR</code>.</p>";
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
+}
+
+// ------------------------------------------------------------------ guard: Host, Origin, CORS
+
+const CORS_ALLOW_HEADERS: &str =
+    "authorization, anthropic-client-platform, content-type, last-event-id";
+const CORS_ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
+
+async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let cfg = &app.config;
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if !cfg.allowed_hosts.contains(&host) {
+        return ApiError::forbidden(format!(
+            "Host {host:?} is not allowed (DNS-rebinding protection); allowed: {}; add one with --allowed-host",
+            cfg.allowed_hosts.join(", ")
+        ))
+        .into_response();
+    }
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .map(|o| o.trim_end_matches('/').to_ascii_lowercase());
+    let mut cors_origin = None;
+    if let Some(origin) = &origin {
+        let same_origin = cfg
+            .allowed_hosts
+            .iter()
+            .any(|h| *origin == format!("http://{h}") || *origin == format!("https://{h}"));
+        let configured = cfg.cors_origins.iter().any(|o| o == origin);
+        if !same_origin && !configured {
+            return ApiError::forbidden(format!(
+                "Origin {origin:?} is not allowed; add it with --allowed-origin"
+            ))
+            .into_response();
+        }
+        if configured && !same_origin {
+            cors_origin = req.headers().get(header::ORIGIN).cloned();
+        }
+    }
+    if let Some(o) = &cors_origin
+        && req.method() == Method::OPTIONS
+    {
+        let mut resp = StatusCode::NO_CONTENT.into_response();
+        add_cors(resp.headers_mut(), o);
+        let h = resp.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static(CORS_ALLOW_METHODS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(CORS_ALLOW_HEADERS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        return resp;
+    }
+    let mut resp = next.run(req).await;
+    if let Some(o) = &cors_origin {
+        add_cors(resp.headers_mut(), o);
+    }
+    resp
+}
+
+fn add_cors(h: &mut HeaderMap, origin: &HeaderValue) {
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("Retry-After"),
+    );
+    h.append(header::VARY, HeaderValue::from_static("Origin"));
+}
+
+// ------------------------------------------------------------------ auth extractors
+
+fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
+    let v = headers.get(header::AUTHORIZATION)?;
+    let v = v.to_str().map_err(|_| ());
+    Some(v.and_then(|v| {
+        let (scheme, token) = v.split_once(' ').ok_or(())?;
+        if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() {
+            Ok(token.trim())
+        } else {
+            Err(())
+        }
+    }))
+}
+
+impl Relay {
+    /// Bearer token, else login cookie.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, ApiError> {
+        match bearer(headers) {
+            Some(Ok(token)) => {
+                return self
+                    .auth
+                    .authenticate_token(token)
+                    .ok_or_else(|| ApiError::unauthorized("invalid, expired or revoked token"));
+            }
+            Some(Err(())) => {
+                return Err(ApiError::unauthorized(
+                    "malformed Authorization header: expected `Bearer <token>`",
+                ));
+            }
+            None => {}
+        }
+        if let Some(c) = cookie_value(headers, COOKIE_NAME) {
+            return self.auth.authenticate_cookie(c).ok_or_else(|| {
+                ApiError::unauthorized("login expired or revoked: open the console URL again")
+            });
+        }
+        Err(ApiError::unauthorized(
+            "missing credentials: send `Authorization: Bearer <token>` or log in through the console URL printed by the relay",
+        ))
+    }
+
+    /// The session if it exists and `who` may see it.
+    pub fn visible_session(&self, who: &Principal, id: &str) -> Result<Arc<Session>, ApiError> {
+        let s = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+        if !who.can_see(id) {
+            return Err(ApiError::forbidden(
+                "this observer token is scoped to another session",
+            ));
+        }
+        Ok(s)
+    }
+}
+
+impl FromRequestParts<AppState> for Principal {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        app.authenticate(&parts.headers)
+    }
+}
+
+/// A principal allowed to write (the controller). Observers get 403.
+pub struct Controller(pub Principal);
+
+impl FromRequestParts<AppState> for Controller {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        let p = app.authenticate(&parts.headers)?;
+        if !p.can_write() {
+            return Err(ApiError::forbidden(
+                "observer tokens are read-only: this needs the controller token",
+            ));
+        }
+        Ok(Controller(p))
+    }
+}
+
+/// A JSON body read with the configured size cap (413) and a JSON error on bad syntax (400).
+/// An empty body reads as `{}`.
+pub struct JsonBody(pub Value);
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+        let limit = app.config.max_body_bytes;
+        let too_large = || {
+            ApiError::too_large(format!(
+                "request body is larger than {limit} bytes (--max-body-bytes)"
+            ))
+        };
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), limit)
+            .await
+            .map_err(|_| too_large())?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody(json!({})));
+        }
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
+    }
+}
+
+fn parse_body<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ApiError> {
+    serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid {what}: {e}")))
+}
+
+fn request_host(headers: &HeaderMap, app: &Relay) -> String {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .unwrap_or_else(|| app.config.addr.to_string())
+}
+
+// ------------------------------------------------------------------ auth endpoints
+
+#[derive(Deserialize)]
+struct LoginBody {
+    token: String,
+}
+
+async fn login(
+    State(app): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
+    let Some((cookie, principal, max_age)) = app
+        .auth
+        .login(body.token.trim())
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    else {
+        return Err(ApiError::unauthorized(
+            "invalid, expired or already used login token",
+        ));
+    };
+    tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, "login");
+    let set =
+        format!("{COOKIE_NAME}={cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}");
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&set).map_err(|e| ApiError::internal(e.to_string()))?,
+    );
+    Ok(resp)
+}
+
+async fn logout(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    if let Some(c) = cookie_value(&headers, COOKIE_NAME) {
+        app.auth
+            .logout(c)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+    }
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("bridge_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+    );
+    Ok(resp)
+}
+
+async fn me(who: Principal) -> Json<Value> {
+    Json(json!({"role": who.role.as_str(), "session_id": who.session_scope}))
+}
+
+#[derive(Deserialize)]
+struct MintBody {
+    session_id: Option<String>,
+    expires_in_secs: Option<u64>,
+}
+
+async fn mint_observer(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Controller(_): Controller,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let body: MintBody = parse_body(body, "observer token request")?;
+    if let Some(sid) = &body.session_id
+        && app.get(sid).is_none()
+    {
+        return Err(ApiError::unknown_session(sid));
+    }
+    let m = app
+        .auth
+        .mint_observer(body.session_id.clone(), body.expires_in_secs)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let host = request_host(&headers, &app);
+    let path = body
+        .session_id
+        .as_ref()
+        .map_or_else(String::new, |s| format!("s/{s}"));
+    let console_url = format!("http://{host}/{path}#login={}", m.token);
+    tracing::info!(id = %m.id, scope = ?body.session_id, "observer token minted");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "expires_at": m.expires_at})),
+    )
+        .into_response())
+}
+
+async fn list_observers(State(app): State<AppState>, Controller(_): Controller) -> Json<Value> {
+    Json(json!({"observer_tokens": app.auth.list_observers()}))
+}
+
+async fn revoke_observer(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if app
+        .auth
+        .revoke_observer(&id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    {
+        tracing::info!(id = %id, "observer token revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!(
+            "no observer token with id {id:?}"
+        )))
+    }
+}
+
+// ------------------------------------------------------------------ sessions
+
+async fn create_session(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Controller(_): Controller,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let req: CreateSession = parse_body(body, "session request")?;
+    let s = app.create_session(req).await?;
+    let host = request_host(&headers, &app);
+    let base = format!("http://{host}/v1/code/sessions/{}", s.id);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "session_id": s.id,
+            "stream_url": format!("{base}/events/stream"),
+            "send_url": format!("{base}/events"),
+            "ws_url": format!("ws://{host}/v1/code/sessions/{}/ws", s.id),
+        })),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    #[serde(default)]
+    include_archived: Option<String>,
+}
+
+async fn list_sessions(
+    State(app): State<AppState>,
+    who: Principal,
+    Query(q): Query<ListQuery>,
+) -> Json<Value> {
+    let include = q
+        .include_archived
+        .as_deref()
+        .is_some_and(|v| v == "1" || v == "true");
+    Json(app.sessions_json(include, who.session_scope.as_deref()))
+}
+
+async fn get_session(
+    State(app): State<AppState>,
+    who: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(app.visible_session(&who, &id)?.summary(true)))
+}
+
+async fn archive_session(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let s = app.archive(&id)?;
+    Ok(Json(json!({"session_id": s.id, "archived": true})))
+}
+
+#[derive(Deserialize)]
+struct PostEvents {
+    #[serde(default)]
+    session_id: Option<String>,
+    events: Vec<PostedEvent>,
+}
+
+#[derive(Deserialize)]
+struct PostedEvent {
+    payload: Value,
+}
+
+async fn post_events(
+    State(app): State<AppState>,
+    who: Principal,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    let session = app.visible_session(&who, &id)?;
+    if !who.can_write() {
+        return Err(ApiError::forbidden(
+            "observer tokens are read-only: sending events needs the controller token",
+        ));
+    }
+    let body: PostEvents = parse_body(
+        body,
+        "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
+    )?;
+    if let Some(sid) = body.session_id.as_deref().filter(|s| !s.is_empty())
+        && sid != id
+    {
+        return Err(ApiError::bad_request(format!(
+            "body session_id {sid:?} does not match the URL's {id:?}"
+        )));
+    }
+    if body.events.is_empty() {
+        return Err(ApiError::bad_request("events must hold at least one event"));
+    }
+    let results = session.ingest(&who, body.events.into_iter().map(|e| e.payload).collect())?;
+    Ok(Json(json!({"results": results})))
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    after: Option<u64>,
+    limit: Option<usize>,
+}
+
+pub const EVENTS_PAGE_DEFAULT: usize = 1000;
+pub const EVENTS_PAGE_MAX: usize = 10_000;
+
+async fn list_events(
+    State(app): State<AppState>,
+    who: Principal,
+    Path(id): Path<String>,
+    Query(q): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let session = app.visible_session(&who, &id)?;
+    let after = q.after.unwrap_or(0);
+    let limit = q
+        .limit
+        .unwrap_or(EVENTS_PAGE_DEFAULT)
+        .clamp(1, EVENTS_PAGE_MAX);
+    let (first, last) = session.bounds();
+    let events = session.read_after(after, limit)?;
+    let truncated = last > 0 && after + 1 < first;
+    let mut out =
+        String::with_capacity(events.iter().map(|e| e.payload.len() + 200).sum::<usize>() + 64);
+    out.push_str("{\"events\":[");
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&envelope_json(e));
+    }
+    out.push_str(&format!(
+        "],\"truncated\":{truncated},\"last_sequence_num\":{last}}}"
+    ));
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(out),
+    )
+        .into_response())
+}

@@ -1,0 +1,27 @@
+//! `bridge-relay`: a self-hosted session ingress. It runs Claude Code (or the scripted demo agent) as
+//! child processes over stdio stream-json and serves them to browsers with the wire shapes of
+//! Anthropic's session ingress (CCR v2: SSE down, POST up; plus a WebSocket), so the official browser
+//! SDK and the Bridge Console both work against it. See `docs` in the README and CONTRACTS.md.
+//!
+//! [`app`] builds the router from a [`Relay`]; `main.rs` only parses arguments and binds.
+
+pub mod agent;
+pub mod audit;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod follow;
+pub mod frames;
+pub mod http;
+pub mod proto;
+pub mod relay;
+pub mod session;
+pub mod sse;
+pub mod store;
+pub mod util;
+pub mod ws;
+
+pub use config::{Args, Config, SpawnMode};
+pub use http::{AppState, app};
+pub use relay::Relay;
+pub use store::{EventStore, MemoryStore, SqliteStore};

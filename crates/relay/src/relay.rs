@@ -1,0 +1,340 @@
+//! The relay: configuration, stores, auth and the set of sessions. Shared by every handler.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::agent::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, SpawnSpec};
+use crate::audit::AuditLog;
+use crate::auth::Auth;
+use crate::config::{Config, SpawnMode};
+use crate::error::ApiError;
+use crate::session::{Session, SessionCtx, SessionMeta, Worktree};
+use crate::store::{EventStore, SqliteStore};
+
+/// What `POST /v1/code/sessions` may set.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct CreateSession {
+    pub cwd: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub title: Option<String>,
+}
+
+pub struct Relay {
+    pub config: Config,
+    pub auth: Auth,
+    ctx: Arc<SessionCtx>,
+    sessions: RwLock<HashMap<String, Arc<Session>>>,
+    /// Flips to `true` when the relay should stop (single-session mode: its session ended).
+    exit_tx: watch::Sender<bool>,
+    /// Flips to `true` when the relay is shutting down: long-lived streams end.
+    shutdown_tx: watch::Sender<bool>,
+    single_session: RwLock<Option<String>>,
+}
+
+impl Relay {
+    /// Opens (or creates) the data dir: `relay.db` (events, sessions, token hashes) and `audit.jsonl`.
+    /// Sessions from a previous run come back; those whose process is gone are marked ended.
+    pub fn open(config: Config) -> anyhow::Result<Arc<Relay>> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            anyhow::anyhow!("cannot create data dir {}: {e}", config.data_dir.display())
+        })?;
+        restrict_permissions(&config.data_dir);
+        let db = config.data_dir.join("relay.db");
+        let store: Arc<dyn EventStore> = Arc::new(
+            SqliteStore::open(&db)
+                .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db.display()))?,
+        );
+        let auth =
+            Auth::open(&db).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db.display()))?;
+        let audit = Arc::new(AuditLog::open(&config.data_dir.join("audit.jsonl"))?);
+        Self::with_parts(config, store, auth, audit)
+    }
+
+    /// Builds a relay from explicit parts (tests use a memory store).
+    pub fn with_parts(
+        config: Config,
+        store: Arc<dyn EventStore>,
+        auth: Auth,
+        audit: Arc<AuditLog>,
+    ) -> anyhow::Result<Arc<Relay>> {
+        let (ended_tx, ended_rx) = mpsc::unbounded_channel();
+        let ctx = Arc::new(SessionCtx {
+            store: store.clone(),
+            audit,
+            permission_timeout: config.permission_timeout,
+            retention_events: config.retention_events,
+            ended_tx: Some(ended_tx),
+        });
+        let mut sessions = HashMap::new();
+        for meta in store.load_sessions()? {
+            let s = Session::restore(meta, ctx.clone())?;
+            sessions.insert(s.id.clone(), s);
+        }
+        let relay = Arc::new(Relay {
+            config,
+            auth,
+            ctx,
+            sessions: RwLock::new(sessions),
+            exit_tx: watch::channel(false).0,
+            shutdown_tx: watch::channel(false).0,
+            single_session: RwLock::new(None),
+        });
+        tokio::spawn(watch_ended(Arc::downgrade(&relay), ended_rx));
+        Ok(relay)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Sessions, oldest first.
+    pub fn list(&self) -> Vec<Arc<Session>> {
+        let mut v: Vec<(String, Arc<Session>)> = self
+            .sessions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|s| (s.meta().created_at, s.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        v.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Resolves once the relay wants to exit on its own (single-session mode).
+    pub fn exit_requested(&self) -> watch::Receiver<bool> {
+        self.exit_tx.subscribe()
+    }
+
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown_tx.subscribe()
+    }
+
+    pub fn single_session_id(&self) -> Option<String> {
+        self.single_session
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Starts the one session of `single-session` mode.
+    pub async fn start_single_session(&self) -> Result<Arc<Session>, ApiError> {
+        let s = self.spawn_session(CreateSession::default()).await?;
+        *self
+            .single_session
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(s.id.clone());
+        Ok(s)
+    }
+
+    /// `POST /v1/code/sessions`.
+    pub async fn create_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
+        if self.config.spawn_mode == SpawnMode::SingleSession {
+            return Err(ApiError::conflict(
+                "single_session_mode",
+                format!(
+                    "the relay runs in single-session mode with session {:?}; restart it with --spawn-mode same-dir or worktree to create sessions",
+                    self.single_session_id().unwrap_or_default()
+                ),
+            ));
+        }
+        self.spawn_session(req).await
+    }
+
+    async fn spawn_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
+        let id = format!("cse_{}", uuid::Uuid::new_v4().simple());
+        let base = match &req.cwd {
+            Some(c) => PathBuf::from(c),
+            None => self.config.cwd.clone(),
+        };
+        let base = std::fs::canonicalize(&base)
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "cwd {:?} is not an existing directory",
+                    base.display()
+                ))
+            })?;
+        let (cwd, worktree) = if self.config.spawn_mode == SpawnMode::Worktree {
+            let path = self.config.data_dir.join("worktrees").join(&id);
+            add_worktree(&base, &path).await?;
+            (
+                path.clone(),
+                Some(Worktree {
+                    repo: base.display().to_string(),
+                    path: path.display().to_string(),
+                }),
+            )
+        } else {
+            (base, None)
+        };
+        let model = req.model.or_else(|| self.config.default_model.clone());
+        let permission_mode = req
+            .permission_mode
+            .or_else(|| self.config.default_permission_mode.clone());
+        let mut meta = SessionMeta::new(
+            id.clone(),
+            cwd.display().to_string(),
+            model.clone(),
+            permission_mode.clone(),
+            req.title,
+        );
+        meta.worktree = worktree;
+        let session = Session::create(meta, self.ctx.clone())?;
+        self.sessions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), session.clone());
+        let spec = SpawnSpec {
+            session_id: id.clone(),
+            cwd,
+            model,
+            permission_mode,
+        };
+        match agent::spawn(self.config.launcher.as_ref(), &spec, session.clone()) {
+            Ok(handle) => session.attach_agent(handle),
+            Err(e) => {
+                let msg = format!(
+                    "cannot start the agent {:?}: {e}",
+                    self.config.launcher.describe()
+                );
+                tracing::error!(session = %id, "{msg}");
+                crate::agent::AgentEvents::on_exit(
+                    session.as_ref(),
+                    crate::session::ExitInfo {
+                        exit_code: None,
+                        signal: None,
+                        stderr_tail: String::new(),
+                        at: crate::util::now_rfc3339(),
+                        reason: Some(msg.clone()),
+                    },
+                );
+                return Err(ApiError::new(
+                    axum::http::StatusCode::BAD_GATEWAY,
+                    "agent_spawn_failed",
+                    format!("{msg}; check --claude / PATH"),
+                ));
+            }
+        }
+        Ok(session)
+    }
+
+    /// `POST /v1/code/sessions/{id}/archive`: hides the session, stops its agent, removes its worktree.
+    pub fn archive(self: &Arc<Self>, id: &str) -> Result<Arc<Session>, ApiError> {
+        let session = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+        if session.set_archived() {
+            let s = session.clone();
+            tokio::spawn(async move {
+                s.shutdown_agent(STDIN_CLOSE_GRACE, SIGTERM_GRACE).await;
+                if let Some(wt) = s.meta().worktree {
+                    remove_worktree(Path::new(&wt.repo), Path::new(&wt.path)).await;
+                }
+            });
+        }
+        Ok(session)
+    }
+
+    /// Ends every SSE/WebSocket stream (first step of a shutdown).
+    pub fn begin_shutdown(&self) {
+        let _ = self.shutdown_tx.send(true);
+    }
+
+    /// Stops every agent (stdin close → SIGTERM → SIGKILL), in parallel, and ends the streams.
+    pub async fn shutdown(&self) {
+        self.begin_shutdown();
+        let sessions = self.list();
+        let tasks: Vec<_> = sessions
+            .into_iter()
+            .filter(|s| s.agent_running())
+            .map(|s| {
+                tokio::spawn(
+                    async move { s.shutdown_agent(STDIN_CLOSE_GRACE, SIGTERM_GRACE).await },
+                )
+            })
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+
+    /// Public JSON of a session list.
+    pub fn sessions_json(&self, include_archived: bool, scope: Option<&str>) -> Value {
+        let list: Vec<Value> = self
+            .list()
+            .into_iter()
+            .filter(|s| scope.is_none_or(|sc| sc == s.id))
+            .map(|s| s.summary(false))
+            .filter(|v| include_archived || v["archived"] != Value::Bool(true))
+            .collect();
+        serde_json::json!({ "sessions": list })
+    }
+}
+
+async fn watch_ended(relay: std::sync::Weak<Relay>, mut rx: mpsc::UnboundedReceiver<String>) {
+    while let Some(id) = rx.recv().await {
+        let Some(relay) = relay.upgrade() else { return };
+        if relay.single_session_id().as_deref() == Some(id.as_str()) {
+            tracing::info!(session = %id, "the single session ended; the relay stops");
+            // Let subscribers receive the ended event first.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let _ = relay.exit_tx.send(true);
+        }
+    }
+}
+
+async fn add_worktree(repo: &Path, path: &Path) -> Result<(), ApiError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ApiError::internal(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    let out = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["worktree", "add", "--detach"])
+        .arg(path)
+        .output()
+        .await
+        .map_err(|e| ApiError::internal(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        return Err(ApiError::bad_request(format!(
+            "git worktree add failed in {} (worktree mode needs --cwd inside a git repository with a commit): {}",
+            repo.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+async fn remove_worktree(repo: &Path, path: &Path) {
+    let out = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["worktree", "remove", "--force"])
+        .arg(path)
+        .output()
+        .await;
+    match out {
+        Ok(o) if o.status.success() => tracing::info!(path = %path.display(), "worktree removed"),
+        Ok(o) => {
+            tracing::warn!(path = %path.display(), stderr = %String::from_utf8_lossy(&o.stderr).trim(), "git worktree remove failed")
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot run git"),
+    }
+}
+
+fn restrict_permissions(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    if let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)) {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot restrict data dir permissions");
+    }
+}

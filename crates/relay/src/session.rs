@@ -1,0 +1,1335 @@
+//! One session: its durable log, live fan-out, state machine, pending control requests and the agent's
+//! stdin. Everything that must be atomic (sequence numbers, first-answer-wins, stdin order) happens under
+//! one short mutex per session; subscribers receive pre-rendered frames over a broadcast channel.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::agent::{AgentControl, AgentEvents, AgentHandle};
+use crate::audit::AuditLog;
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::frames::{Delivery, Frame, Route, route_worker};
+use crate::store::{EventStore, Source, StoreError, StoredEvent};
+use crate::util::{json_str, now_rfc3339, truncate_utf8};
+
+/// Frames buffered per subscriber before it counts as lagging (it then catches up from the store).
+pub const BROADCAST_CAPACITY: usize = 8192;
+/// How much of an undecodable line is echoed in a `relay_error` event.
+pub const RELAY_ERROR_RAW_BYTES: usize = 4096;
+const SETTLED_MEMORY: usize = 1024;
+const UUID_MEMORY: usize = 4096;
+const DELIVERY_MEMORY: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    Idle,
+    Running,
+    RequiresAction,
+    Ended,
+}
+
+impl SessionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Idle => "idle",
+            SessionState::Running => "running",
+            SessionState::RequiresAction => "requires_action",
+            SessionState::Ended => "ended",
+        }
+    }
+    fn from_cli(s: &str) -> Option<SessionState> {
+        match s {
+            "idle" => Some(SessionState::Idle),
+            "running" => Some(SessionState::Running),
+            "requires_action" => Some(SessionState::RequiresAction),
+            _ => None,
+        }
+    }
+}
+
+/// How the agent ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExitInfo {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stderr_tail: String,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A git worktree owned by a session (spawn mode `worktree`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Worktree {
+    pub repo: String,
+    pub path: String,
+}
+
+/// The persisted session record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    pub id: String,
+    pub state: SessionState,
+    pub cwd: String,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub last_activity_at: String,
+    pub exit: Option<ExitInfo>,
+    #[serde(default)]
+    pub archived: bool,
+    #[serde(default)]
+    pub initialize: Option<Value>,
+    #[serde(default)]
+    pub worktree: Option<Worktree>,
+}
+
+impl SessionMeta {
+    pub fn new(
+        id: String,
+        cwd: String,
+        model: Option<String>,
+        permission_mode: Option<String>,
+        title: Option<String>,
+    ) -> Self {
+        let now = now_rfc3339();
+        Self {
+            id,
+            state: SessionState::Idle,
+            cwd,
+            model,
+            permission_mode,
+            title,
+            created_at: now.clone(),
+            last_activity_at: now,
+            exit: None,
+            archived: false,
+            initialize: None,
+            worktree: None,
+        }
+    }
+}
+
+/// What sessions share.
+pub struct SessionCtx {
+    pub store: Arc<dyn EventStore>,
+    pub audit: Arc<AuditLog>,
+    pub permission_timeout: Option<Duration>,
+    pub retention_events: Option<u64>,
+    /// Told the id of every session whose agent ended.
+    pub ended_tx: Option<mpsc::UnboundedSender<String>>,
+}
+
+/// A control_request from the CLI waiting for a client's answer.
+#[derive(Debug, Clone)]
+struct Pending {
+    request_id: String,
+    seq: u64,
+    subtype: String,
+    tool_name: Option<String>,
+    tool_use_id: Option<String>,
+    input: Option<Value>,
+    payload: Bytes,
+    /// can_use_tool / elicitation / request_user_dialog: a person must act.
+    needs_action: bool,
+}
+
+#[derive(Debug)]
+struct DeliveryTrack {
+    uuid: Option<String>,
+    event_id: String,
+    status: Delivery,
+}
+
+struct Inner {
+    meta: SessionMeta,
+    last_seq: u64,
+    first_seq: u64,
+    pending: Vec<Pending>,
+    settled: VecDeque<(String, String)>,
+    uuids: HashMap<String, (String, u64)>,
+    uuid_order: VecDeque<String>,
+    stdin: Option<mpsc::UnboundedSender<Bytes>>,
+    relay_init_id: Option<String>,
+    deliveries: VecDeque<DeliveryTrack>,
+    /// Last activity reported by the CLI or implied by traffic (idle / running / requires_action).
+    activity: SessionState,
+}
+
+/// Result of one ingested event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IngestResult {
+    pub event_id: Option<String>,
+    pub sequence_num: Option<u64>,
+}
+
+/// A subscriber's starting point: live frames from `rx`, history `(cursor, last_seq]` from the store.
+pub struct Subscription {
+    pub rx: broadcast::Receiver<Arc<Frame>>,
+    pub last_seq: u64,
+    pub first_seq: u64,
+}
+
+pub struct Session {
+    pub id: String,
+    ctx: Arc<SessionCtx>,
+    inner: Mutex<Inner>,
+    tx: broadcast::Sender<Arc<Frame>>,
+    agent: Mutex<Option<Arc<AgentControl>>>,
+    me: Weak<Session>,
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    let mut cur = v;
+    for k in path {
+        cur = cur.get(k)?;
+    }
+    cur.as_str()
+}
+
+impl Session {
+    fn build(
+        meta: SessionMeta,
+        last_seq: u64,
+        first_seq: u64,
+        ctx: Arc<SessionCtx>,
+    ) -> Arc<Session> {
+        let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
+        let activity = match meta.state {
+            SessionState::Ended => SessionState::Idle,
+            s => s,
+        };
+        Arc::new_cyclic(|me| Session {
+            id: meta.id.clone(),
+            ctx,
+            inner: Mutex::new(Inner {
+                meta,
+                last_seq,
+                first_seq,
+                pending: Vec::new(),
+                settled: VecDeque::new(),
+                uuids: HashMap::new(),
+                uuid_order: VecDeque::new(),
+                stdin: None,
+                relay_init_id: None,
+                deliveries: VecDeque::new(),
+                activity,
+            }),
+            tx,
+            agent: Mutex::new(None),
+            me: me.clone(),
+        })
+    }
+
+    /// A brand-new session (the record is saved).
+    pub fn create(meta: SessionMeta, ctx: Arc<SessionCtx>) -> Result<Arc<Session>, StoreError> {
+        ctx.store.save_session(&meta)?;
+        Ok(Self::build(meta, 0, 1, ctx))
+    }
+
+    /// A session loaded from the store after a restart. Its process is gone: if it was not ended, it is
+    /// ended now, with a relay event saying why.
+    pub fn restore(meta: SessionMeta, ctx: Arc<SessionCtx>) -> Result<Arc<Session>, StoreError> {
+        let (first, last) = ctx.store.bounds(&meta.id)?;
+        let first = if last == 0 { 1 } else { first };
+        let was_live = meta.state != SessionState::Ended;
+        let s = Self::build(meta, last, first, ctx);
+        if was_live {
+            s.on_exit(ExitInfo {
+                exit_code: None,
+                signal: None,
+                stderr_tail: String::new(),
+                at: now_rfc3339(),
+                reason: Some(
+                    "the relay restarted; the agent process of this session is gone".into(),
+                ),
+            });
+        }
+        Ok(s)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Connects a started agent: stdin queue, control handle, and the relay's own `initialize`.
+    pub fn attach_agent(&self, handle: AgentHandle) {
+        *self.agent.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle.control);
+        let mut g = self.lock();
+        let rid = format!("relay_init_{}", uuid::Uuid::new_v4().simple());
+        let line = format!(
+            "{{\"type\":\"control_request\",\"request_id\":{},\"request\":{{\"subtype\":\"initialize\"}}}}\n",
+            json_str(&rid)
+        );
+        let _ = handle.stdin.send(Bytes::from(line));
+        g.stdin = Some(handle.stdin);
+        g.relay_init_id = Some(rid);
+    }
+
+    pub fn subscribe(&self) -> Subscription {
+        let g = self.lock();
+        Subscription {
+            rx: self.tx.subscribe(),
+            last_seq: g.last_seq,
+            first_seq: g.first_seq,
+        }
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.lock().last_seq
+    }
+
+    /// `(first retained, last)` sequence numbers.
+    pub fn bounds(&self) -> (u64, u64) {
+        let g = self.lock();
+        (g.first_seq, g.last_seq)
+    }
+
+    pub fn read_after(&self, after: u64, limit: usize) -> Result<Vec<StoredEvent>, StoreError> {
+        self.ctx.store.read_after(&self.id, after, limit)
+    }
+
+    pub fn meta(&self) -> SessionMeta {
+        self.lock().meta.clone()
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.lock().meta.state
+    }
+
+    pub fn subscriber_count(&self) -> usize {
+        self.tx.receiver_count()
+    }
+
+    /// Raw payloads of the control requests still waiting for an answer, oldest first.
+    pub fn pending_payloads(&self) -> Vec<Bytes> {
+        self.lock()
+            .pending
+            .iter()
+            .map(|p| p.payload.clone())
+            .collect()
+    }
+
+    /// The list/detail JSON (CONTRACTS.md).
+    pub fn summary(&self, with_initialize: bool) -> Value {
+        let g = self.lock();
+        let m = &g.meta;
+        let mut v = json!({
+            "id": m.id,
+            "state": m.state.as_str(),
+            "cwd": m.cwd,
+            "model": m.model,
+            "permission_mode": m.permission_mode,
+            "title": m.title,
+            "created_at": m.created_at,
+            "last_activity_at": m.last_activity_at,
+            "pending_permissions": g.pending.iter().filter(|p| p.subtype == "can_use_tool").count(),
+            "exit": m.exit,
+            "archived": m.archived,
+            "last_sequence_num": g.last_seq,
+        });
+        if with_initialize {
+            v["initialize"] = m.initialize.clone().unwrap_or(Value::Null);
+            v["pending_requests"] = Value::Array(
+                g.pending
+                    .iter()
+                    .map(|p| json!({"request_id": p.request_id, "subtype": p.subtype, "sequence_num": p.seq, "tool_name": p.tool_name}))
+                    .collect(),
+            );
+        }
+        v
+    }
+
+    fn save_meta(&self, g: &Inner) {
+        if let Err(e) = self.ctx.store.save_session(&g.meta) {
+            tracing::error!(session = %self.id, error = %e, "cannot save session record");
+        }
+    }
+
+    /// Appends a durable event and fans it out. Caller holds the lock.
+    fn append(
+        &self,
+        g: &mut Inner,
+        source: Source,
+        event_type: &str,
+        payload: String,
+        client_uuid: Option<String>,
+    ) -> Result<(u64, String), StoreError> {
+        let ev = StoredEvent {
+            session_id: self.id.clone(),
+            seq: g.last_seq + 1,
+            event_id: uuid::Uuid::new_v4().to_string(),
+            event_type: event_type.to_owned(),
+            source,
+            created_at: now_rfc3339(),
+            payload,
+            client_uuid,
+        };
+        self.ctx.store.append(&ev)?;
+        g.last_seq = ev.seq;
+        g.meta.last_activity_at.clone_from(&ev.created_at);
+        if let Some(u) = &ev.client_uuid {
+            remember_uuid(g, u, &ev.event_id, ev.seq);
+        }
+        let _ = self.tx.send(Frame::durable(&ev));
+        self.maybe_prune(g);
+        Ok((ev.seq, ev.event_id))
+    }
+
+    fn maybe_prune(&self, g: &mut Inner) {
+        let Some(keep) = self.ctx.retention_events else {
+            return;
+        };
+        let keep = keep.max(1);
+        let retained = g.last_seq + 1 - g.first_seq;
+        let slack = (keep / 8).max(1);
+        if retained <= keep + slack {
+            return;
+        }
+        let mut first_kept = g.last_seq + 1 - keep;
+        // A prompt still waiting for an answer must reach late joiners: never prune it.
+        if let Some(oldest) = g.pending.iter().map(|p| p.seq).min() {
+            first_kept = first_kept.min(oldest);
+        }
+        if first_kept > g.first_seq {
+            match self.ctx.store.prune_before(&self.id, first_kept) {
+                Ok(()) => g.first_seq = first_kept,
+                Err(e) => tracing::error!(session = %self.id, error = %e, "retention prune failed"),
+            }
+        }
+    }
+
+    fn write_stdin(&self, g: &Inner, line: String) -> bool {
+        match &g.stdin {
+            Some(tx) => {
+                let mut line = line;
+                line.push('\n');
+                tx.send(Bytes::from(line)).is_ok()
+            }
+            None => false,
+        }
+    }
+
+    fn broadcast_delivery(&self, event_id: &str, status: Delivery) {
+        let _ = self
+            .tx
+            .send(Frame::delivery(event_id, status, &now_rfc3339()));
+    }
+
+    fn set_delivery(&self, g: &mut Inner, pred: impl Fn(&DeliveryTrack) -> bool, status: Delivery) {
+        let mut updated = Vec::new();
+        for d in g.deliveries.iter_mut().filter(|d| pred(d)) {
+            if (d.status as u8) < (status as u8) {
+                d.status = status;
+                updated.push(d.event_id.clone());
+            }
+        }
+        for id in updated {
+            self.broadcast_delivery(&id, status);
+        }
+        g.deliveries.retain(|d| d.status != Delivery::Processed);
+    }
+
+    /// Recomputes the visible state; persists and returns whether it changed.
+    fn recompute_state(&self, g: &mut Inner) {
+        if g.meta.state == SessionState::Ended {
+            return;
+        }
+        let new = if g.pending.iter().any(|p| p.needs_action) {
+            SessionState::RequiresAction
+        } else if g.activity == SessionState::RequiresAction {
+            SessionState::Running
+        } else {
+            g.activity
+        };
+        if new != g.meta.state {
+            g.meta.state = new;
+            self.save_meta(g);
+        }
+    }
+
+    fn remember_settled(g: &mut Inner, request_id: &str, why: String) {
+        g.settled.push_back((request_id.to_owned(), why));
+        while g.settled.len() > SETTLED_MEMORY {
+            g.settled.pop_front();
+        }
+    }
+
+    fn lookup_uuid(&self, g: &Inner, uuid: &str) -> Result<Option<(String, u64)>, StoreError> {
+        if let Some(hit) = g.uuids.get(uuid) {
+            return Ok(Some(hit.clone()));
+        }
+        self.ctx.store.find_client_uuid(&self.id, uuid)
+    }
+
+    // ---------------------------------------------------------------- worker (CLI stdout) side
+
+    fn handle_worker_line(&self, text: &str) {
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str::<Value>(text) {
+            Ok(v) if v.get("type").is_some_and(Value::is_string) => v,
+            Ok(_) => {
+                return self.relay_error(
+                    "agent wrote JSON that is not an object with a string \"type\"",
+                    text,
+                );
+            }
+            Err(e) => {
+                return self
+                    .relay_error(&format!("agent wrote a line that is not JSON: {e}"), text);
+            }
+        };
+        if let Err(e) = crate::proto::validate_cli_line(text) {
+            tracing::debug!(session = %self.id, error = %e, "CLI line does not match the typed model; forwarded as is");
+        }
+        // Forward the exact bytes unless they would break an SSE data line.
+        let payload = if text.contains(['\r', '\n'])
+            || text.starts_with(char::is_whitespace)
+            || text.ends_with(char::is_whitespace)
+        {
+            value.to_string()
+        } else {
+            text.to_owned()
+        };
+        let ty = value["type"].as_str().unwrap_or_default().to_owned();
+
+        let mut g = self.lock();
+        if ty == "control_response" {
+            let rid = str_at(&value, &["response", "request_id"]);
+            if rid.is_some() && rid == g.relay_init_id.as_deref() {
+                g.relay_init_id = None;
+                g.meta.initialize = Some(
+                    if str_at(&value, &["response", "subtype"]) == Some("success") {
+                        value["response"]
+                            .get("response")
+                            .cloned()
+                            .unwrap_or_else(|| json!({}))
+                    } else {
+                        tracing::warn!(session = %self.id, "agent rejected the relay's initialize");
+                        Value::Null
+                    },
+                );
+                self.save_meta(&g);
+                return;
+            }
+        }
+        match route_worker(&value) {
+            Route::Drop => return,
+            Route::Ephemeral => {
+                let _ = self.tx.send(Frame::ephemeral(&ty, &payload));
+                return;
+            }
+            Route::Durable => {}
+        }
+        let seq = match self.append(&mut g, Source::Worker, &ty, payload.clone(), None) {
+            Ok((seq, _)) => seq,
+            Err(e) => {
+                tracing::error!(session = %self.id, error = %e, "event store failure; agent frame dropped");
+                return;
+            }
+        };
+        self.apply_worker_effects(&mut g, &ty, &value, seq, payload);
+        self.recompute_state(&mut g);
+    }
+
+    fn apply_worker_effects(&self, g: &mut Inner, ty: &str, v: &Value, seq: u64, payload: String) {
+        match ty {
+            "control_request" => {
+                let Some(rid) = v.get("request_id").and_then(Value::as_str) else {
+                    return;
+                };
+                let req = &v["request"];
+                let subtype = req
+                    .get("subtype")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let needs_action = matches!(
+                    subtype.as_str(),
+                    "can_use_tool" | "elicitation" | "request_user_dialog"
+                );
+                if needs_action {
+                    // Asking means the agent is mid-turn; once answered it carries on.
+                    g.activity = SessionState::Running;
+                }
+                g.pending.retain(|p| p.request_id != rid);
+                g.pending.push(Pending {
+                    request_id: rid.to_owned(),
+                    seq,
+                    tool_name: req
+                        .get("tool_name")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    tool_use_id: req
+                        .get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    input: req.get("input").cloned(),
+                    subtype,
+                    payload: Bytes::from(payload),
+                    needs_action,
+                });
+                if let Some(timeout) = self.ctx.permission_timeout {
+                    let me = self.me.clone();
+                    let rid = rid.to_owned();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(timeout).await;
+                        if let Some(s) = me.upgrade() {
+                            s.on_prompt_timeout(&rid, timeout);
+                        }
+                    });
+                }
+            }
+            "control_cancel_request" => {
+                if let Some(rid) = v.get("request_id").and_then(Value::as_str) {
+                    let before = g.pending.len();
+                    g.pending.retain(|p| p.request_id != rid);
+                    if g.pending.len() != before {
+                        Self::remember_settled(g, rid, "it was cancelled by the agent".into());
+                    }
+                }
+            }
+            "result" => {
+                g.activity = SessionState::Idle;
+                self.set_delivery(g, |_| true, Delivery::Processed);
+            }
+            "system" => match v.get("subtype").and_then(Value::as_str) {
+                Some("session_state_changed") => {
+                    if let Some(s) = v
+                        .get("state")
+                        .and_then(Value::as_str)
+                        .and_then(SessionState::from_cli)
+                    {
+                        g.activity = s;
+                    }
+                }
+                Some("init") => {
+                    let mut changed = false;
+                    if let Some(m) = v.get("model").and_then(Value::as_str) {
+                        changed |= g.meta.model.as_deref() != Some(m);
+                        g.meta.model = Some(m.to_owned());
+                    }
+                    if let Some(p) = v.get("permissionMode").and_then(Value::as_str) {
+                        changed |= g.meta.permission_mode.as_deref() != Some(p);
+                        g.meta.permission_mode = Some(p.to_owned());
+                    }
+                    if changed {
+                        self.save_meta(g);
+                    }
+                }
+                _ => {}
+            },
+            "user" => {
+                if v.get("isReplay").and_then(Value::as_bool) == Some(true)
+                    && let Some(u) = v.get("uuid").and_then(Value::as_str)
+                {
+                    self.set_delivery(g, |d| d.uuid.as_deref() == Some(u), Delivery::Processing);
+                }
+            }
+            "command_lifecycle" => {
+                if let Some(u) = v.get("command_uuid").and_then(Value::as_str) {
+                    let status = match v.get("state").and_then(Value::as_str) {
+                        Some("started") => Some(Delivery::Processing),
+                        Some("completed" | "cancelled" | "discarded" | "refused") => {
+                            Some(Delivery::Processed)
+                        }
+                        _ => None,
+                    };
+                    if let Some(status) = status {
+                        self.set_delivery(g, |d| d.uuid.as_deref() == Some(u), status);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Surfaces a line the relay could not decode as a durable `relay_error` event.
+    fn relay_error(&self, error: &str, raw: &str) {
+        tracing::warn!(session = %self.id, error, "undecodable agent output");
+        let payload = json!({
+            "type": "relay_error",
+            "error": error,
+            "raw": truncate_utf8(raw, RELAY_ERROR_RAW_BYTES),
+            "uuid": uuid::Uuid::new_v4().to_string(),
+            "session_id": self.id,
+        });
+        let mut g = self.lock();
+        if let Err(e) = self.append(
+            &mut g,
+            Source::Relay,
+            "relay_error",
+            payload.to_string(),
+            None,
+        ) {
+            tracing::error!(session = %self.id, error = %e, "event store failure");
+        }
+    }
+
+    fn on_prompt_timeout(&self, request_id: &str, timeout: Duration) {
+        let mut g = self.lock();
+        let Some(pos) = g.pending.iter().position(|p| p.request_id == request_id) else {
+            return;
+        };
+        let p = g.pending.remove(pos);
+        let message = format!(
+            "No controller answered within {} s, so the relay denied this request (--permission-timeout-secs).",
+            timeout.as_secs()
+        );
+        let response = if p.subtype == "can_use_tool" {
+            let mut r = Map::new();
+            r.insert("behavior".into(), "deny".into());
+            r.insert("message".into(), message.clone().into());
+            if let Some(t) = &p.tool_use_id {
+                r.insert("toolUseID".into(), t.clone().into());
+            }
+            json!({"subtype": "success", "request_id": request_id, "response": r})
+        } else {
+            json!({"subtype": "error", "request_id": request_id, "error": message})
+        };
+        let payload = json!({"type": "control_response", "response": response}).to_string();
+        self.write_stdin(&g, payload.clone());
+        if let Err(e) = self.append(&mut g, Source::Relay, "control_response", payload, None) {
+            tracing::error!(session = %self.id, error = %e, "event store failure");
+        }
+        Self::remember_settled(
+            &mut g,
+            request_id,
+            format!(
+                "the relay denied it after {} s without an answer",
+                timeout.as_secs()
+            ),
+        );
+        self.ctx.audit.record(&json!({
+            "at": now_rfc3339(),
+            "session_id": self.id,
+            "request_id": request_id,
+            "subtype": p.subtype,
+            "tool_name": p.tool_name,
+            "tool_use_id": p.tool_use_id,
+            "input": p.input,
+            "who": {"role": "relay", "token_id": null},
+            "decision": "deny",
+            "reason": "timeout",
+            "message": message,
+        }));
+        self.recompute_state(&mut g);
+    }
+
+    // ---------------------------------------------------------------- client side
+
+    /// Stores, echoes and forwards client payloads. All-or-nothing validation first: a bad event
+    /// anywhere in the batch changes nothing.
+    pub fn ingest(
+        &self,
+        who: &Principal,
+        payloads: Vec<Value>,
+    ) -> Result<Vec<IngestResult>, ApiError> {
+        if !who.can_write() {
+            return Err(ApiError::forbidden(
+                "observer tokens are read-only: sending events needs the controller token",
+            ));
+        }
+        enum Plan {
+            Known(IngestResult),
+            Apply {
+                ty: String,
+                text: String,
+                uuid: Option<String>,
+                value: Value,
+            },
+        }
+        let mut g = self.lock();
+        let mut plans = Vec::with_capacity(payloads.len());
+        let mut batch_uuids = HashSet::new();
+        let mut batch_answers = HashSet::new();
+        for (i, payload) in payloads.into_iter().enumerate() {
+            let Some(obj) = payload.as_object() else {
+                return Err(ApiError::bad_request(format!(
+                    "events[{i}].payload must be a JSON object"
+                )));
+            };
+            let Some(ty) = obj.get("type").and_then(Value::as_str).map(str::to_owned) else {
+                return Err(ApiError::bad_request(format!(
+                    "events[{i}].payload.type must be a string"
+                )));
+            };
+            let uuid = obj
+                .get("uuid")
+                .and_then(Value::as_str)
+                .filter(|u| !u.is_empty())
+                .map(str::to_owned);
+            if let Some(u) = &uuid {
+                if let Some((event_id, seq)) = self.lookup_uuid(&g, u)? {
+                    plans.push(Plan::Known(IngestResult {
+                        event_id: Some(event_id),
+                        sequence_num: Some(seq),
+                    }));
+                    continue;
+                }
+                if !batch_uuids.insert(u.clone()) {
+                    return Err(ApiError::bad_request(format!(
+                        "events[{i}].payload.uuid {u:?} appears twice in one request"
+                    )));
+                }
+            }
+            if ty == "keep_alive" {
+                plans.push(Plan::Known(IngestResult {
+                    event_id: None,
+                    sequence_num: None,
+                }));
+                continue;
+            }
+            if g.meta.state == SessionState::Ended {
+                return Err(ApiError::gone(format!(
+                    "session {} has ended (its agent exited); start a new session to continue",
+                    self.id
+                )));
+            }
+            let text = payload.to_string();
+            if let Err(e) = crate::proto::validate_client_line(&text) {
+                return Err(ApiError::bad_request(format!(
+                    "events[{i}].payload is not a valid {ty} message: {e}"
+                )));
+            }
+            if ty == "control_response" {
+                let Some(rid) = str_at(&payload, &["response", "request_id"]) else {
+                    return Err(ApiError::bad_request(format!(
+                        "events[{i}].payload.response.request_id must be a string"
+                    )));
+                };
+                let pending = g.pending.iter().any(|p| p.request_id == rid);
+                if !pending || !batch_answers.insert(rid.to_owned()) {
+                    let why = g
+                        .settled
+                        .iter()
+                        .rev()
+                        .find(|(r, _)| r == rid)
+                        .map(|(_, w)| w.clone())
+                        .unwrap_or_else(|| {
+                            if pending {
+                                "it is answered earlier in this request".into()
+                            } else {
+                                "no such request is pending".into()
+                            }
+                        });
+                    return Err(ApiError::conflict(
+                        "request_not_pending",
+                        format!(
+                            "control_request {rid:?} is already settled: {why}; this answer was not forwarded"
+                        ),
+                    ));
+                }
+            }
+            plans.push(Plan::Apply {
+                ty,
+                text,
+                uuid,
+                value: payload,
+            });
+        }
+
+        let mut results = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let (ty, text, uuid, value) = match plan {
+                Plan::Known(r) => {
+                    results.push(r);
+                    continue;
+                }
+                Plan::Apply {
+                    ty,
+                    text,
+                    uuid,
+                    value,
+                } => (ty, text, uuid, value),
+            };
+            let (seq, event_id) =
+                self.append(&mut g, Source::Client, &ty, text.clone(), uuid.clone())?;
+            // What the CLI gets: control_* payloads without the SDK's added `uuid`.
+            let line = if ty.starts_with("control_") && value.get("uuid").is_some() {
+                let mut stripped = value.clone();
+                if let Some(o) = stripped.as_object_mut() {
+                    o.remove("uuid");
+                }
+                stripped.to_string()
+            } else {
+                text
+            };
+            if !self.write_stdin(&g, line) {
+                tracing::warn!(session = %self.id, "agent stdin is closed; event stored but not delivered");
+            }
+            match ty.as_str() {
+                "user" => {
+                    g.activity = SessionState::Running;
+                    g.deliveries.push_back(DeliveryTrack {
+                        uuid: uuid.clone(),
+                        event_id: event_id.clone(),
+                        status: Delivery::Received,
+                    });
+                    while g.deliveries.len() > DELIVERY_MEMORY {
+                        g.deliveries.pop_front();
+                    }
+                    self.broadcast_delivery(&event_id, Delivery::Received);
+                }
+                "control_response" => {
+                    let rid = str_at(&value, &["response", "request_id"])
+                        .unwrap_or_default()
+                        .to_owned();
+                    if let Some(pos) = g.pending.iter().position(|p| p.request_id == rid) {
+                        let p = g.pending.remove(pos);
+                        self.audit_answer(&p, who, &value);
+                    }
+                    Self::remember_settled(
+                        &mut g,
+                        &rid,
+                        format!(
+                            "it was answered first by the {} (event {seq})",
+                            who.role.as_str()
+                        ),
+                    );
+                    self.broadcast_delivery(&event_id, Delivery::Processed);
+                }
+                _ => self.broadcast_delivery(&event_id, Delivery::Received),
+            }
+            results.push(IngestResult {
+                event_id: Some(event_id),
+                sequence_num: Some(seq),
+            });
+        }
+        self.recompute_state(&mut g);
+        Ok(results)
+    }
+
+    fn audit_answer(&self, p: &Pending, who: &Principal, answer: &Value) {
+        let resp = &answer["response"];
+        let body = resp.get("response").cloned().unwrap_or(Value::Null);
+        let decision = if resp.get("subtype").and_then(Value::as_str) == Some("error") {
+            "error".to_owned()
+        } else if let Some(b) = body.get("behavior").and_then(Value::as_str) {
+            b.to_owned()
+        } else if let Some(a) = body.get("action").and_then(Value::as_str) {
+            a.to_owned()
+        } else {
+            "answered".to_owned()
+        };
+        self.ctx.audit.record(&json!({
+            "at": now_rfc3339(),
+            "session_id": self.id,
+            "request_id": p.request_id,
+            "subtype": p.subtype,
+            "tool_name": p.tool_name,
+            "tool_use_id": p.tool_use_id,
+            "input": p.input,
+            "who": who.audit_json(),
+            "decision": decision,
+            "updated_input": body.get("updatedInput"),
+            "updated_permissions": body.get("updatedPermissions"),
+            "message": body.get("message").or_else(|| resp.get("error")),
+            "interrupt": body.get("interrupt"),
+        }));
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    pub fn set_archived(&self) -> bool {
+        let mut g = self.lock();
+        let was = g.meta.archived;
+        g.meta.archived = true;
+        self.save_meta(&g);
+        !was
+    }
+
+    /// Graceful stop: close stdin, then SIGTERM, then SIGKILL (see `agent` constants).
+    pub async fn shutdown_agent(&self, stdin_grace: Duration, term_grace: Duration) {
+        self.lock().stdin = None;
+        let control = self.agent.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(c) = control {
+            c.terminate(stdin_grace, term_grace).await;
+        }
+    }
+
+    pub fn agent_running(&self) -> bool {
+        self.agent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|c| !c.has_exited())
+    }
+}
+
+fn remember_uuid(g: &mut Inner, uuid: &str, event_id: &str, seq: u64) {
+    g.uuids.insert(uuid.to_owned(), (event_id.to_owned(), seq));
+    g.uuid_order.push_back(uuid.to_owned());
+    while g.uuid_order.len() > UUID_MEMORY {
+        if let Some(old) = g.uuid_order.pop_front() {
+            g.uuids.remove(&old);
+        }
+    }
+}
+
+impl AgentEvents for Session {
+    fn on_line(&self, text: &str) {
+        self.handle_worker_line(text);
+    }
+
+    fn on_undecodable(&self, error: &str, raw: &str) {
+        self.relay_error(&format!("agent output could not be framed: {error}"), raw);
+    }
+
+    fn on_exit(&self, exit: ExitInfo) {
+        let mut g = self.lock();
+        if g.meta.state == SessionState::Ended {
+            return;
+        }
+        g.stdin = None;
+        let pending: Vec<String> = g.pending.drain(..).map(|p| p.request_id).collect();
+        for rid in pending {
+            Self::remember_settled(&mut g, &rid, "the agent exited".into());
+        }
+        g.deliveries.clear();
+        g.meta.state = SessionState::Ended;
+        let payload = json!({
+            "type": "system",
+            "subtype": "session_state_changed",
+            "state": "ended",
+            "exit_code": exit.exit_code,
+            "signal": exit.signal,
+            "stderr_tail": exit.stderr_tail,
+            "reason": exit.reason,
+            "uuid": uuid::Uuid::new_v4().to_string(),
+            "session_id": self.id,
+        });
+        g.meta.exit = Some(exit);
+        if let Err(e) = self.append(&mut g, Source::Relay, "system", payload.to_string(), None) {
+            tracing::error!(session = %self.id, error = %e, "event store failure");
+        }
+        self.save_meta(&g);
+        drop(g);
+        if let Some(tx) = &self.ctx.ended_tx {
+            let _ = tx.send(self.id.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Role;
+    use crate::store::MemoryStore;
+
+    struct Rig {
+        session: Arc<Session>,
+        stdin: mpsc::UnboundedReceiver<Bytes>,
+        store: Arc<MemoryStore>,
+        audit_path: std::path::PathBuf,
+        _dir: tempfile::TempDir,
+    }
+
+    fn controller() -> Principal {
+        Principal {
+            role: Role::Controller,
+            token_id: "controller".into(),
+            session_scope: None,
+        }
+    }
+
+    fn rig(timeout: Option<Duration>, retention: Option<u64>) -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let audit_path = dir.path().join("audit.jsonl");
+        let store = Arc::new(MemoryStore::default());
+        let ctx = Arc::new(SessionCtx {
+            store: store.clone(),
+            audit: Arc::new(AuditLog::open(&audit_path).unwrap()),
+            permission_timeout: timeout,
+            retention_events: retention,
+            ended_tx: None,
+        });
+        let meta = SessionMeta::new("cse_t".into(), "/tmp".into(), None, None, None);
+        let session = Session::create(meta, ctx).unwrap();
+        let (tx, stdin) = mpsc::unbounded_channel();
+        session.attach_agent(AgentHandle {
+            stdin: tx,
+            control: AgentControl::detached(),
+        });
+        Rig {
+            session,
+            stdin,
+            store,
+            audit_path,
+            _dir: dir,
+        }
+    }
+
+    fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(b) = rx.try_recv() {
+            let s = std::str::from_utf8(&b).unwrap();
+            assert!(
+                s.ends_with('\n') && s.matches('\n').count() == 1,
+                "one line per write: {s:?}"
+            );
+            out.push(serde_json::from_str(s).unwrap());
+        }
+        out
+    }
+
+    fn can_use_tool(rid: &str) -> String {
+        json!({"type":"control_request","request_id":rid,"request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"toolu_1"}}).to_string()
+    }
+
+    fn answer(rid: &str, uuid: &str, command: &str) -> Value {
+        json!({"type":"control_response","response":{"subtype":"success","request_id":rid,"response":{"behavior":"allow","updatedInput":{"command":command},"toolUseID":"toolu_1"}},"uuid":uuid})
+    }
+
+    fn payloads(r: &Rig) -> Vec<(u64, Source, Value)> {
+        r.store
+            .read_after("cse_t", 0, 10_000)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.seq, e.source, serde_json::from_str(&e.payload).unwrap()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn relay_initialize_is_sent_first_and_its_answer_kept_out_of_the_log() {
+        let mut r = rig(None, None);
+        let sent = drain(&mut r.stdin);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0]["request"]["subtype"], "initialize");
+        let rid = sent[0]["request_id"].as_str().unwrap();
+        r.session.on_line(&json!({"type":"control_response","response":{"subtype":"success","request_id":rid,"response":{"models":[{"value":"m"}]}}}).to_string());
+        assert_eq!(
+            r.session.summary(true)["initialize"]["models"][0]["value"],
+            "m"
+        );
+        assert!(payloads(&r).is_empty());
+        // Someone else's initialize answer is an ordinary durable event.
+        r.session.on_line(r#"{"type":"control_response","response":{"subtype":"success","request_id":"sdk1","response":{}}}"#);
+        assert_eq!(payloads(&r).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn first_answer_wins_and_later_ones_change_nothing() {
+        let mut r = rig(None, None);
+        drain(&mut r.stdin);
+        let who = controller();
+        r.session.ingest(&who, vec![json!({"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":"","uuid":"u-user"})]).unwrap();
+        assert_eq!(r.session.state(), SessionState::Running);
+        r.session.on_line(&can_use_tool("req-1"));
+        assert_eq!(r.session.state(), SessionState::RequiresAction);
+        assert_eq!(r.session.summary(false)["pending_permissions"], 1);
+        let first = r
+            .session
+            .ingest(&who, vec![answer("req-1", "u-a", "echo edited")])
+            .unwrap();
+        let err = r
+            .session
+            .ingest(&who, vec![answer("req-1", "u-b", "rm -rf /")])
+            .unwrap_err();
+        assert_eq!(err.status, axum::http::StatusCode::CONFLICT);
+        assert!(err.message.contains("answered first"), "{}", err.message);
+        // A retry of the winner is idempotent.
+        let retry = r
+            .session
+            .ingest(&who, vec![answer("req-1", "u-a", "echo edited")])
+            .unwrap();
+        assert_eq!(first, retry);
+        let sent = drain(&mut r.stdin);
+        assert_eq!(sent.len(), 2, "user + exactly one answer: {sent:?}");
+        assert_eq!(sent[0]["uuid"], "u-user", "user messages keep their uuid");
+        assert_eq!(
+            sent[1]["response"]["response"]["updatedInput"]["command"],
+            "echo edited"
+        );
+        assert!(
+            sent[1].get("uuid").is_none(),
+            "uuid stripped from control_* lines"
+        );
+        assert_eq!(r.session.state(), SessionState::Running);
+        let log = payloads(&r);
+        assert_eq!(
+            log.iter().map(|e| e.0).collect::<Vec<_>>(),
+            vec![1, 2, 3],
+            "dense sequence"
+        );
+        assert_eq!(log[2].1, Source::Client);
+        assert_eq!(log[2].2["uuid"], "u-a", "the stored echo keeps the uuid");
+        r.session
+            .on_line(r#"{"type":"result","subtype":"success","uuid":"x","session_id":"s"}"#);
+        assert_eq!(r.session.state(), SessionState::Idle);
+        let audit = std::fs::read_to_string(&r.audit_path).unwrap();
+        let lines: Vec<Value> = audit
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0]["decision"], "allow");
+        assert_eq!(lines[0]["updated_input"]["command"], "echo edited");
+        assert_eq!(lines[0]["input"]["command"], "ls");
+        assert_eq!(lines[0]["who"]["role"], "controller");
+    }
+
+    #[tokio::test]
+    async fn cancelled_prompt_cannot_be_answered() {
+        let mut r = rig(None, None);
+        r.session.on_line(&can_use_tool("req-2"));
+        r.session
+            .on_line(r#"{"type":"control_cancel_request","request_id":"req-2"}"#);
+        assert_eq!(r.session.summary(false)["pending_permissions"], 0);
+        let err = r
+            .session
+            .ingest(&controller(), vec![answer("req-2", "u", "x")])
+            .unwrap_err();
+        assert_eq!(err.status, axum::http::StatusCode::CONFLICT);
+        assert!(err.message.contains("cancelled"), "{}", err.message);
+        drain(&mut r.stdin);
+        assert_eq!(payloads(&r).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn bad_batches_change_nothing() {
+        let mut r = rig(None, None);
+        drain(&mut r.stdin);
+        let who = controller();
+        let good = json!({"type":"user","message":{"role":"user","content":"a"},"parent_tool_use_id":null,"session_id":"","uuid":"u1"});
+        for bad in [
+            json!("str"),
+            json!({"no":"type"}),
+            answer("nope", "u9", "x"),
+        ] {
+            let err = r.session.ingest(&who, vec![good.clone(), bad]).unwrap_err();
+            assert!(err.status.is_client_error(), "{err}");
+        }
+        assert!(payloads(&r).is_empty());
+        assert!(drain(&mut r.stdin).is_empty());
+        let observer = Principal {
+            role: Role::Observer,
+            token_id: "o".into(),
+            session_scope: None,
+        };
+        assert_eq!(
+            r.session.ingest(&observer, vec![good]).unwrap_err().status,
+            axum::http::StatusCode::FORBIDDEN
+        );
+        assert!(payloads(&r).is_empty());
+    }
+
+    #[tokio::test]
+    async fn exit_ends_the_session_and_refuses_new_messages() {
+        let mut r = rig(None, None);
+        r.session.on_line(&can_use_tool("req-3"));
+        r.session.on_exit(ExitInfo {
+            exit_code: Some(3),
+            signal: None,
+            stderr_tail: "boom".into(),
+            at: now_rfc3339(),
+            reason: None,
+        });
+        assert_eq!(r.session.state(), SessionState::Ended);
+        let log = payloads(&r);
+        let last = &log.last().unwrap();
+        assert_eq!(last.1, Source::Relay);
+        assert_eq!(last.2["subtype"], "session_state_changed");
+        assert_eq!(last.2["state"], "ended");
+        assert_eq!(last.2["exit_code"], 3);
+        assert_eq!(last.2["stderr_tail"], "boom");
+        let user = json!({"type":"user","message":{"role":"user","content":"a"},"parent_tool_use_id":null,"session_id":""});
+        assert_eq!(
+            r.session
+                .ingest(&controller(), vec![user])
+                .unwrap_err()
+                .status,
+            axum::http::StatusCode::GONE
+        );
+        assert_eq!(payloads(&r).len(), log.len());
+        drain(&mut r.stdin);
+    }
+
+    #[tokio::test]
+    async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
+        let r = rig(None, None);
+        let mut sub = r.session.subscribe();
+        r.session
+            .on_line(r#"{"type":"stream_event","event":{"type":"ping"}}"#);
+        r.session
+            .on_line(r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":3}"#);
+        r.session.on_line(r#"{"type":"keep_alive"}"#);
+        r.session.on_line("this is not json");
+        let f1 = sub.rx.try_recv().unwrap();
+        let f2 = sub.rx.try_recv().unwrap();
+        let f3 = sub.rx.try_recv().unwrap();
+        assert_eq!((f1.seq, f2.seq, f3.seq), (None, None, Some(1)));
+        assert!(sub.rx.try_recv().is_err(), "keep_alive dropped");
+        let log = payloads(&r);
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].1, Source::Relay);
+        assert_eq!(log[0].2["type"], "relay_error");
+        assert_eq!(log[0].2["raw"], "this is not json");
+    }
+
+    #[tokio::test]
+    async fn retention_prunes_but_keeps_pending_prompts() {
+        let r = rig(None, Some(10));
+        r.session.on_line(&can_use_tool("keep-me"));
+        for i in 0..100 {
+            r.session
+                .on_line(&format!(r#"{{"type":"assistant","n":{i}}}"#));
+        }
+        let (first, last) = r.session.bounds();
+        assert_eq!(last, 101);
+        assert_eq!(first, 1, "the pending prompt at seq 1 pins the log");
+        r.session
+            .ingest(&controller(), vec![answer("keep-me", "u", "ls")])
+            .unwrap();
+        for i in 0..20 {
+            r.session
+                .on_line(&format!(r#"{{"type":"assistant","m":{i}}}"#));
+        }
+        let (first, last) = r.session.bounds();
+        assert_eq!(last, 122);
+        assert!(first > 100 && last + 1 - first >= 10, "first={first}");
+        assert_eq!(r.store.bounds("cse_t").unwrap(), (first, last));
+    }
+
+    #[tokio::test]
+    async fn unanswered_prompt_is_denied_by_the_relay_after_the_timeout() {
+        let mut r = rig(Some(Duration::from_millis(50)), None);
+        drain(&mut r.stdin);
+        r.session.on_line(&can_use_tool("slow"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sent = drain(&mut r.stdin);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0]["response"]["response"]["behavior"], "deny");
+        assert!(
+            sent[0]["response"]["response"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("relay denied")
+        );
+        let log = payloads(&r);
+        assert_eq!(log.last().unwrap().1, Source::Relay);
+        assert_eq!(r.session.state(), SessionState::Running);
+        let err = r
+            .session
+            .ingest(&controller(), vec![answer("slow", "late", "x")])
+            .unwrap_err();
+        assert!(err.message.contains("relay denied"), "{}", err.message);
+        assert!(
+            std::fs::read_to_string(&r.audit_path)
+                .unwrap()
+                .contains("\"timeout\"")
+        );
+    }
+}

@@ -1,0 +1,405 @@
+//! The durable event log behind a small trait ([`EventStore`]): per-session, dense, append-only,
+//! plus the session records. [`SqliteStore`] (rusqlite, WAL) is the default; [`MemoryStore`] is for
+//! tests. At scale this trait is what moves to a distributed log.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::session::SessionMeta;
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("corrupt session record {id}: {source}")]
+    Corrupt {
+        id: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("sequence gap in session {session_id}: expected {expected}, got {got}")]
+    Gap {
+        session_id: String,
+        expected: u64,
+        got: u64,
+    },
+}
+
+/// Who produced an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The agent process (CLI stdout).
+    Worker,
+    /// A browser or API client (POSTed or sent over the WebSocket).
+    Client,
+    /// The relay itself (agent exit, undecodable line, permission timeout).
+    Relay,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Worker => "worker",
+            Source::Client => "client",
+            Source::Relay => "relay",
+        }
+    }
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "worker" => Source::Worker,
+            "client" => Source::Client,
+            _ => Source::Relay,
+        }
+    }
+}
+
+/// One durable event as stored. `payload` is the exact JSON text that was received/forwarded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    pub session_id: String,
+    pub seq: u64,
+    pub event_id: String,
+    pub event_type: String,
+    pub source: Source,
+    pub created_at: String,
+    pub payload: String,
+    /// `payload.uuid` of client events, for idempotent retries.
+    pub client_uuid: Option<String>,
+}
+
+/// Retained range of a session's log: `(first, last)`, `(0, 0)` when empty.
+pub type Bounds = (u64, u64);
+
+/// The durable log. Implementations must keep `seq` dense per session (the caller assigns it).
+pub trait EventStore: Send + Sync + 'static {
+    fn save_session(&self, meta: &SessionMeta) -> Result<(), StoreError>;
+    fn load_sessions(&self) -> Result<Vec<SessionMeta>, StoreError>;
+    fn append(&self, event: &StoredEvent) -> Result<(), StoreError>;
+    /// Events with `seq > after`, ascending, at most `limit`.
+    fn read_after(
+        &self,
+        session_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError>;
+    fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError>;
+    /// `(event_id, seq)` of the client event carrying `payload.uuid == uuid`.
+    fn find_client_uuid(
+        &self,
+        session_id: &str,
+        uuid: &str,
+    ) -> Result<Option<(String, u64)>, StoreError>;
+    /// Drops every event with `seq < first_kept`.
+    fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError>;
+}
+
+/// SQLite in WAL mode; one connection behind a mutex (writes are short).
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, meta TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  source TEXT NOT NULL, created_at TEXT NOT NULL, payload TEXT NOT NULL, client_uuid TEXT,
+  PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_client_uuid ON events(session_id, client_uuid) WHERE client_uuid IS NOT NULL;
+";
+
+impl SqliteStore {
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn row_to_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let source: String = row.get(4)?;
+    Ok(StoredEvent {
+        session_id: row.get(0)?,
+        seq: row.get::<_, i64>(1)? as u64,
+        event_id: row.get(2)?,
+        event_type: row.get(3)?,
+        source: Source::parse(&source),
+        created_at: row.get(5)?,
+        payload: row.get(6)?,
+        client_uuid: row.get(7)?,
+    })
+}
+
+impl EventStore for SqliteStore {
+    fn save_session(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        let text = serde_json::to_string(meta).expect("session meta serializes");
+        self.conn().execute(
+            "INSERT INTO sessions (id, meta) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET meta = excluded.meta",
+            params![meta.id, text],
+        )?;
+        Ok(())
+    }
+
+    fn load_sessions(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT id, meta FROM sessions")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, text) = row?;
+            let meta =
+                serde_json::from_str(&text).map_err(|source| StoreError::Corrupt { id, source })?;
+            out.push(meta);
+        }
+        Ok(out)
+    }
+
+    fn append(&self, e: &StoredEvent) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "INSERT INTO events (session_id, seq, event_id, event_type, source, created_at, payload, client_uuid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        stmt.execute(params![
+            e.session_id,
+            e.seq as i64,
+            e.event_id,
+            e.event_type,
+            e.source.as_str(),
+            e.created_at,
+            e.payload,
+            e.client_uuid
+        ])?;
+        Ok(())
+    }
+
+    fn read_after(
+        &self,
+        session_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT session_id, seq, event_id, event_type, source, created_at, payload, client_uuid
+             FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![session_id, after as i64, limit], row_to_event)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError> {
+        let conn = self.conn();
+        let (first, last): (Option<i64>, Option<i64>) = conn.query_row(
+            "SELECT MIN(seq), MAX(seq) FROM events WHERE session_id = ?1",
+            params![session_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((first.unwrap_or(0) as u64, last.unwrap_or(0) as u64))
+    }
+
+    fn find_client_uuid(
+        &self,
+        session_id: &str,
+        uuid: &str,
+    ) -> Result<Option<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT event_id, seq FROM events WHERE session_id = ?1 AND client_uuid = ?2 LIMIT 1",
+        )?;
+        Ok(stmt
+            .query_row(params![session_id, uuid], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .optional()?)
+    }
+
+    fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError> {
+        self.conn().execute(
+            "DELETE FROM events WHERE session_id = ?1 AND seq < ?2",
+            params![session_id, first_kept as i64],
+        )?;
+        Ok(())
+    }
+}
+
+/// A volatile store for unit tests and experiments.
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<MemoryInner>,
+}
+
+#[derive(Default)]
+struct MemoryInner {
+    sessions: HashMap<String, SessionMeta>,
+    events: HashMap<String, BTreeMap<u64, StoredEvent>>,
+}
+
+impl MemoryStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl EventStore for MemoryStore {
+    fn save_session(&self, meta: &SessionMeta) -> Result<(), StoreError> {
+        self.lock().sessions.insert(meta.id.clone(), meta.clone());
+        Ok(())
+    }
+    fn load_sessions(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(self.lock().sessions.values().cloned().collect())
+    }
+    fn append(&self, e: &StoredEvent) -> Result<(), StoreError> {
+        let mut g = self.lock();
+        let log = g.events.entry(e.session_id.clone()).or_default();
+        let expected = log.last_key_value().map(|(k, _)| k + 1).unwrap_or(e.seq);
+        if e.seq != expected {
+            return Err(StoreError::Gap {
+                session_id: e.session_id.clone(),
+                expected,
+                got: e.seq,
+            });
+        }
+        log.insert(e.seq, e.clone());
+        Ok(())
+    }
+    fn read_after(
+        &self,
+        session_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let g = self.lock();
+        Ok(g.events
+            .get(session_id)
+            .map(|log| {
+                log.range(after + 1..)
+                    .take(limit)
+                    .map(|(_, e)| e.clone())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+    fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError> {
+        let g = self.lock();
+        Ok(g.events
+            .get(session_id)
+            .and_then(|log| Some((*log.first_key_value()?.0, *log.last_key_value()?.0)))
+            .unwrap_or((0, 0)))
+    }
+    fn find_client_uuid(
+        &self,
+        session_id: &str,
+        uuid: &str,
+    ) -> Result<Option<(String, u64)>, StoreError> {
+        let g = self.lock();
+        Ok(g.events.get(session_id).and_then(|log| {
+            log.values()
+                .find(|e| e.client_uuid.as_deref() == Some(uuid))
+                .map(|e| (e.event_id.clone(), e.seq))
+        }))
+    }
+    fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError> {
+        if let Some(log) = self.lock().events.get_mut(session_id) {
+            *log = log.split_off(&first_kept);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(sid: &str, seq: u64, uuid: Option<&str>) -> StoredEvent {
+        StoredEvent {
+            session_id: sid.into(),
+            seq,
+            event_id: format!("e{seq}"),
+            event_type: "user".into(),
+            source: if uuid.is_some() {
+                Source::Client
+            } else {
+                Source::Worker
+            },
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            payload: format!("{{\"type\":\"user\",\"n\":{seq}}}"),
+            client_uuid: uuid.map(str::to_owned),
+        }
+    }
+
+    fn exercise(store: &dyn EventStore) {
+        assert_eq!(store.bounds("a").unwrap(), (0, 0));
+        for seq in 1..=10 {
+            let uuid = format!("u{seq}");
+            store
+                .append(&ev("a", seq, (seq % 2 == 0).then_some(uuid.as_str())))
+                .unwrap();
+        }
+        store.append(&ev("b", 1, None)).unwrap();
+        assert_eq!(store.bounds("a").unwrap(), (1, 10));
+        let got = store.read_after("a", 3, 4).unwrap();
+        assert_eq!(
+            got.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            vec![4, 5, 6, 7]
+        );
+        assert_eq!(got[0], ev("a", 4, Some("u4")));
+        assert_eq!(
+            store.find_client_uuid("a", "u6").unwrap(),
+            Some(("e6".into(), 6))
+        );
+        assert_eq!(store.find_client_uuid("b", "u6").unwrap(), None);
+        store.prune_before("a", 8).unwrap();
+        assert_eq!(store.bounds("a").unwrap(), (8, 10));
+        assert_eq!(store.read_after("a", 0, 100).unwrap().len(), 3);
+        assert_eq!(store.bounds("b").unwrap(), (1, 1));
+    }
+
+    #[test]
+    fn sqlite_store_contract() {
+        exercise(&SqliteStore::open_in_memory().unwrap());
+    }
+
+    #[test]
+    fn memory_store_contract() {
+        exercise(&MemoryStore::default());
+    }
+
+    #[test]
+    fn sqlite_persists_across_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        {
+            let s = SqliteStore::open(&path).unwrap();
+            s.append(&ev("a", 1, Some("x"))).unwrap();
+            s.append(&ev("a", 2, None)).unwrap();
+        }
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(s.bounds("a").unwrap(), (1, 2));
+        assert_eq!(
+            s.find_client_uuid("a", "x").unwrap(),
+            Some(("e1".into(), 1))
+        );
+    }
+}

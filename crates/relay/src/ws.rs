@@ -1,0 +1,241 @@
+//! `GET /v1/code/sessions/{id}/ws`.
+//!
+//! * bare (default): the official SDK's websocket option. One NDJSON message (with its `\n`) per text
+//!   frame, both ways; CLI and relay messages only (no client echoes), no envelope. Live from the
+//!   connect (plus the prompts still pending), or from `?from_sequence_num=N`.
+//! * `?envelope=1[&from_sequence_num=N]`: each frame is `{"event","id","data"}` with the same data as
+//!   the SSE stream (client echoes, delivery updates, catch_up_truncated included).
+//!
+//! Browsers cannot set headers on a WebSocket: credentials come from `Authorization`, the login cookie,
+//! or a first text frame `{"type":"auth","credential":{"type":"oauth","token":"…"}}` (never the URL).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, header};
+use axum::response::Response;
+use futures::{SinkExt as _, StreamExt as _};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::follow::Follower;
+use crate::frames::{FrameKind, WS_CATCH_UP_TRUNCATED};
+use crate::http::AppState;
+use crate::session::Session;
+use crate::store::Source;
+
+/// How long an unauthenticated socket may take to send its auth message.
+pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+const WS_PING_INTERVAL: Duration = Duration::from_secs(15);
+const CLOSE_POLICY: u16 = 1008;
+const CLOSE_GOING_AWAY: u16 = 1001;
+
+#[derive(Deserialize)]
+pub struct WsQuery {
+    envelope: Option<String>,
+    from_sequence_num: Option<u64>,
+}
+
+pub async fn upgrade(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<WsQuery>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let has_credentials =
+        headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
+    let principal = match app.authenticate(&headers) {
+        Ok(p) => Some(p),
+        Err(e) if has_credentials && headers.contains_key(header::AUTHORIZATION) => return Err(e),
+        Err(_) => None,
+    };
+    let session = match &principal {
+        Some(p) => app.visible_session(p, &id)?,
+        None => app.get(&id).ok_or_else(|| ApiError::unknown_session(&id))?,
+    };
+    let envelope = q
+        .envelope
+        .as_deref()
+        .is_some_and(|v| v == "1" || v == "true");
+    let from = q.from_sequence_num;
+    Ok(ws.on_upgrade(move |socket| run(app, session, principal, envelope, from, socket)))
+}
+
+fn close(code: u16, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason.to_owned()),
+    }))
+}
+
+fn error_frame(e: &ApiError) -> Message {
+    let v = json!({"event": "error", "id": null, "data": {"type": "error", "status": e.status.as_u16(), "error": {"type": e.kind, "message": e.message}}});
+    Message::Text(Utf8Bytes::from(v.to_string()))
+}
+
+/// `{"type":"auth","credential":{"token":…}}` → principal.
+fn auth_message(app: &AppState, v: &Value) -> Option<Principal> {
+    if v.get("type").and_then(Value::as_str) != Some("auth") {
+        return None;
+    }
+    let token = v.pointer("/credential/token").and_then(Value::as_str)?;
+    app.auth.authenticate_token(token)
+}
+
+async fn run(
+    app: AppState,
+    session: Arc<Session>,
+    principal: Option<Principal>,
+    envelope: bool,
+    from: Option<u64>,
+    socket: WebSocket,
+) {
+    let (mut sink, mut stream) = socket.split();
+    let principal = match principal {
+        Some(p) => p,
+        None => {
+            let first = tokio::time::timeout(WS_AUTH_TIMEOUT, stream.next()).await;
+            let who = match first {
+                Ok(Some(Ok(Message::Text(t)))) => t
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                    .and_then(|v| auth_message(&app, &v)),
+                _ => None,
+            };
+            match who {
+                Some(p) if p.can_see(&session.id) => p,
+                _ => {
+                    let _ = sink
+                        .send(close(CLOSE_POLICY, "authentication required: send {\"type\":\"auth\",\"credential\":{\"type\":\"oauth\",\"token\":\"…\"}} first"))
+                        .await;
+                    return;
+                }
+            }
+        }
+    };
+
+    let cursor = match from {
+        Some(n) => n,
+        None if envelope => 0,
+        None => session.last_seq(),
+    };
+    let (mut follower, truncated) = Follower::new(session.clone(), cursor);
+    if envelope
+        && truncated
+        && sink
+            .send(Message::Text(Utf8Bytes::from_static(WS_CATCH_UP_TRUNCATED)))
+            .await
+            .is_err()
+    {
+        return;
+    }
+    if !envelope && from.is_none() {
+        // Late joiner on the bare protocol: the prompts still waiting for an answer.
+        for p in session.pending_payloads() {
+            let line = format!("{}\n", String::from_utf8_lossy(&p));
+            if sink
+                .send(Message::Text(Utf8Bytes::from(line)))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    let mut shutdown = app.shutdown_signal();
+    let mut ping = tokio::time::interval_at(
+        tokio::time::Instant::now() + WS_PING_INTERVAL,
+        WS_PING_INTERVAL,
+    );
+    loop {
+        tokio::select! {
+            batch = follower.next_batch() => {
+                let Some(frames) = batch else { break };
+                for f in frames {
+                    let text = if envelope {
+                        f.ws_envelope()
+                    } else {
+                        if f.kind == FrameKind::DeliveryUpdate || f.source == Source::Client {
+                            continue;
+                        }
+                        format!("{}\n", String::from_utf8_lossy(&f.payload))
+                    };
+                    if sink.feed(Message::Text(Utf8Bytes::from(text))).await.is_err() {
+                        return;
+                    }
+                }
+                if sink.flush().await.is_err() {
+                    return;
+                }
+            }
+            msg = stream.next() => {
+                match msg {
+                    Some(Ok(Message::Text(t))) => {
+                        for reply in inbound(&app, &session, &principal, envelope, t.as_str()) {
+                            if sink.send(reply).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => {}
+                }
+            }
+            _ = ping.tick() => {
+                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                    return;
+                }
+            }
+            () = crate::util::until_true(&mut shutdown) => {
+                let _ = sink.send(close(CLOSE_GOING_AWAY, "relay shutting down")).await;
+                return;
+            }
+        }
+    }
+    let _ = sink.close().await;
+}
+
+/// Handles one inbound text frame; returns frames to send back (errors, envelope mode only).
+fn inbound(
+    app: &AppState,
+    session: &Session,
+    who: &Principal,
+    envelope: bool,
+    text: &str,
+) -> Vec<Message> {
+    let chunks: Vec<&str> = if envelope {
+        vec![text]
+    } else {
+        text.split('\n').collect()
+    };
+    let mut replies = Vec::new();
+    for chunk in chunks.into_iter().filter(|c| !c.trim().is_empty()) {
+        let result = match serde_json::from_str::<Value>(chunk) {
+            Err(e) => Err(ApiError::bad_request(format!("malformed JSON frame: {e}"))),
+            Ok(v)
+                if matches!(
+                    v.get("type").and_then(Value::as_str),
+                    Some("keep_alive" | "auth")
+                ) =>
+            {
+                let _ = auth_message(app, &v);
+                Ok(())
+            }
+            Ok(v) => session.ingest(who, vec![v]).map(|_| ()),
+        };
+        if let Err(e) = result {
+            tracing::debug!(session = %session.id, error = %e, "websocket frame refused");
+            if envelope {
+                replies.push(error_frame(&e));
+            }
+        }
+    }
+    replies
+}

@@ -1,0 +1,370 @@
+//! Test harness: the real `bridge-relay` binary on 127.0.0.1:0 (demo agent through the real
+//! child-process path), an SSE client, and small HTTP helpers.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+
+pub const TOKEN: &str = "test-controller-token-0123456789";
+pub const T: Duration = Duration::from_secs(20);
+
+pub struct RelayProc {
+    child: Child,
+    pub addr: SocketAddr,
+    pub console_url: String,
+    pub data_dir: PathBuf,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+pub struct Opts<'a> {
+    pub args: Vec<String>,
+    pub env: Vec<(&'a str, String)>,
+    pub data_dir: &'a Path,
+    pub static_dir: Option<&'a Path>,
+    pub token: Option<&'a str>,
+}
+
+impl<'a> Opts<'a> {
+    pub fn demo(data_dir: &'a Path) -> Self {
+        Opts {
+            args: vec!["--demo".into()],
+            env: vec![],
+            data_dir,
+            static_dir: None,
+            token: Some(TOKEN),
+        }
+    }
+    pub fn arg(mut self, a: &str) -> Self {
+        self.args.push(a.into());
+        self
+    }
+    pub fn env(mut self, k: &'a str, v: &str) -> Self {
+        self.env.push((k, v.into()));
+        self
+    }
+}
+
+impl RelayProc {
+    pub fn start(o: Opts<'_>) -> RelayProc {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge-relay"));
+        cmd.arg("--bind")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(o.data_dir);
+        let static_dir = o
+            .static_dir
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| o.data_dir.join("no-static"));
+        cmd.arg("--static-dir").arg(static_dir);
+        cmd.args(&o.args);
+        cmd.env("BRIDGE_DEMO_SPEED", "0")
+            .env("BRIDGE_RELAY_LOG", "info,bridge_relay=debug");
+        cmd.env_remove("BRIDGE_RELAY_TOKEN")
+            .env_remove("BRIDGE_DEMO_SCENARIO");
+        if let Some(t) = o.token {
+            cmd.env("BRIDGE_RELAY_TOKEN", t);
+        }
+        for (k, v) in &o.env {
+            cmd.env(k, v);
+        }
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null());
+        let mut child = cmd.spawn().expect("spawn bridge-relay");
+        let stdout = child.stdout.take().unwrap();
+        let stderr_pipe = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Owned by the guard from here on, so a failed start still kills and reaps the child.
+        let mut relay = RelayProc {
+            child,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            console_url: String::new(),
+            data_dir: o.data_dir.to_owned(),
+            stderr,
+        };
+        let deadline = Instant::now() + T;
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "relay did not print `listening on`; stderr:\n{}",
+                        relay.stderr_text()
+                    )
+                });
+            if line.starts_with("http://") && line.contains("#login=") {
+                relay.console_url = line.clone();
+            }
+            if let Some(a) = line.strip_prefix("listening on ") {
+                relay.addr = a.trim().parse().unwrap();
+                return relay;
+            }
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, no cleanup: what a crash looks like.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the relay to exit by itself.
+    pub fn wait_exit(&mut self, d: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + d;
+        while Instant::now() < deadline {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub async fn create_session(&self) -> String {
+        let r = http()
+            .post(self.url("/v1/code/sessions"))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            201,
+            "create session: {}",
+            r.text().await.unwrap()
+        );
+        let v: Value = r.json().await.unwrap();
+        v["session_id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn post(&self, sid: &str, token: &str, payload: Value) -> reqwest::Response {
+        http()
+            .post(self.url(&format!("/v1/code/sessions/{sid}/events")))
+            .bearer_auth(token)
+            .json(&json!({"session_id": sid, "events": [{"payload": payload}]}))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn session(&self, sid: &str) -> Value {
+        get_json(&self.url(&format!("/v1/code/sessions/{sid}")), TOKEN).await
+    }
+
+    pub async fn events(&self, sid: &str, after: u64) -> Value {
+        get_json(
+            &self.url(&format!(
+                "/v1/code/sessions/{sid}/events?after={after}&limit=10000"
+            )),
+            TOKEN,
+        )
+        .await
+    }
+
+    pub async fn sse(&self, sid: &str, last_event_id: Option<u64>) -> Sse {
+        Sse::connect(
+            &self.url(&format!("/v1/code/sessions/{sid}/events/stream")),
+            TOKEN,
+            last_event_id,
+        )
+        .await
+    }
+}
+
+impl Drop for RelayProc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder().timeout(T).build().unwrap()
+}
+
+pub async fn get_json(url: &str, token: &str) -> Value {
+    let r = http().get(url).bearer_auth(token).send().await.unwrap();
+    assert!(r.status().is_success(), "GET {url}: {}", r.status());
+    r.json().await.unwrap()
+}
+
+pub fn user(text: &str) -> Value {
+    json!({"type":"user","message":{"role":"user","content":text},"parent_tool_use_id":null,"session_id":"","uuid":uuid::Uuid::new_v4().to_string()})
+}
+
+pub fn allow(request_id: &str, tool_use_id: &str, input: Value) -> Value {
+    json!({"type":"control_response","response":{"subtype":"success","request_id":request_id,
+        "response":{"behavior":"allow","updatedInput":input,"toolUseID":tool_use_id}},"uuid":uuid::Uuid::new_v4().to_string()})
+}
+
+/// One SSE frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub id: Option<u64>,
+    pub event: String,
+    pub data: Value,
+}
+
+impl Frame {
+    pub fn payload(&self) -> &Value {
+        &self.data["payload"]
+    }
+    pub fn ptype(&self) -> &str {
+        self.payload()["type"].as_str().unwrap_or("")
+    }
+    pub fn source(&self) -> &str {
+        self.data["source"].as_str().unwrap_or("")
+    }
+}
+
+/// A minimal SSE client (spec-style parsing; comments recorded separately).
+pub struct Sse {
+    stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buf: String,
+    pub comments: Vec<String>,
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Sse {
+    pub async fn connect(url: &str, token: &str, last_event_id: Option<u64>) -> Sse {
+        let client = reqwest::Client::builder().build().unwrap();
+        let mut req = client
+            .get(url)
+            .bearer_auth(token)
+            .header("accept", "text/event-stream");
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let resp = tokio::time::timeout(Duration::from_secs(5), req.send())
+            .await
+            .expect("SSE headers must arrive at once")
+            .unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        Sse {
+            stream: resp.bytes_stream().boxed(),
+            buf: String::new(),
+            comments: Vec::new(),
+            status,
+            headers,
+        }
+    }
+
+    fn parse_one(&mut self) -> Option<Option<Frame>> {
+        let end = self.buf.find("\n\n")?;
+        let block: String = self.buf.drain(..end + 2).collect();
+        let (mut id, mut event, mut data) = (None, String::from("message"), Vec::new());
+        for line in block.lines() {
+            if let Some(c) = line.strip_prefix(':') {
+                self.comments.push(c.trim().to_owned());
+            } else if let Some(v) = line.strip_prefix("id: ") {
+                id = Some(v.parse().unwrap());
+            } else if let Some(v) = line.strip_prefix("event: ") {
+                event = v.to_owned();
+            } else if let Some(v) = line.strip_prefix("data: ") {
+                data.push(v.to_owned());
+            }
+        }
+        if data.is_empty() {
+            return Some(None);
+        }
+        let data = serde_json::from_str(&data.join("\n")).expect("SSE data is JSON");
+        Some(Some(Frame { id, event, data }))
+    }
+
+    /// The next frame with data, or `None` on timeout / end of stream.
+    pub async fn next(&mut self, d: Duration) -> Option<Frame> {
+        let deadline = tokio::time::Instant::now() + d;
+        loop {
+            while let Some(parsed) = self.parse_one() {
+                if let Some(f) = parsed {
+                    return Some(f);
+                }
+            }
+            match tokio::time::timeout_at(deadline, self.stream.next()).await {
+                Ok(Some(Ok(chunk))) => self.buf.push_str(std::str::from_utf8(&chunk).unwrap()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Frames until `stop` matches (inclusive). Panics on timeout.
+    pub async fn until(&mut self, what: &str, stop: impl Fn(&Frame) -> bool) -> Vec<Frame> {
+        let mut out = Vec::new();
+        loop {
+            let f = self
+                .next(T)
+                .await
+                .unwrap_or_else(|| panic!("timed out waiting for {what}; got {out:#?}"));
+            let done = stop(&f);
+            out.push(f);
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+pub fn is_durable(f: &Frame) -> bool {
+    f.event == "client_event"
+}
+
+pub fn is_type(f: &Frame, ty: &str) -> bool {
+    is_durable(f) && f.ptype() == ty
+}
+
+pub fn is_can_use_tool(f: &Frame) -> bool {
+    is_type(f, "control_request") && f.payload()["request"]["subtype"] == "can_use_tool"
+}
+
+pub fn is_result(f: &Frame) -> bool {
+    is_type(f, "result")
+}
+
+/// The text of the tool_result in a user frame, if any.
+pub fn tool_result_text(f: &Frame) -> Option<String> {
+    if !is_type(f, "user") {
+        return None;
+    }
+    let content = f.payload()["message"]["content"].as_array()?;
+    let block = content.iter().find(|b| b["type"] == "tool_result")?;
+    Some(match &block["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}

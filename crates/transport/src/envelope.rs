@@ -1,0 +1,423 @@
+//! Decoding what the relay sends (CCR-WIRE §2.4–§2.7, CONTRACTS "Relay HTTP API"):
+//! SSE events and `/ws?envelope=1` text frames become [`Frame`]s with the
+//! payload decoded into a [`CliMessage`].
+
+use bridge_protocol::CliMessage;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::sse::SseEvent;
+
+/// Who produced a durable event (the envelope's `source`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The agent (CLI stdout).
+    Worker,
+    /// A browser or other client (an echo of a posted event).
+    Client,
+    /// The relay itself (agent exit, undecodable line, timeout deny).
+    Relay,
+    /// Anything else (kept as sent); a missing source is `Other("")`.
+    Other(String),
+}
+
+impl Source {
+    fn parse(s: Option<&str>) -> Self {
+        match s {
+            Some("worker") => Source::Worker,
+            Some("client") => Source::Client,
+            Some("relay") => Source::Relay,
+            other => Source::Other(other.unwrap_or_default().to_owned()),
+        }
+    }
+
+    /// The wire spelling.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Source::Worker => "worker",
+            Source::Client => "client",
+            Source::Relay => "relay",
+            Source::Other(s) => s,
+        }
+    }
+}
+
+/// A stored event with its sequence number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Durable {
+    /// The dense, per-session `sequence_num` (1, 2, 3, …).
+    pub seq: u64,
+    /// The relay's id for the event.
+    pub event_id: Option<String>,
+    /// Who produced it.
+    pub source: Source,
+    /// RFC 3339 time the relay stored it.
+    pub created_at: Option<String>,
+    /// The payload's `uuid`, read from the raw JSON (every kind of payload,
+    /// including `control_response`s a client posted, may carry one).
+    pub uuid: Option<String>,
+    /// The decoded payload.
+    pub message: CliMessage,
+}
+
+/// A `delivery_update` (progress of an event a client posted).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct DeliveryUpdate {
+    /// The relay's event id of the posted event.
+    pub event_id: String,
+    /// `DELIVERY_STATUS_RECEIVED | …_PROCESSING | …_PROCESSED`.
+    pub status: String,
+    /// When the status changed.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+}
+
+/// One decoded frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    /// `client_event`: stored, ordered by `seq`.
+    Durable(Box<Durable>),
+    /// `ephemeral_event`: not stored, never replayed (stream deltas and the
+    /// projected system subtypes).
+    Ephemeral(Box<CliMessage>),
+    /// `catch_up_truncated`: the relay could not replay everything after the
+    /// cursor.
+    CatchUpTruncated,
+    /// `delivery_update`.
+    DeliveryUpdate(DeliveryUpdate),
+    /// An error frame of the WebSocket envelope protocol (a refused inbound
+    /// frame): `status` and `{type, message}`.
+    WsError {
+        /// The HTTP status the same payload would have got from a POST.
+        status: u16,
+        /// The error `type`.
+        kind: String,
+        /// The error message.
+        message: String,
+    },
+    /// An event name this client does not use (e.g. the default `message`,
+    /// `session_update`); counted and dropped.
+    Ignored(String),
+}
+
+/// Why a frame could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The `data` (or the whole WS frame) is not JSON.
+    #[error("{event} frame is not JSON: {error}")]
+    NotJson {
+        /// The event name.
+        event: String,
+        /// serde_json's message.
+        error: String,
+    },
+    /// A durable frame without a usable sequence number.
+    #[error("client_event without a sequence number (no numeric id and no data.sequence_num)")]
+    NoSequence,
+    /// A frame without `payload`, or whose `payload.type` is not a string.
+    #[error("{event} frame has no payload with a string `type`")]
+    MissingType {
+        /// The event name.
+        event: String,
+    },
+    /// A payload whose known type has a bad body (`seq` is set for durable
+    /// frames so the cursor can still move past it).
+    #[error("{event} payload (seq {seq:?}) does not decode: {error}")]
+    BadPayload {
+        /// The event name.
+        event: String,
+        /// The durable sequence number, if any.
+        seq: Option<u64>,
+        /// The protocol crate's message.
+        error: String,
+    },
+    /// A `delivery_update` without `event_id`/`status` strings.
+    #[error("malformed delivery_update: {0}")]
+    BadDeliveryUpdate(String),
+}
+
+impl DecodeError {
+    /// The sequence number of a durable frame that failed to decode, if the
+    /// frame was durable and its sequence number was readable.
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            DecodeError::BadPayload { seq, .. } => *seq,
+            _ => None,
+        }
+    }
+}
+
+/// Decodes one SSE event.
+pub fn decode_sse(event: &SseEvent) -> Result<Frame, DecodeError> {
+    decode(
+        &event.event,
+        event.id.as_deref().and_then(parse_seq),
+        || {
+            serde_json::from_str(&event.data).map_err(|e| DecodeError::NotJson {
+                event: event.event.clone(),
+                error: e.to_string(),
+            })
+        },
+    )
+}
+
+/// Decodes one `/ws?envelope=1` text frame (`{"event","id","data"}`).
+pub fn decode_ws(text: &str) -> Result<Frame, DecodeError> {
+    let mut outer: Value = serde_json::from_str(text).map_err(|e| DecodeError::NotJson {
+        event: "websocket".into(),
+        error: e.to_string(),
+    })?;
+    let event = outer
+        .get("event")
+        .and_then(Value::as_str)
+        .unwrap_or("message")
+        .to_owned();
+    let id = match outer.get("id") {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => parse_seq(s),
+        _ => None,
+    };
+    let data = outer
+        .get_mut("data")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    decode(&event, id, || Ok(data))
+}
+
+/// Decodes one envelope of the REST event list (`GET …/events`).
+pub fn decode_envelope(envelope: Value) -> Result<Durable, DecodeError> {
+    match decode("client_event", None, || Ok(envelope))? {
+        Frame::Durable(d) => Ok(*d),
+        _ => unreachable!("client_event decodes to Durable or an error"),
+    }
+}
+
+fn parse_seq(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok().filter(|n| *n > 0)
+}
+
+fn decode(
+    event: &str,
+    id: Option<u64>,
+    data: impl FnOnce() -> Result<Value, DecodeError>,
+) -> Result<Frame, DecodeError> {
+    match event {
+        "client_event" => {
+            let mut data = data()?;
+            let seq = id
+                .or_else(|| data.get("sequence_num").and_then(Value::as_u64))
+                .filter(|n| *n > 0)
+                .ok_or(DecodeError::NoSequence)?;
+            let field = |d: &Value, k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
+            let event_id = field(&data, "event_id");
+            let source = Source::parse(data.get("source").and_then(Value::as_str));
+            let created_at = field(&data, "created_at");
+            let payload = take_payload(&mut data, event)?;
+            let uuid = payload
+                .get("uuid")
+                .and_then(Value::as_str)
+                .filter(|u| !u.is_empty())
+                .map(str::to_owned);
+            let message = decode_payload(payload, event, Some(seq))?;
+            Ok(Frame::Durable(Box::new(Durable {
+                seq,
+                event_id,
+                source,
+                created_at,
+                uuid,
+                message,
+            })))
+        }
+        "ephemeral_event" => {
+            let mut data = data()?;
+            let payload = take_payload(&mut data, event)?;
+            Ok(Frame::Ephemeral(Box::new(decode_payload(
+                payload, event, None,
+            )?)))
+        }
+        "catch_up_truncated" => Ok(Frame::CatchUpTruncated),
+        "delivery_update" => serde_json::from_value(data()?)
+            .map(Frame::DeliveryUpdate)
+            .map_err(|e| DecodeError::BadDeliveryUpdate(e.to_string())),
+        "error" => {
+            let data = data()?;
+            let s = |p: &str| data.pointer(p).and_then(Value::as_str).unwrap_or("");
+            Ok(Frame::WsError {
+                status: data
+                    .get("status")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u16::try_from(n).ok())
+                    .unwrap_or(0),
+                kind: s("/error/type").to_owned(),
+                message: s("/error/message").to_owned(),
+            })
+        }
+        other => Ok(Frame::Ignored(other.to_owned())),
+    }
+}
+
+fn take_payload(data: &mut Value, event: &str) -> Result<Value, DecodeError> {
+    let payload = data.get_mut("payload").map(Value::take).unwrap_or_default();
+    if !payload.get("type").is_some_and(Value::is_string) {
+        return Err(DecodeError::MissingType {
+            event: event.to_owned(),
+        });
+    }
+    Ok(payload)
+}
+
+fn decode_payload(
+    payload: Value,
+    event: &str,
+    seq: Option<u64>,
+) -> Result<CliMessage, DecodeError> {
+    CliMessage::from_value(payload).map_err(|e| DecodeError::BadPayload {
+        event: event.to_owned(),
+        seq,
+        error: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn sse(id: Option<&str>, event: &str, data: &str) -> SseEvent {
+        SseEvent {
+            id: id.map(str::to_owned),
+            event: event.to_owned(),
+            data: data.to_owned(),
+        }
+    }
+
+    const ASSISTANT: &str = r#"{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hi"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"s","uuid":"u-1"}"#;
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn durable_sse_frame() {
+        let data = format!(
+            r#"{{"event_id":"e","sequence_num":13,"event_type":"assistant","source":"worker","created_at":"t","payload":{ASSISTANT}}}"#
+        );
+        let Frame::Durable(d) = decode_sse(&sse(Some("13"), "client_event", &data)).unwrap() else {
+            panic!("not durable")
+        };
+        assert_eq!(d.seq, 13);
+        assert_eq!(d.source, Source::Worker);
+        assert_eq!(d.event_id.as_deref(), Some("e"));
+        assert_eq!(d.message.uuid(), Some("u-1"));
+        assert_eq!(
+            serde_json::to_value(&d.message).unwrap(),
+            serde_json::from_str::<Value>(ASSISTANT).unwrap()
+        );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn sequence_falls_back_to_data_and_is_required() {
+        let data = r#"{"sequence_num":7,"source":"client","payload":{"type":"keep_alive"}}"#;
+        let Frame::Durable(d) = decode_sse(&sse(Some("x7"), "client_event", data)).unwrap() else {
+            panic!()
+        };
+        assert_eq!((d.seq, d.source.clone()), (7, Source::Client));
+        let data = r#"{"payload":{"type":"keep_alive"}}"#;
+        assert_eq!(
+            decode_sse(&sse(None, "client_event", data)),
+            Err(DecodeError::NoSequence)
+        );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn bad_payloads_are_typed_errors_with_the_seq() {
+        let e = decode_sse(&sse(Some("3"), "client_event", "{nope")).unwrap_err();
+        assert!(matches!(e, DecodeError::NotJson { .. }));
+        let e = decode_sse(&sse(Some("3"), "client_event", r#"{"payload":{"x":1}}"#)).unwrap_err();
+        assert!(matches!(e, DecodeError::MissingType { .. }));
+        // a known type with a bad body
+        let e = decode_sse(&sse(
+            Some("4"),
+            "client_event",
+            r#"{"payload":{"type":"assistant","message":5}}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(e.seq(), Some(4), "{e}");
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn unknown_payload_types_are_kept() {
+        let Frame::Durable(d) = decode_sse(&sse(
+            Some("5"),
+            "client_event",
+            r#"{"payload":{"type":"brand_new","x":[1]}}"#,
+        ))
+        .unwrap() else {
+            panic!()
+        };
+        assert!(!d.message.is_known());
+        assert_eq!(
+            serde_json::to_value(&d.message).unwrap(),
+            json!({"type":"brand_new","x":[1]})
+        );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn ws_envelopes() {
+        let text = json!({"event":"ephemeral_event","id":null,"data":{"event_type":"stream_event","payload":{"type":"stream_event","event":{"type":"message_stop"},"session_id":"s","parent_tool_use_id":null,"uuid":"x"}}}).to_string();
+        assert!(matches!(decode_ws(&text).unwrap(), Frame::Ephemeral(_)));
+        let text = json!({"event":"client_event","id":9,"data":{"sequence_num":9,"source":"relay","payload":{"type":"keep_alive"}}}).to_string();
+        let Frame::Durable(d) = decode_ws(&text).unwrap() else {
+            panic!()
+        };
+        assert_eq!((d.seq, d.source.clone()), (9, Source::Relay));
+        assert_eq!(
+            decode_ws(r#"{"event":"catch_up_truncated","id":null,"data":{}}"#).unwrap(),
+            Frame::CatchUpTruncated
+        );
+        let err = json!({"event":"error","id":null,"data":{"type":"error","status":409,"error":{"type":"request_not_pending","message":"m"}}}).to_string();
+        assert_eq!(
+            decode_ws(&err).unwrap(),
+            Frame::WsError {
+                status: 409,
+                kind: "request_not_pending".into(),
+                message: "m".into()
+            }
+        );
+        assert!(matches!(decode_ws("[1,"), Err(DecodeError::NotJson { .. })));
+        assert_eq!(
+            decode_ws(r#"{"event":"session_update","data":{}}"#).unwrap(),
+            Frame::Ignored("session_update".into())
+        );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn delivery_updates() {
+        let f = decode_sse(&sse(
+            None,
+            "delivery_update",
+            r#"{"event_id":"e1","status":"DELIVERY_STATUS_RECEIVED","timestamp":"t"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            f,
+            Frame::DeliveryUpdate(DeliveryUpdate {
+                event_id: "e1".into(),
+                status: "DELIVERY_STATUS_RECEIVED".into(),
+                timestamp: Some("t".into())
+            })
+        );
+        assert!(matches!(
+            decode_sse(&sse(None, "delivery_update", r#"{"status":1}"#)),
+            Err(DecodeError::BadDeliveryUpdate(_))
+        ));
+    }
+}

@@ -1,0 +1,559 @@
+//! The three transports against the real relay over 127.0.0.1.
+//!
+//! Needs the relay binary: `cargo build -p bridge-relay` first (the tests look
+//! for `bridge-relay` next to the test executable's `deps/` folder).
+//!
+//! * `demo_turn_*`: each transport completes a turn of the demo agent's
+//!   default scenario, answering its permission prompt.
+//! * `chaos_*`: a fault-injecting TCP proxy between the transport and the
+//!   relay cuts connections at random byte offsets; over 200 cuts in a session
+//!   of 10,000 durable events the received transcript must equal the relay's
+//!   REST log exactly (0 lost, 0 duplicated) and every posted message must be
+//!   applied exactly once. Run with `--nocapture` to see the figures.
+
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bridge_transport::{
+    BackoffConfig, Config, ConnectionState, Endpoint, Resume, Transport, TransportEvent,
+    TransportKind,
+};
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+
+const TOKEN: &str = "transport-test-token-0123456789";
+
+// ---------------------------------------------------------------- the relay
+
+struct Relay {
+    child: Child,
+    addr: SocketAddr,
+    dir: PathBuf,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn relay_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
+    let bin = dir.join(format!("bridge-relay{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} not found: build the relay first with `cargo build -p bridge-relay`",
+        bin.display()
+    );
+    bin
+}
+
+fn start_relay(scenario: &str) -> Relay {
+    let dir = std::env::temp_dir().join(format!(
+        "bridge-transport-test-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(relay_binary())
+        .args(["--demo", "--bind", "127.0.0.1:0", "--demo-scenario", scenario])
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--cwd")
+        .arg(&dir)
+        .env("BRIDGE_RELAY_TOKEN", TOKEN)
+        .env("BRIDGE_DEMO_SPEED", "0")
+        .env("BRIDGE_RELAY_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn bridge-relay");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("relay exited before listening")
+            .expect("relay stdout");
+        if let Some(a) = line.strip_prefix("listening on ") {
+            break a.trim().parse().expect("listen address");
+        }
+    };
+    // keep draining stdout so the relay never blocks on it
+    std::thread::spawn(move || for _ in lines {});
+    Relay { child, addr, dir }
+}
+
+impl Relay {
+    fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    async fn create_session(&self) -> String {
+        let v: Value = reqwest::Client::new()
+            .post(format!("{}/v1/code/sessions", self.base()))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .error_for_status()
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["session_id"].as_str().unwrap().to_owned()
+    }
+
+    /// The whole REST log of a session.
+    async fn log(&self, session: &str) -> Vec<Value> {
+        let client = reqwest::Client::new();
+        let mut out: Vec<Value> = Vec::new();
+        loop {
+            let after = out.last().map_or(0, |e| e["sequence_num"].as_u64().unwrap());
+            let page: Value = client
+                .get(format!(
+                    "{}/v1/code/sessions/{session}/events?after={after}&limit=1000",
+                    self.base()
+                ))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let events = page["events"].as_array().unwrap().clone();
+            if events.is_empty() {
+                return out;
+            }
+            out.extend(events);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the chaos proxy
+
+/// xorshift64*: deterministic per seed, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Proxy {
+    addr: SocketAddr,
+    cuts: Arc<AtomicU64>,
+    connections: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Forwards to `target`; every connection is cut (FIN or RST) once it has
+/// carried a random number of bytes in `1..=max_bytes`, possibly in the
+/// middle of a frame or of an HTTP request.
+async fn start_proxy(target: SocketAddr, seed: u64, max_bytes: u64) -> Proxy {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let cuts = Arc::new(AtomicU64::new(0));
+    let connections = Arc::new(AtomicU64::new(0));
+    let (c2, n2) = (cuts.clone(), connections.clone());
+    let task = tokio::spawn(async move {
+        let mut rng = Rng(seed | 1);
+        loop {
+            let Ok((inbound, _)) = listener.accept().await else { return };
+            n2.fetch_add(1, Ordering::Relaxed);
+            let budget = 1 + rng.below(max_bytes);
+            let rst = rng.below(2) == 0;
+            tokio::spawn(pipe(inbound, target, budget, rst, c2.clone()));
+        }
+    });
+    Proxy {
+        addr,
+        cuts,
+        connections,
+        task,
+    }
+}
+
+async fn pipe(inbound: TcpStream, target: SocketAddr, budget: u64, rst: bool, cuts: Arc<AtomicU64>) {
+    let Ok(outbound) = TcpStream::connect(target).await else { return };
+    let _ = inbound.set_nodelay(true);
+    let _ = outbound.set_nodelay(true);
+    if rst {
+        // closing then sends RST instead of FIN: the client sees a reset
+        let _ = inbound.set_zero_linger();
+    }
+    let remaining = Arc::new(AtomicU64::new(budget));
+    let (mut ri, mut wi) = inbound.into_split();
+    let (mut ro, mut wo) = outbound.into_split();
+    let r1 = remaining.clone();
+    let up = async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match ri.read(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            let (take, cut) = take(&r1, n);
+            if wo.write_all(&buf[..take]).await.is_err() {
+                return false;
+            }
+            if cut {
+                return true;
+            }
+        }
+    };
+    let r2 = remaining.clone();
+    let down = async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match ro.read(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            let (take, cut) = take(&r2, n);
+            if wi.write_all(&buf[..take]).await.is_err() {
+                return false;
+            }
+            if cut {
+                return true;
+            }
+        }
+    };
+    // Whichever direction ends first ends the connection (both halves drop).
+    let cut = tokio::select! {
+        c = up => c,
+        c = down => c,
+    };
+    if cut {
+        cuts.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Takes up to `n` bytes from the budget: (bytes to forward, budget exhausted).
+fn take(remaining: &AtomicU64, n: usize) -> (usize, bool) {
+    let mut cur = remaining.load(Ordering::Relaxed);
+    loop {
+        let t = cur.min(n as u64);
+        match remaining.compare_exchange(cur, cur - t, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return (t as usize, cur - t == 0),
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn fast_config(kind: TransportKind, session: &str) -> Config {
+    let mut c = Config::new(kind, session);
+    c.backoff = BackoffConfig {
+        base_ms: 5,
+        max_ms: 100,
+        healthy_after_ms: 2_000,
+        ..BackoffConfig::default()
+    };
+    c.outbox.retry_base_ms = 5;
+    c.outbox.retry_max_ms = 100;
+    c.outbox.max_attempts = 1_000;
+    c
+}
+
+fn payload(m: &bridge_transport::Inbound) -> Value {
+    serde_json::to_value(&m.message).unwrap()
+}
+
+fn user_message(text: &str) -> Value {
+    serde_json::to_value(bridge_protocol::build::user_text(text, uuid::Uuid::new_v4())).unwrap()
+}
+
+async fn wait_open(t: &mut Transport, deadline: Instant) -> Vec<TransportEvent> {
+    let mut seen = Vec::new();
+    while t.state() != ConnectionState::Open {
+        assert!(Instant::now() < deadline, "not open in time: {:?}", t.state());
+        match tokio::time::timeout(Duration::from_millis(200), t.next()).await {
+            Ok(Some(e)) => seen.push(e),
+            Ok(None) => panic!("transport ended: {:?}", t.state()),
+            Err(_) => {}
+        }
+    }
+    seen
+}
+
+// ---------------------------------------------------------------- demo turn
+
+async fn demo_turn(kind: TransportKind) {
+    let relay = start_relay("default");
+    let session = relay.create_session().await;
+    let endpoint = Endpoint::new(relay.base(), &session, Some(TOKEN.to_owned()));
+    let mut t = bridge_transport::native::connect(endpoint, Config::new(kind, &session), Resume::default());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut events = wait_open(&mut t, deadline).await;
+    let prompt = t.send(user_message("hello from the transport test")).unwrap();
+    let mut answer = None;
+    let mut kinds: Vec<String> = Vec::new();
+    let mut delivered = HashSet::new();
+    loop {
+        let e = tokio::time::timeout_at(deadline.into(), t.next())
+            .await
+            .unwrap_or_else(|_| panic!("{kind:?}: no result in time; kinds so far: {kinds:?}"))
+            .expect("transport ended");
+        match &e {
+            TransportEvent::Message(m) => {
+                kinds.push(m.message.kind());
+                let v = payload(m);
+                if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
+                    let allow = bridge_protocol::build::allow(
+                        v["request_id"].as_str().unwrap(),
+                        v["request"]["tool_use_id"].as_str(),
+                        v["request"]["input"].clone(),
+                        vec![],
+                    );
+                    answer = Some(t.send(serde_json::to_value(allow).unwrap()).unwrap());
+                }
+                if v["type"] == "result" {
+                    assert_eq!(v["subtype"], "success", "{v}");
+                    events.push(e);
+                    break;
+                }
+            }
+            TransportEvent::Delivered { uuid, seq, .. } => {
+                assert!(seq.is_some(), "stored events have a seq");
+                delivered.insert(uuid.clone());
+            }
+            TransportEvent::SendFailed { uuid, error } => panic!("{kind:?}: send {uuid} failed: {error}"),
+            _ => {}
+        }
+        events.push(e);
+    }
+    let answer = answer.expect("the default scenario asks permission");
+    // the confirmations may trail the result by a moment
+    let until = Instant::now() + Duration::from_secs(5);
+    while !(delivered.contains(&prompt) && delivered.contains(&answer)) && Instant::now() < until {
+        if let Ok(Some(TransportEvent::Delivered { uuid, .. })) =
+            tokio::time::timeout(Duration::from_millis(100), t.next()).await
+        {
+            delivered.insert(uuid);
+        }
+    }
+    assert!(delivered.contains(&prompt) && delivered.contains(&answer), "{kind:?}: both sends confirmed");
+    for k in ["system/init", "stream_event", "assistant", "control_request/can_use_tool", "result/success"] {
+        assert!(kinds.iter().any(|x| x == k), "{kind:?}: no {k} in {kinds:?}");
+    }
+    // own echoes are not delivered; the tool result (worker user message) is
+    let c = t.counters();
+    assert!(c.echoes >= 2, "{kind:?}: {c:?}");
+    assert_eq!(c.malformed, 0, "{kind:?}: {c:?}");
+    // the transcript equals the relay's log minus own echoes and repeated uuids
+    let log = relay.log(&session).await;
+    let got: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            TransportEvent::Message(m) => m.seq,
+            _ => None,
+        })
+        .collect();
+    let expected = expected_seqs(&log, &HashSet::from([prompt, answer]));
+    assert_eq!(got, expected[..got.len()].to_vec(), "{kind:?}");
+    t.close();
+    println!("demo turn over {kind:?}: {} messages, counters {c:?}", kinds.len());
+}
+
+/// The sequence numbers a client that posted `mine` must deliver: every
+/// durable event except echoes of its own posts and repeats of a uuid already
+/// seen (the CLI's replay of user messages).
+fn expected_seqs(log: &[Value], mine: &HashSet<String>) -> Vec<u64> {
+    let mut seen = HashSet::new();
+    log.iter()
+        .filter(|e| match e["payload"]["uuid"].as_str() {
+            Some(u) => seen.insert(u.to_owned()) && !mine.contains(u),
+            None => true,
+        })
+        .map(|e| e["sequence_num"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_turn_sse_post() {
+    demo_turn(TransportKind::SsePost).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_turn_websocket() {
+    demo_turn(TransportKind::WebSocket).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_turn_hybrid() {
+    demo_turn(TransportKind::Hybrid).await;
+}
+
+// ---------------------------------------------------------------- chaos
+
+const TARGET_EVENTS: u64 = 10_000;
+const MIN_CUTS: u64 = 200;
+
+async fn chaos(kind: TransportKind, seed: u64) {
+    let started = Instant::now();
+    let relay = start_relay("many");
+    let session = relay.create_session().await;
+    let proxy = start_proxy(relay.addr, seed, 48 * 1024).await;
+    let endpoint = Endpoint::new(format!("http://{}", proxy.addr), &session, Some(TOKEN.to_owned()));
+    let mut t = bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
+    let deadline = started + Duration::from_secs(600);
+
+    let mut sent: Vec<String> = Vec::new();
+    let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
+    let mut received: Vec<(u64, Value)> = Vec::new();
+    let mut results = 0usize;
+    // a few turns queued at once, then one more per finished turn
+    for i in 0..3 {
+        sent.push(t.send(user_message(&format!("chaos {i}"))).unwrap());
+    }
+    loop {
+        let done = t.cursor() >= TARGET_EVENTS
+            && results >= sent.len()
+            && delivered.len() == sent.len()
+            && proxy.cuts.load(Ordering::Relaxed) >= MIN_CUTS;
+        if done {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{kind:?}: not done in time: cursor {}, results {results}/{}, cuts {}, state {:?}",
+            t.cursor(),
+            sent.len(),
+            proxy.cuts.load(Ordering::Relaxed),
+            t.state()
+        );
+        let e = match tokio::time::timeout(Duration::from_millis(500), t.next()).await {
+            Ok(Some(e)) => e,
+            Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
+            Err(_) => {
+                // Idle (all turns done) but not enough cuts yet: another turn
+                // makes traffic for the proxy to cut.
+                if results >= sent.len() {
+                    sent.push(t.send(user_message(&format!("chaos {}", sent.len()))).unwrap());
+                }
+                continue;
+            }
+        };
+        match e {
+            TransportEvent::Message(m) => {
+                let Some(seq) = m.seq else { continue };
+                let v = payload(&m);
+                if v["type"] == "result" {
+                    results += 1;
+                    if t.cursor() < TARGET_EVENTS || proxy.cuts.load(Ordering::Relaxed) < MIN_CUTS {
+                        sent.push(t.send(user_message(&format!("chaos {}", sent.len()))).unwrap());
+                    }
+                }
+                received.push((seq, v));
+            }
+            TransportEvent::Delivered { uuid, seq, .. } => {
+                assert!(delivered.insert(uuid.clone(), seq).is_none(), "{kind:?}: {uuid} confirmed twice");
+            }
+            TransportEvent::SendFailed { uuid, error } => panic!("{kind:?}: send {uuid} failed: {error}"),
+            TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
+            TransportEvent::Malformed { seq, error } => panic!("{kind:?}: malformed {seq:?}: {error}"),
+            _ => {}
+        }
+    }
+    let cuts = proxy.cuts.load(Ordering::Relaxed);
+    let connections = proxy.connections.load(Ordering::Relaxed);
+    let counters = t.counters();
+    t.close();
+
+    // The relay's log, read directly (not through the proxy).
+    let log = relay.log(&session).await;
+    let mine: HashSet<String> = sent.iter().cloned().collect();
+    let expected = expected_seqs(&log, &mine);
+    let by_seq: HashMap<u64, &Value> = log
+        .iter()
+        .map(|e| (e["sequence_num"].as_u64().unwrap(), &e["payload"]))
+        .collect();
+    let got: Vec<u64> = received.iter().map(|(s, _)| *s).collect();
+    let got_set: HashSet<u64> = got.iter().copied().collect();
+    let expected_set: HashSet<u64> = expected.iter().copied().collect();
+    let lost = expected.iter().filter(|s| !got_set.contains(s)).count();
+    let duplicated = got.len() - got_set.len() + got_set.difference(&expected_set).count();
+    let mismatched = received
+        .iter()
+        .filter(|(s, v)| by_seq.get(s).is_none_or(|p| *p != v))
+        .count();
+    // every posted message was applied exactly once (once in the log as a
+    // client event) and was answered by exactly one turn
+    let mut applied: HashMap<&str, usize> = HashMap::new();
+    for e in &log {
+        if e["source"] == "client"
+            && let Some(u) = e["payload"]["uuid"].as_str()
+        {
+            *applied.entry(u).or_default() += 1;
+        }
+    }
+    let posts_lost = sent.iter().filter(|u| !applied.contains_key(u.as_str())).count();
+    let posts_twice = applied.values().filter(|n| **n > 1).count();
+    let results_in_log = log.iter().filter(|e| e["payload"]["type"] == "result").count();
+
+    println!(
+        "chaos {kind:?} (seed {seed}): cuts {cuts}, connections {connections}, durable events {}, \
+         delivered {}, lost {lost}, duplicated {duplicated}, mismatched {mismatched}, posted {}, \
+         posts lost {posts_lost}, posts applied twice {posts_twice}, turns {results_in_log}, \
+         reconnects {}, gap fetches {}, duplicates dropped {}, echoes dropped {}, {:.1} s",
+        log.len(),
+        got.len(),
+        sent.len(),
+        counters.reconnects,
+        counters.gap_fetches,
+        counters.duplicates,
+        counters.echoes,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(log.len() as u64 >= TARGET_EVENTS, "{kind:?}: only {} durable events", log.len());
+    assert!(cuts >= MIN_CUTS, "{kind:?}: only {cuts} cuts");
+    assert_eq!(got, expected, "{kind:?}: transcript differs from the relay's log");
+    assert_eq!((lost, duplicated, mismatched), (0, 0, 0), "{kind:?}");
+    assert_eq!((posts_lost, posts_twice), (0, 0), "{kind:?}");
+    assert_eq!(results_in_log, sent.len(), "{kind:?}: one turn per posted message");
+    assert_eq!(delivered.len(), sent.len(), "{kind:?}: every send confirmed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_sse_post() {
+    chaos(TransportKind::SsePost, 0x5EED_0001).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_websocket() {
+    chaos(TransportKind::WebSocket, 0x5EED_0002).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_hybrid() {
+    chaos(TransportKind::Hybrid, 0x5EED_0003).await;
+}

@@ -1,0 +1,52 @@
+//! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads the
+//! [`crate::store::Store`] from context and never does I/O itself.
+
+pub mod composer;
+pub mod connection_status;
+pub mod diff_view;
+pub mod elicitation_dialog;
+pub mod interrupt_button;
+pub mod login_screen;
+pub mod markdown_view;
+pub mod message_row;
+pub mod model_select;
+pub mod new_session_form;
+pub mod notices;
+pub mod observer_banner;
+pub mod permission_dialog;
+pub mod permission_mode_select;
+pub mod plan_dialog;
+pub mod prompt_dock;
+pub mod question_dialog;
+pub mod session_header;
+pub mod session_list;
+pub mod session_state_badge;
+pub mod session_view;
+pub mod tool_card;
+pub mod transcript;
+pub mod user_dialog;
+
+pub use composer::Composer;
+pub use connection_status::ConnectionStatus;
+pub use diff_view::DiffView;
+pub use elicitation_dialog::ElicitationDialog;
+pub use interrupt_button::InterruptButton;
+pub use login_screen::LoginScreen;
+pub use markdown_view::Markdown;
+pub use message_row::MessageRow;
+pub use model_select::ModelSelect;
+pub use new_session_form::NewSessionForm;
+pub use notices::Notices;
+pub use observer_banner::ObserverBanner;
+pub use permission_dialog::PermissionDialog;
+pub use permission_mode_select::PermissionModeSelect;
+pub use plan_dialog::PlanDialog;
+pub use prompt_dock::PromptDock;
+pub use question_dialog::QuestionDialog;
+pub use session_header::SessionHeader;
+pub use session_list::SessionList;
+pub use session_state_badge::SessionStateBadge;
+pub use session_view::SessionView;
+pub use tool_card::ToolCard;
+pub use transcript::Transcript;
+pub use user_dialog::UserDialog;

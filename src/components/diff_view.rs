@@ -1,0 +1,58 @@
+//! A line diff.
+
+use leptos::prelude::*;
+
+use crate::diff::{diff_lines, diff_stats};
+
+/// Shows `old` → `new` as a unified line diff (via `similar`), live when the inputs are signals.
+#[component]
+pub fn DiffView(
+    /// Text before.
+    #[prop(into)]
+    old: Signal<String>,
+    /// Text after.
+    #[prop(into)]
+    new: Signal<String>,
+    /// Optional label (e.g. the file path).
+    #[prop(optional, into)]
+    label: Option<String>,
+) -> impl IntoView {
+    let lines = Memo::new(move |_| old.with(|o| new.with(|n| diff_lines(o, n, 3))));
+    let label_text = label.clone().unwrap_or_else(|| "Changes".into());
+    view! {
+        <figure class="diff" role="figure" aria-label=format!("Diff: {label_text}")>
+            <figcaption class="diff-caption">
+                {label}
+                <span class="diff-stats">
+                    {move || {
+                        let (del, add) = lines.with(|l| diff_stats(l));
+                        format!(" −{del} +{add}")
+                    }}
+                </span>
+            </figcaption>
+            <pre class="diff-body">
+                {move || {
+                    lines
+                        .get()
+                        .into_iter()
+                        .map(|l| {
+                            let class = match l.sign {
+                                '-' => "diff-line del",
+                                '+' => "diff-line add",
+                                '…' => "diff-line fold",
+                                _ => "diff-line",
+                            };
+                            let sign = if l.sign == '…' { "⋯".to_string() } else { l.sign.to_string() };
+                            view! {
+                                <div class=class>
+                                    <span class="diff-sign" aria-hidden="true">{sign}</span>
+                                    {l.text}
+                                </div>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </pre>
+        </figure>
+    }
+}

@@ -1,0 +1,63 @@
+//! A user row.
+
+use leptos::prelude::*;
+
+use crate::state::{SendState, UserMsg, UserOrigin};
+use crate::store::Store;
+
+/// A prompt (shown as typed, never as markdown), a CLI-made user frame, or a replayed command;
+/// with its delivery state and a retry button when sending failed.
+#[component]
+pub fn UserRow(
+    /// The row.
+    msg: UserMsg,
+) -> impl IntoView {
+    let store = Store::expect();
+    let origin = match msg.origin {
+        UserOrigin::Prompt => "prompt",
+        UserOrigin::Synthetic => "synthetic",
+        UserOrigin::LocalCommand => "local-command",
+        UserOrigin::SubagentPrompt => "subagent-prompt",
+    };
+    let uuid = msg.uuid.clone();
+    let status = match &msg.send {
+        SendState::Pending => Some(view! { <span class="send-state">"Sending…"</span> }.into_any()),
+        SendState::Sent => Some(view! { <span class="send-state">"Sent"</span> }.into_any()),
+        SendState::Confirmed => None,
+        SendState::Failed(why) => Some(
+            view! {
+                <span class="send-state failed" role="alert">
+                    {format!("Not sent: {why}")}
+                    <button
+                        class="link-button"
+                        data-testid="message-retry"
+                        aria-label="Retry sending this message"
+                        on:click=move |_| store.retry_prompt(&uuid)
+                    >
+                        "Retry"
+                    </button>
+                </span>
+            }
+            .into_any(),
+        ),
+    };
+    let label = match msg.origin {
+        UserOrigin::Synthetic => Some("Claude Code"),
+        UserOrigin::LocalCommand => Some("Command"),
+        UserOrigin::SubagentPrompt => Some("Subagent prompt"),
+        UserOrigin::Prompt => None,
+    };
+    let queued = msg.lifecycle.as_deref() == Some("queued");
+    view! {
+        <div class=format!("bubble user origin-{origin}") data-send-state=msg.send.as_str() data-origin=origin>
+            {label.map(|l| view! { <span class="bubble-label">{l}</span> })}
+            <div class="user-text">{msg.text}</div>
+            {(msg.images > 0).then(|| view! { <span class="chip">{format!("{} image(s)", msg.images)}</span> })}
+            <div class="bubble-meta">
+                {queued.then(|| view! { <span class="chip">"Queued"</span> })}
+                {msg.coalesced.then(|| view! { <span class="chip" title="Claude Code answered this together with the previous message">"Answered with the previous message"</span> })}
+                {status}
+            </div>
+        </div>
+    }
+}

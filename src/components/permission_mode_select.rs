@@ -1,0 +1,77 @@
+//! The permission-mode picker.
+
+use leptos::prelude::*;
+
+use crate::store::Store;
+
+/// The modes offered (value, label).
+pub const MODES: &[(&str, &str)] = &[
+    ("default", "Ask before acting"),
+    ("acceptEdits", "Accept edits"),
+    ("plan", "Plan only"),
+    ("bypassPermissions", "Bypass permissions ⚠"),
+];
+
+/// Picks the permission mode (`set_permission_mode`). Choosing `bypassPermissions` asks for
+/// confirmation with a clear warning first; while it is on, a warning stays visible.
+#[component]
+pub fn PermissionModeSelect() -> impl IntoView {
+    let store = Store::expect();
+    let current = move || store.session.with(|s| s.info().permission_mode.clone().unwrap_or_else(|| "default".into()));
+    let confirming = RwSignal::new(false);
+    let select: NodeRef<leptos::html::Select> = NodeRef::new();
+    let reset_select = move || {
+        if let Some(el) = select.get_untracked() {
+            el.set_value(&current());
+        }
+    };
+    view! {
+        <label class="picker">
+            <span class="picker-label">"Permissions"</span>
+            <select
+                node_ref=select
+                data-testid="permission-mode-select"
+                aria-label="Permission mode"
+                prop:value=current
+                on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    if v == "bypassPermissions" {
+                        confirming.set(true);
+                        reset_select();
+                    } else if v != current() {
+                        store.set_permission_mode(&v);
+                    }
+                }
+            >
+                {move || {
+                    let cur = current();
+                    let mut modes: Vec<(String, String)> = MODES.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect();
+                    if !modes.iter().any(|(v, _)| *v == cur) {
+                        modes.push((cur.clone(), cur.clone()));
+                    }
+                    modes
+                        .into_iter()
+                        .map(|(v, l)| {
+                            let selected = v == cur;
+                            view! { <option value=v selected=selected>{l}</option> }
+                        })
+                        .collect_view()
+                }}
+            </select>
+        </label>
+        {move || confirming.get().then(|| view! {
+            <div class="bypass-confirm" role="alertdialog" aria-label="Confirm bypass permissions" data-testid="bypass-confirm">
+                <strong>"Bypass permissions?"</strong>
+                <span>"Claude Code will run every tool — shell commands, file writes, network — without asking. Only do this in a sandbox you can throw away."</span>
+                <button class="danger" data-testid="bypass-confirm-yes" on:click=move |_| {
+                    confirming.set(false);
+                    store.set_permission_mode("bypassPermissions");
+                }>"Bypass permissions"</button>
+                <button on:click=move |_| confirming.set(false)>"Cancel"</button>
+            </div>
+        })}
+        {move || (current() == "bypassPermissions").then(|| view! {
+            <span class="chip danger" role="status" data-testid="bypass-warning">"⚠ Permissions bypassed"</span>
+        })}
+    }
+}

@@ -1,0 +1,48 @@
+//! Edit / MultiEdit tool body.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::components::DiffView;
+use crate::format::field;
+
+/// The file and a diff of each replacement (old → new).
+#[component]
+pub fn EditBody(
+    /// Tool input.
+    input: Value,
+) -> impl IntoView {
+    let path = field(&input, "file_path").to_string();
+    let edits: Vec<(String, String, bool)> = match input.get("edits").and_then(Value::as_array) {
+        Some(list) => list
+            .iter()
+            .map(|e| {
+                (
+                    field(e, "old_string").to_string(),
+                    field(e, "new_string").to_string(),
+                    e.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+                )
+            })
+            .collect(),
+        None => vec![(
+            field(&input, "old_string").to_string(),
+            field(&input, "new_string").to_string(),
+            input.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+        )],
+    };
+    let n = edits.len();
+    view! {
+        <div class="file-line"><code class="path">{path.clone()}</code></div>
+        {edits
+            .into_iter()
+            .enumerate()
+            .map(|(i, (old, new, all))| {
+                let label = if n > 1 { format!("Edit {} of {n}", i + 1) } else { path.clone() };
+                view! {
+                    <DiffView old=old new=new label=label />
+                    {all.then(|| view! { <span class="chip">"replace all"</span> })}
+                }
+            })
+            .collect_view()}
+    }
+}

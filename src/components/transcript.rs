@@ -1,0 +1,128 @@
+//! The transcript, virtualized.
+
+pub mod transcript_row;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+use crate::dom::{self, RowObserver};
+use crate::store::Store;
+use crate::virtual_window::compute;
+
+pub use transcript_row::TranscriptRow;
+
+/// Estimated height of a row not measured yet.
+pub const DEFAULT_ROW_HEIGHT: f64 = 96.0;
+/// Extra height rendered above and below the viewport.
+pub const OVERSCAN_PX: f64 = 800.0;
+
+/// Measures rendered rows (context for [`TranscriptRow`]).
+#[derive(Clone, Copy)]
+pub struct RowMeasure(pub StoredValue<Rc<RowObserver>, LocalStorage>);
+
+/// The session's rows in order (`data-testid="transcript"`, `role="log"`). Only rows near the
+/// viewport are in the DOM (keyed by row key); their measured heights keep the scrollbar honest.
+/// It follows the bottom while the person is there.
+#[component]
+pub fn Transcript() -> impl IntoView {
+    let store = Store::expect();
+    let session = store.session;
+    let order_rev = Memo::new(move |_| session.with(|s| s.order_rev()));
+    let keys = Memo::new(move |_| {
+        order_rev.track();
+        session.with_untracked(|s| s.order().to_vec())
+    });
+    let heights: StoredValue<HashMap<String, f64>> = StoredValue::new(HashMap::new());
+    let heights_rev = RwSignal::new(0u64);
+    let scroll_top = RwSignal::new(0.0f64);
+    let viewport_h = RwSignal::new(900.0f64);
+    let stick = StoredValue::new(true);
+    let scroller: NodeRef<leptos::html::Div> = NodeRef::new();
+
+    let on_size: Rc<dyn Fn(String, f64)> = Rc::new(move |key, h| {
+        let changed = heights
+            .try_update_value(|m| match m.insert(key, h) {
+                Some(old) => (old - h).abs() > 0.5,
+                None => true,
+            })
+            .unwrap_or(false);
+        if changed {
+            heights_rev.update(|r| *r += 1);
+        }
+    });
+    provide_context(RowMeasure(StoredValue::new_local(Rc::new(RowObserver::new(on_size)))));
+
+    let window = Memo::new(move |_| {
+        heights_rev.track();
+        let top = scroll_top.get();
+        let vh = viewport_h.get();
+        keys.with(|k| heights.with_value(|h| compute(k, h, DEFAULT_ROW_HEIGHT, top, vh, OVERSCAN_PX)))
+    });
+    let visible = move || {
+        let w = window.get();
+        keys.with(|k| k.get(w.start..w.end).map(<[String]>::to_vec).unwrap_or_default())
+    };
+
+    let follow = move || {
+        if stick.get_value() {
+            request_animation_frame(move || {
+                if let Some(el) = scroller.get_untracked() {
+                    dom::scroll_to_bottom(&el);
+                }
+            });
+        }
+    };
+    // Follow the bottom when rows are added or grow (streaming), if the person is at the bottom.
+    Effect::new(move |_| {
+        window.with(|w| w.total);
+        session.with(|s| s.rev());
+        follow();
+    });
+    let measure_viewport = move || {
+        if let Some(el) = scroller.get_untracked() {
+            let (top, sh, ch) = dom::scroll_metrics(&el);
+            stick.set_value(top + ch >= sh - 48.0);
+            scroll_top.set(top);
+            viewport_h.set(ch.max(200.0));
+        }
+    };
+    Effect::new(move |_| {
+        if scroller.get().is_some() {
+            measure_viewport();
+        }
+    });
+    let resize = window_event_listener(leptos::ev::resize, move |_| {
+        let was = stick.get_value();
+        measure_viewport();
+        stick.set_value(was);
+        follow();
+    });
+    on_cleanup(move || resize.remove());
+
+    view! {
+        <div
+            class="transcript"
+            data-testid="transcript"
+            role="log"
+            aria-label="Transcript"
+            tabindex="0"
+            node_ref=scroller
+            on:scroll=move |_| measure_viewport()
+        >
+            <div class="transcript-inner">
+                <div class="spacer" aria-hidden="true" style=move || format!("height:{}px", window.with(|w| w.pad_top))></div>
+                <For each=visible key=|k| k.clone() let:k>
+                    <TranscriptRow row_key=k />
+                </For>
+                <div class="spacer" aria-hidden="true" style=move || format!("height:{}px", window.with(|w| w.pad_bottom))></div>
+                {move || {
+                    keys.with(|k| k.is_empty()).then(|| view! {
+                        <div class="empty-transcript">"No messages yet."</div>
+                    })
+                }}
+            </div>
+        </div>
+    }
+}

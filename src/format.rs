@@ -1,0 +1,109 @@
+//! Number and time formatting for the UI (pure).
+
+use serde_json::Value;
+
+/// `1.2s`, `45ms`, `2m 05s`.
+pub fn duration_ms(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.0}ms")
+    } else if ms < 60_000.0 {
+        format!("{:.1}s", ms / 1000.0)
+    } else {
+        let secs = (ms / 1000.0).round() as u64;
+        format!("{}m {:02}s", secs / 60, secs % 60)
+    }
+}
+
+/// `950`, `12.3k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    }
+}
+
+/// `$0.0123` (4 decimals under a dollar, 2 above).
+pub fn cost(usd: f64) -> String {
+    if usd.abs() < 1.0 { format!("${usd:.4}") } else { format!("${usd:.2}") }
+}
+
+/// A string field of a JSON object, or "".
+pub fn field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Pretty JSON.
+pub fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A relative time like `5m ago` from an ISO-8601 / unix-seconds value and "now" in ms since epoch.
+pub fn ago(value: &Value, now_ms: f64) -> String {
+    let then_ms = match value {
+        Value::Number(n) => n.as_f64().map(|s| if s > 1e12 { s } else { s * 1000.0 }),
+        Value::String(s) => parse_iso_ms(s),
+        _ => None,
+    };
+    let Some(then) = then_ms else { return String::new() };
+    let secs = ((now_ms - then) / 1000.0).max(0.0) as u64;
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS(.fff)?Z` (UTC) to ms since the epoch.
+pub fn parse_iso_ms(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let frac: f64 = if b.get(19) == Some(&b'.') {
+        let end = s[20..].find(|c: char| !c.is_ascii_digit()).map_or(s.len(), |i| i + 20);
+        format!("0.{}", &s[20..end]).parse().unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    // Days from civil (Howard Hinnant).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac) * 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(duration_ms(45.0), "45ms");
+        assert_eq!(duration_ms(1234.0), "1.2s");
+        assert_eq!(duration_ms(125_000.0), "2m 05s");
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(cost(0.000822), "$0.0008");
+        assert_eq!(cost(12.5), "$12.50");
+    }
+
+    #[test]
+    fn iso_times() {
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(parse_iso_ms("2026-11-30T03:56:23.573Z"), Some(1_796_010_983_573.0));
+        let now = parse_iso_ms("2026-11-30T04:00:00Z").unwrap();
+        assert_eq!(ago(&Value::String("2026-11-30T03:55:00Z".into()), now), "5m ago");
+        assert_eq!(ago(&Value::Null, now), "");
+    }
+}

@@ -1,0 +1,408 @@
+//! Markdown to an inert tree.
+//!
+//! pulldown-cmark events are turned into a small tree of [`MdNode`]s built from a fixed set of
+//! tags. Nothing the model writes can become markup: raw HTML (block or inline) becomes text, images
+//! become their alt text, and link targets pass only when their scheme is on an allowlist
+//! (`http`, `https`, `mailto`, or a relative / fragment URL). The components turn the tree into DOM
+//! nodes with Leptos builders; no `inner_html` anywhere.
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+/// The element types the renderer can produce. Anything else in the input maps onto one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MdTag {
+    /// `<p>`
+    P,
+    /// `<h1>`…`<h6>`
+    H(u8),
+    /// `<blockquote>`
+    Blockquote,
+    /// `<pre>` (with a `<code>` child)
+    Pre,
+    /// `<code>`
+    Code,
+    /// `<ul>`
+    Ul,
+    /// `<ol>`
+    Ol,
+    /// `<li>`
+    Li,
+    /// `<em>`
+    Em,
+    /// `<strong>`
+    Strong,
+    /// `<del>`
+    Del,
+    /// `<a>` (only with a safe href)
+    A,
+    /// `<span>` (used for unsafe links, images, HTML shown as text)
+    Span,
+    /// `<table>`
+    Table,
+    /// `<thead>`
+    Thead,
+    /// `<tbody>`
+    Tbody,
+    /// `<tr>`
+    Tr,
+    /// `<th>`
+    Th,
+    /// `<td>`
+    Td,
+    /// `<hr>`
+    Hr,
+    /// `<br>`
+    Br,
+    /// `<sup>`
+    Sup,
+    /// `<sub>`
+    Sub,
+    /// `<div>` (footnotes, definition lists, metadata)
+    Div,
+}
+
+/// A node of the rendered tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MdNode {
+    /// Text (always shown as text).
+    Text(String),
+    /// An element from the fixed set, with attributes from a fixed set of names.
+    El {
+        /// Tag.
+        tag: MdTag,
+        /// Attributes: only `href`, `title`, `class`, `start`, `rel`, `target`, `data-unsafe-href`.
+        attrs: Vec<(&'static str, String)>,
+        /// Children.
+        children: Vec<MdNode>,
+    },
+}
+
+/// True if `url` may be a link target: `http:`, `https:`, `mailto:`, or no scheme at all
+/// (relative or `#fragment`). Browsers ignore ASCII tab/newline inside a scheme and are
+/// case-insensitive about it, so those are normalised before checking.
+pub fn safe_url(url: &str) -> bool {
+    let cleaned: String = url
+        .trim_matches(|c: char| c.is_ascii_whitespace() || c.is_control())
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let lower = cleaned.to_ascii_lowercase();
+    if lower.chars().any(|c| c.is_control()) {
+        return false;
+    }
+    // Scheme = everything before the first ':' if that comes before any '/', '?' or '#'.
+    let scheme_end = lower.find(':');
+    let path_start = lower.find(['/', '?', '#']);
+    match scheme_end {
+        None => true,
+        Some(i) if path_start.is_some_and(|p| p < i) => true,
+        Some(i) => matches!(&lower[..i], "http" | "https" | "mailto"),
+    }
+}
+
+fn code_class(lang: &str) -> Option<String> {
+    let lang: String = lang
+        .split([' ', ',', '{'])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.' | '#'))
+        .take(32)
+        .collect();
+    (!lang.is_empty()).then(|| format!("language-{lang}"))
+}
+
+struct Frame {
+    tag: MdTag,
+    attrs: Vec<(&'static str, String)>,
+    children: Vec<MdNode>,
+}
+
+/// Parses markdown into the inert tree.
+pub fn parse(markdown: &str) -> Vec<MdNode> {
+    let opts = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES;
+    let mut stack: Vec<Frame> = vec![Frame { tag: MdTag::Div, attrs: vec![], children: vec![] }];
+    let mut in_thead = false;
+    let mut tbody_open = false;
+    for ev in Parser::new_ext(markdown, opts) {
+        match ev {
+            Event::Start(tag) => {
+                let (t, attrs, image): (MdTag, Vec<(&'static str, String)>, bool) = match tag {
+                    Tag::Paragraph => (MdTag::P, vec![], false),
+                    Tag::Heading { level, .. } => (MdTag::H(heading(level)), vec![], false),
+                    Tag::BlockQuote(_) => (MdTag::Blockquote, vec![], false),
+                    Tag::CodeBlock(kind) => {
+                        let class = match kind {
+                            CodeBlockKind::Fenced(lang) => code_class(&lang),
+                            CodeBlockKind::Indented => None,
+                        };
+                        stack.push(Frame { tag: MdTag::Pre, attrs: vec![], children: vec![] });
+                        let attrs = class.map(|c| vec![("class", c)]).unwrap_or_default();
+                        (MdTag::Code, attrs, false)
+                    }
+                    Tag::HtmlBlock => (MdTag::P, vec![("class", "raw-html".to_string())], false),
+                    Tag::List(Some(start)) => {
+                        let attrs = if start == 1 { vec![] } else { vec![("start", start.to_string())] };
+                        (MdTag::Ol, attrs, false)
+                    }
+                    Tag::List(None) => (MdTag::Ul, vec![], false),
+                    Tag::Item => (MdTag::Li, vec![], false),
+                    Tag::FootnoteDefinition(label) => {
+                        let f = Frame {
+                            tag: MdTag::Div,
+                            attrs: vec![("class", "footnote".to_string())],
+                            children: vec![MdNode::Text(format!("[{label}] "))],
+                        };
+                        stack.push(f);
+                        continue;
+                    }
+                    Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
+                        (MdTag::Div, vec![], false)
+                    }
+                    Tag::Table(_) => (MdTag::Table, vec![], false),
+                    Tag::TableHead => {
+                        in_thead = true;
+                        stack.push(Frame { tag: MdTag::Thead, attrs: vec![], children: vec![] });
+                        (MdTag::Tr, vec![], false)
+                    }
+                    Tag::TableRow => {
+                        if !tbody_open {
+                            tbody_open = true;
+                            stack.push(Frame { tag: MdTag::Tbody, attrs: vec![], children: vec![] });
+                        }
+                        (MdTag::Tr, vec![], false)
+                    }
+                    Tag::TableCell => (if in_thead { MdTag::Th } else { MdTag::Td }, vec![], false),
+                    Tag::Emphasis => (MdTag::Em, vec![], false),
+                    Tag::Strong => (MdTag::Strong, vec![], false),
+                    Tag::Strikethrough => (MdTag::Del, vec![], false),
+                    Tag::Superscript => (MdTag::Sup, vec![], false),
+                    Tag::Subscript => (MdTag::Sub, vec![], false),
+                    Tag::Link { dest_url, title, .. } => {
+                        if safe_url(&dest_url) {
+                            let mut attrs = vec![
+                                ("href", dest_url.to_string()),
+                                ("rel", "noopener noreferrer nofollow".to_string()),
+                                ("target", "_blank".to_string()),
+                            ];
+                            if !title.is_empty() {
+                                attrs.push(("title", title.to_string()));
+                            }
+                            (MdTag::A, attrs, false)
+                        } else {
+                            let attrs = vec![
+                                ("class", "unsafe-link".to_string()),
+                                ("data-unsafe-href", dest_url.chars().take(200).collect()),
+                            ];
+                            (MdTag::Span, attrs, false)
+                        }
+                    }
+                    Tag::Image { dest_url, .. } => {
+                        let attrs = vec![("class", "md-image".to_string()), ("title", dest_url.chars().take(200).collect())];
+                        (MdTag::Span, attrs, true)
+                    }
+                    Tag::MetadataBlock(_) => (MdTag::Pre, vec![], false),
+                };
+                stack.push(Frame { tag: t, attrs, children: vec![] });
+                if image {
+                    push(&mut stack, MdNode::Text("🖼 ".into()));
+                }
+            }
+            Event::End(end) => match end {
+                TagEnd::Table => {
+                    if tbody_open {
+                        tbody_open = false;
+                        close(&mut stack);
+                    }
+                    close(&mut stack);
+                }
+                TagEnd::CodeBlock => {
+                    close(&mut stack);
+                    close(&mut stack);
+                }
+                TagEnd::TableHead => {
+                    in_thead = false;
+                    close(&mut stack);
+                    close(&mut stack);
+                }
+                _ => close(&mut stack),
+            },
+            Event::Text(t) => push(&mut stack, MdNode::Text(t.into_string())),
+            Event::Code(t) => push(
+                &mut stack,
+                MdNode::El { tag: MdTag::Code, attrs: vec![], children: vec![MdNode::Text(t.into_string())] },
+            ),
+            Event::InlineMath(t) | Event::DisplayMath(t) => push(&mut stack, MdNode::Text(t.into_string())),
+            // Raw HTML is shown as the text it is.
+            Event::Html(t) | Event::InlineHtml(t) => push(&mut stack, MdNode::Text(t.into_string())),
+            Event::FootnoteReference(label) => push(
+                &mut stack,
+                MdNode::El { tag: MdTag::Sup, attrs: vec![], children: vec![MdNode::Text(format!("[{label}]"))] },
+            ),
+            Event::SoftBreak => push(&mut stack, MdNode::Text("\n".into())),
+            Event::HardBreak => push(&mut stack, MdNode::El { tag: MdTag::Br, attrs: vec![], children: vec![] }),
+            Event::Rule => push(&mut stack, MdNode::El { tag: MdTag::Hr, attrs: vec![], children: vec![] }),
+            Event::TaskListMarker(done) => push(&mut stack, MdNode::Text(if done { "☑ " } else { "☐ " }.into())),
+        }
+    }
+    while stack.len() > 1 {
+        close(&mut stack);
+    }
+    stack.pop().map(|f| f.children).unwrap_or_default()
+}
+
+fn heading(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+fn push(stack: &mut [Frame], node: MdNode) {
+    if let Some(top) = stack.last_mut() {
+        // Merge adjacent text to keep the tree (and the DOM) small.
+        if let (MdNode::Text(new), Some(MdNode::Text(prev))) = (&node, top.children.last_mut()) {
+            prev.push_str(new);
+            return;
+        }
+        top.children.push(node);
+    }
+}
+
+fn close(stack: &mut Vec<Frame>) {
+    if stack.len() <= 1 {
+        return;
+    }
+    let f = stack.pop().expect("len > 1");
+    let node = MdNode::El { tag: f.tag, attrs: f.attrs, children: f.children };
+    push(stack, node);
+}
+
+/// Plain text of a tree (for tests and accessibility labels).
+pub fn plain_text(nodes: &[MdNode]) -> String {
+    let mut out = String::new();
+    fn walk(n: &MdNode, out: &mut String) {
+        match n {
+            MdNode::Text(t) => out.push_str(t),
+            MdNode::El { children, .. } => children.iter().for_each(|c| walk(c, out)),
+        }
+    }
+    nodes.iter().for_each(|n| walk(n, &mut out));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find<'a>(nodes: &'a [MdNode], tag: MdTag, out: &mut Vec<&'a MdNode>) {
+        for n in nodes {
+            if let MdNode::El { tag: t, children, .. } = n {
+                if *t == tag {
+                    out.push(n);
+                }
+                find(children, tag, out);
+            }
+        }
+    }
+
+    fn all(nodes: &[MdNode], tag: MdTag) -> Vec<&MdNode> {
+        let mut v = Vec::new();
+        find(nodes, tag, &mut v);
+        v
+    }
+
+    #[test]
+    fn raw_html_is_text() {
+        let md = "<script>alert(1)</script>\n\nhi <img src=x onerror=alert(1)> <b>bold</b>";
+        let tree = parse(md);
+        let text = plain_text(&tree);
+        assert!(text.contains("<script>alert(1)</script>"), "{text}");
+        assert!(text.contains("<img src=x onerror=alert(1)>"), "{text}");
+        assert!(all(&tree, MdTag::Strong).is_empty());
+    }
+
+    #[test]
+    fn unsafe_links_are_not_links() {
+        for url in [
+            "javascript:alert(1)",
+            "JaVaScRiPt:alert(1)",
+            " javascript:alert(1)",
+            "java\tscript:alert(1)",
+            "data:text/html;base64,PHNjcmlwdD4=",
+            "vbscript:msgbox(1)",
+            "file:///etc/passwd",
+        ] {
+            assert!(!safe_url(url), "{url:?} passed");
+            let tree = parse(&format!("[click](<{url}>)"));
+            assert!(all(&tree, MdTag::A).is_empty(), "{url:?} became a link: {tree:?}");
+            assert_eq!(plain_text(&tree).trim(), "click");
+        }
+        for url in ["https://example.com/a?b#c", "http://x", "mailto:a@b.c", "/relative", "#frag", "a/b:c"] {
+            assert!(safe_url(url), "{url:?} refused");
+        }
+        let tree = parse("[ok](https://example.com)");
+        let a = all(&tree, MdTag::A);
+        assert_eq!(a.len(), 1);
+        if let MdNode::El { attrs, .. } = a[0] {
+            assert!(attrs.contains(&("href", "https://example.com".to_string())));
+            assert!(attrs.iter().any(|(k, v)| *k == "rel" && v.contains("noopener")));
+        }
+    }
+
+    #[test]
+    fn images_are_alt_text_only() {
+        let tree = parse("![a cat](https://tracker.example/pixel.gif)");
+        assert!(plain_text(&tree).contains("a cat"));
+        assert!(all(&tree, MdTag::A).is_empty());
+    }
+
+    #[test]
+    fn structure_headings_lists_tables_code() {
+        let md = "# Title\n\n- a\n- b\n\n1. x\n\n| h1 | h2 |\n|----|----|\n| c1 | c2 |\n| d1 | d2 |\n\n```rust\nfn main() {}\n```\n";
+        let tree = parse(md);
+        assert_eq!(all(&tree, MdTag::H(1)).len(), 1);
+        assert_eq!(all(&tree, MdTag::Ul).len(), 1);
+        assert_eq!(all(&tree, MdTag::Li).len(), 3);
+        assert_eq!(all(&tree, MdTag::Table).len(), 1);
+        assert_eq!(all(&tree, MdTag::Th).len(), 2);
+        assert_eq!(all(&tree, MdTag::Td).len(), 4);
+        assert_eq!(all(&tree, MdTag::Tbody).len(), 1);
+        assert_eq!(all(&tree, MdTag::Thead).len(), 1);
+        let table = all(&tree, MdTag::Table)[0];
+        assert_eq!(all(std::slice::from_ref(table), MdTag::Tbody).len(), 1, "tbody inside the table");
+        let pre = all(&tree, MdTag::Pre);
+        assert_eq!(pre.len(), 1);
+        let code = all(std::slice::from_ref(pre[0]), MdTag::Code);
+        match code[0] {
+            MdNode::El { attrs, .. } => assert_eq!(attrs, &vec![("class", "language-rust".to_string())]),
+            _ => unreachable!(),
+        }
+        assert!(plain_text(&tree).contains("fn main() {}"));
+    }
+
+    #[test]
+    fn hostile_language_names_are_cleaned() {
+        let tree = parse("```js\" onload=\"x\ncode\n```");
+        let code = all(&tree, MdTag::Code);
+        match code[0] {
+            MdNode::El { attrs, .. } => assert_eq!(attrs[0].1, "language-js"),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn unclosed_streaming_markdown_still_renders() {
+        let tree = parse("Here is code:\n```py\nprint(1");
+        assert!(plain_text(&tree).contains("print(1"));
+        let tree = parse("**bold and *it");
+        assert!(plain_text(&tree).contains("bold and"));
+    }
+}

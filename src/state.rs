@@ -1,0 +1,18 @@
+//! The pure transcript model: no I/O, no clock, no browser. Compiles and is tested natively.
+//!
+//! [`Session`] takes every frame of a session in order (`apply_from(source, &payload)`), assembles
+//! streamed messages, tool cards, prompts and the turn footer, and exposes them to the components.
+
+pub mod item;
+pub mod partial_json;
+pub mod prompt;
+pub mod session;
+
+pub use item::{
+    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind, SystemRow, TaskInfo,
+    ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
+};
+pub use prompt::{Notice, Prompt, PromptKind, SettledBy};
+pub use session::{
+    InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState, Source, tool_result_text,
+};

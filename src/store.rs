@@ -1,0 +1,331 @@
+//! The one reactive store, provided by context: it wraps the pure [`Session`] model in a signal,
+//! applies incoming frames at most once per animation frame, and turns the person's actions into
+//! protocol messages sent through the [`Sender`] (the real HTTP one, or a fake in tests).
+
+use std::rc::Rc;
+
+use bridge_protocol::build;
+use leptos::prelude::*;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::net::{self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent, Subscription};
+use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
+
+#[derive(Default)]
+struct Inbox {
+    frames: Vec<Incoming>,
+    scheduled: bool,
+    /// Apply every frame at once instead of once per animation frame (benchmark baseline).
+    naive: bool,
+}
+
+/// The store handle (cheap to copy). Get it with [`Store::expect`].
+#[derive(Clone, Copy)]
+pub struct Store {
+    /// The transcript model of the open session.
+    pub session: RwSignal<Session>,
+    /// Id of the open session.
+    pub session_id: RwSignal<Option<String>>,
+    /// Connection state of the event stream.
+    pub conn: RwSignal<ConnState>,
+    /// Who is signed in (None until known).
+    pub me: RwSignal<Option<Me>>,
+    /// The session list.
+    pub sessions: RwSignal<Vec<SessionSummary>>,
+    /// History before the stream's first frame was cut (relay retention).
+    pub truncated: RwSignal<bool>,
+    /// Ids of collapsed things the person expanded ("show all"), kept across re-renders.
+    pub expanded: RwSignal<std::collections::HashSet<String>>,
+    inbox: StoredValue<Inbox, LocalStorage>,
+    sender: StoredValue<Rc<dyn Sender>, LocalStorage>,
+    subscription: StoredValue<Option<Subscription>, LocalStorage>,
+}
+
+impl Store {
+    /// A store sending through `sender`.
+    pub fn new(sender: Rc<dyn Sender>) -> Self {
+        Store {
+            session: RwSignal::new(Session::new()),
+            session_id: RwSignal::new(None),
+            conn: RwSignal::new(ConnState::Connecting),
+            me: RwSignal::new(None),
+            sessions: RwSignal::new(Vec::new()),
+            truncated: RwSignal::new(false),
+            expanded: RwSignal::new(Default::default()),
+            inbox: StoredValue::new_local(Inbox::default()),
+            sender: StoredValue::new_local(sender),
+            subscription: StoredValue::new_local(None),
+        }
+    }
+
+    /// A store talking HTTP to the relay that served the page.
+    pub fn http() -> Self {
+        Self::new(Rc::new(HttpSender))
+    }
+
+    /// Provides it to the component tree.
+    pub fn provide(self) -> Self {
+        provide_context(self);
+        self
+    }
+
+    /// The store from context.
+    pub fn expect() -> Self {
+        expect_context::<Store>()
+    }
+
+    /// True when this console may act (a controller, not an observer).
+    pub fn can_act(&self) -> bool {
+        !self.session.with_untracked(Session::is_observer)
+    }
+
+    // ------------------------------------------------------------------ incoming
+
+    /// Queues a frame; frames are applied together on the next animation frame.
+    pub fn ingest(&self, frame: Incoming) {
+        let (schedule, naive) = self
+            .inbox
+            .try_update_value(|inbox| {
+                inbox.frames.push(frame);
+                let s = !inbox.scheduled;
+                inbox.scheduled = true;
+                (s, inbox.naive)
+            })
+            .unwrap_or((false, false));
+        if naive {
+            self.flush();
+        } else if schedule {
+            let store = *self;
+            request_animation_frame(move || store.flush());
+            // rAF does not run in a hidden tab: a timer keeps the title's "needs you" marker honest.
+            set_timeout(move || store.flush(), std::time::Duration::from_millis(250));
+        }
+    }
+
+    /// Applies every queued frame now.
+    pub fn flush(&self) {
+        let frames = self
+            .inbox
+            .try_update_value(|inbox| {
+                inbox.scheduled = false;
+                std::mem::take(&mut inbox.frames)
+            })
+            .unwrap_or_default();
+        if frames.is_empty() {
+            return;
+        }
+        self.session.update(|s| {
+            for f in &frames {
+                s.apply_from(f.source, &f.payload);
+            }
+        });
+    }
+
+    /// Benchmark switch: apply each frame as it arrives (the naive baseline) instead of coalescing.
+    pub fn set_naive(&self, naive: bool) {
+        self.inbox.update_value(|i| i.naive = naive);
+    }
+
+    /// Applies a stream report.
+    pub fn on_stream(&self, ev: StreamEvent) {
+        match ev {
+            StreamEvent::Frame(f) => self.ingest(f),
+            StreamEvent::State(s) => {
+                if self.conn.get_untracked() != s {
+                    self.conn.set(s);
+                }
+            }
+            StreamEvent::Truncated => self.truncated.set(true),
+        }
+    }
+
+    // ------------------------------------------------------------------ sessions
+
+    /// Opens a session: resets the model, loads its summary and follows its event stream.
+    pub fn open_session(&self, id: String) {
+        if self.session_id.get_untracked().as_deref() == Some(id.as_str()) {
+            return;
+        }
+        self.close_session();
+        let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
+        self.session.set(if observer { Session::observer() } else { Session::new() });
+        self.session_id.set(Some(id.clone()));
+        self.truncated.set(false);
+        self.conn.set(ConnState::Connecting);
+        let store = *self;
+        let sid = id.clone();
+        leptos::task::spawn_local(async move {
+            if let Ok(summary) = net::get_session(&sid).await
+                && store.session_id.get_untracked().as_deref() == Some(sid.as_str())
+            {
+                store.session.update(|s| s.set_summary(&summary));
+            }
+        });
+        let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
+        let sub = net::subscribe(&id, 0, sink);
+        self.subscription.set_value(Some(sub));
+    }
+
+    /// Leaves the open session.
+    pub fn close_session(&self) {
+        if let Some(sub) = self.subscription.try_update_value(Option::take).flatten() {
+            sub.close();
+        }
+        self.inbox.update_value(|i| i.frames.clear());
+        self.session_id.set(None);
+    }
+
+    /// Reloads the session list.
+    pub fn refresh_sessions(&self) {
+        let store = *self;
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = net::list_sessions().await {
+                store.sessions.set(list);
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ actions
+
+    fn post(&self, payload: Value, done: impl FnOnce(Result<(), NetError>) + 'static) {
+        let Some(sid) = self.session_id.get_untracked() else {
+            return done(Err(NetError::Network("no session is open".into())));
+        };
+        let sender = self.sender.get_value();
+        leptos::task::spawn_local(async move {
+            done(sender.post_event(&sid, payload).await);
+        });
+    }
+
+    fn payload(msg: &bridge_protocol::ClientMessage) -> Value {
+        serde_json::to_value(msg).unwrap_or(Value::Null)
+    }
+
+    /// Sends a prompt: shown at once as pending, confirmed by its echo. Returns its uuid.
+    pub fn send_prompt(&self, text: &str) -> Option<String> {
+        if !self.can_act() || text.trim().is_empty() {
+            return None;
+        }
+        let uuid = Uuid::new_v4();
+        let id = uuid.to_string();
+        self.session.update(|s| s.add_local_prompt(&id, text));
+        self.post_prompt(uuid, text);
+        Some(id)
+    }
+
+    fn post_prompt(&self, uuid: Uuid, text: &str) {
+        let store = *self;
+        let id = uuid.to_string();
+        self.post(Self::payload(&build::user_text(text, uuid)), move |r| {
+            let state = match r {
+                Ok(()) => SendState::Sent,
+                Err(NetError::Status(409 | 410, _)) => SendState::Failed("the session has ended".into()),
+                Err(e) => SendState::Failed(e.to_string()),
+            };
+            store.session.update(|s| s.set_send_state(&id, state));
+        });
+    }
+
+    /// Sends a failed prompt again (same uuid: the relay drops duplicates).
+    pub fn retry_prompt(&self, id: &str) {
+        let Ok(uuid) = Uuid::parse_str(id) else { return };
+        let Some(text) = self.session.with_untracked(|s| s.local_prompt_text(id).map(str::to_string)) else { return };
+        self.session.update(|s| s.set_send_state(id, SendState::Pending));
+        self.post_prompt(uuid, &text);
+    }
+
+    fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> bridge_protocol::ClientMessage) {
+        if !self.can_act() {
+            return;
+        }
+        let rid = build::new_request_id();
+        self.session.update(|s| s.local_request(&rid, req));
+        let store = *self;
+        let rid2 = rid.clone();
+        self.post(Self::payload(&msg(&rid)), move |r| {
+            if let Err(e) = r {
+                store.session.update(|s| s.local_request_failed(&rid2, &e.to_string()));
+            }
+        });
+    }
+
+    /// Interrupts the running turn.
+    pub fn interrupt(&self) {
+        self.control(LocalRequest::Interrupt, build::interrupt);
+    }
+
+    /// Switches the model (`None`: the default).
+    pub fn set_model(&self, model: Option<String>) {
+        let m = model.clone();
+        self.control(LocalRequest::SetModel(model), move |rid| build::set_model(rid, m.as_deref()));
+    }
+
+    /// Switches the permission mode.
+    pub fn set_permission_mode(&self, mode: &str) {
+        let parsed: bridge_protocol::PermissionMode =
+            serde_json::from_value(Value::String(mode.to_string())).unwrap_or(bridge_protocol::PermissionMode::Default);
+        self.control(LocalRequest::SetPermissionMode(mode.to_string()), move |rid| {
+            build::set_permission_mode(rid, parsed)
+        });
+    }
+
+    fn post_answer(&self, request_id: &str, payload: Value) {
+        if !self.can_act() {
+            return;
+        }
+        let rid = request_id.to_string();
+        self.session.update(|s| s.answer_locally(&rid));
+        let store = *self;
+        self.post(payload, move |r| match r {
+            Ok(()) => {}
+            Err(NetError::Status(409, _)) => store.session.update(|s| s.answer_conflict(&rid)),
+            Err(e) => store.session.update(|s| s.answer_failed(&rid, &e.to_string())),
+        });
+    }
+
+    /// Allows a permission prompt with `updated_input` (edited or the original) and the checked
+    /// `permission_suggestions` (as edited) as `updatedPermissions`.
+    pub fn allow(&self, prompt: &Prompt, updated_input: Value, updated_permissions: Vec<Value>) {
+        let perms = updated_permissions.into_iter().filter_map(|p| serde_json::from_value(p).ok()).collect();
+        let msg = build::allow(&prompt.request_id, prompt.tool_use_id.as_deref(), updated_input, perms);
+        self.post_answer(&prompt.request_id, Self::payload(&msg));
+    }
+
+    /// Denies a permission prompt, optionally interrupting the turn ("deny and stop").
+    pub fn deny(&self, prompt: &Prompt, message: &str, interrupt: bool) {
+        let message = if message.trim().is_empty() { "The user denied this tool call." } else { message };
+        let msg = build::deny(&prompt.request_id, prompt.tool_use_id.as_deref(), message, interrupt);
+        self.post_answer(&prompt.request_id, Self::payload(&msg));
+    }
+
+    /// Answers a prompt with any success body (elicitation, user dialog).
+    pub fn answer(&self, request_id: &str, body: Value) {
+        let msg = build::success(request_id, Some(body));
+        self.post_answer(request_id, Self::payload(&msg));
+    }
+
+    /// Whether `id` was expanded.
+    pub fn is_expanded(&self, id: &str) -> bool {
+        self.expanded.with(|e| e.contains(id))
+    }
+
+    /// Expands or collapses `id`.
+    pub fn toggle_expanded(&self, id: &str) {
+        self.expanded.update(|e| {
+            if !e.remove(id) {
+                e.insert(id.to_string());
+            }
+        });
+    }
+
+    /// Dismisses a notice.
+    pub fn dismiss_notice(&self, id: u64) {
+        self.session.update(|s| s.dismiss_notice(id));
+    }
+
+    /// Test/benchmark helper: applies a CLI frame (as from the worker) right now.
+    pub fn apply_now(&self, payload: Value) {
+        self.session.update(|s| s.apply_from(Source::Worker, &payload));
+    }
+}

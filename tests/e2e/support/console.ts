@@ -1,0 +1,139 @@
+// Driving the console through its data-testid contract (issue 5) — nothing else of its DOM is assumed.
+import { expect, type Locator, type Page } from '@playwright/test';
+import type { BackendInfo } from './state';
+
+export const tid = (page: Page | Locator, id: string): Locator => page.getByTestId(id);
+
+/** The login link a newcomer gets from the relay, optionally for a path such as `/s/<id>`. */
+export function loginUrl(backend: BackendInfo, pathname = '/', base = backend.base): string {
+  return `${base}${pathname}#login=${backend.login}`;
+}
+
+/** Open the console with the login link: the fragment is exchanged for a cookie and removed from the URL. */
+export async function openConsole(page: Page, backend: BackendInfo, pathname = '/', base = backend.base): Promise<void> {
+  await page.goto(loginUrl(backend, pathname, base));
+  await expect(tid(page, 'connection-status')).toBeVisible();
+  await expect(page).not.toHaveURL(/#login=/);
+}
+
+/** Open a session by URL (after logging in through `openConsole`, or with a cookie already set). */
+export async function openSession(page: Page, backend: BackendInfo, sessionId: string, base = backend.base): Promise<void> {
+  const cookies = await page.context().cookies(base);
+  if (cookies.some((c) => c.name === 'bridge_session')) {
+    await page.goto(`${base}/s/${sessionId}`);
+  } else {
+    await page.goto(loginUrl(backend, `/s/${sessionId}`, base));
+  }
+  await expect(tid(page, 'transcript')).toBeVisible();
+  await expectLive(page);
+}
+
+export async function expectLive(page: Page, timeout = 15_000): Promise<void> {
+  await expect(tid(page, 'connection-status')).toHaveAttribute('data-state', 'live', { timeout });
+}
+
+/** Click, or tap on touch projects. */
+export async function press(locator: Locator): Promise<void> {
+  const hasTouch = await locator.page().evaluate(() => navigator.maxTouchPoints > 0);
+  if (hasTouch) await locator.tap();
+  else await locator.click();
+}
+
+/** Type a message and send it; the user message appears in the transcript. */
+export async function sendMessage(page: Page, text: string): Promise<void> {
+  const input = tid(page, 'composer-input');
+  await expect(input).toBeEditable();
+  await input.fill(text);
+  await expect(tid(page, 'composer-send')).toBeEnabled();
+  await press(tid(page, 'composer-send'));
+  await expect(userMessages(page).filter({ hasText: text.slice(0, 40) }).first()).toBeVisible();
+}
+
+export const userMessages = (page: Page): Locator => page.locator('[data-testid="message"][data-role="user"]');
+export const assistantTexts = (page: Page): Locator => tid(page, 'assistant-text');
+export const results = (page: Page): Locator => tid(page, 'result-summary');
+export const toolCalls = (page: Page, name?: string): Locator =>
+  page.locator(name ? `[data-testid="tool-call"][data-tool-name="${name}"]` : '[data-testid="tool-call"]');
+export const dialog = (page: Page): Locator => tid(page, 'permission-dialog');
+
+/** Wait until the page shows `n` result footers (n completed turns). */
+export async function waitForTurns(page: Page, n: number, timeout = 45_000): Promise<void> {
+  await expect(results(page)).toHaveCount(n, { timeout });
+}
+
+export async function expectSessionState(page: Page, state: string, timeout = 15_000): Promise<void> {
+  await expect(tid(page, 'session-state')).toHaveAttribute('data-state', state, { timeout });
+}
+
+/** The transcript as data: role, uuid and visible text of every message, in order. */
+export async function snapshot(page: Page): Promise<Array<{ role: string; uuid: string; text: string }>> {
+  return page.locator('[data-testid="message"]').evaluateAll((els) =>
+    els.map((e) => ({
+      role: e.getAttribute('data-role') ?? '',
+      uuid: e.getAttribute('data-uuid') ?? '',
+      text: (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim(),
+    })),
+  );
+}
+
+/** Deny the open prompt with a message to the model. */
+export async function denyWithMessage(page: Page, message: string): Promise<void> {
+  const box = tid(page, 'permission-deny-message');
+  if (!(await box.isVisible())) await press(tid(page, 'permission-deny'));
+  await expect(box).toBeVisible();
+  await box.fill(message);
+  await press(tid(page, 'permission-deny'));
+}
+
+/** Count every `L001`…`L080` marker in `text` (for the "nothing missing, nothing twice" checks). */
+export function lineCounts(text: string, n = 80): number[] {
+  const counts: number[] = [];
+  for (let i = 1; i <= n; i++) {
+    const tag = `L${String(i).padStart(3, '0')} `;
+    counts.push(text.split(tag).length - 1);
+  }
+  return counts;
+}
+
+/** A second browser context with the same form factor as the current project (for observers, 2nd controllers). */
+export async function newPageLikeProject(
+  browser: import('@playwright/test').Browser,
+  use: { viewport?: { width: number; height: number } | null; isMobile?: boolean; hasTouch?: boolean; deviceScaleFactor?: number },
+): Promise<Page> {
+  const ctx = await browser.newContext({
+    viewport: use.viewport ?? undefined,
+    isMobile: use.isMobile,
+    hasTouch: use.hasTouch,
+    deviceScaleFactor: use.deviceScaleFactor,
+  });
+  return ctx.newPage();
+}
+
+/** Check a permission suggestion (checkbox inside it, or the element itself) and set its destination. */
+export async function acceptSuggestion(suggestion: Locator, destination?: string): Promise<void> {
+  if (destination) {
+    const select = suggestion.locator('select');
+    if ((await select.count()) > 0) {
+      const ok = await select
+        .first()
+        .selectOption({ value: destination })
+        .then(() => true)
+        .catch(() => false);
+      if (!ok) await select.first().selectOption({ label: destination });
+    }
+  }
+  const self = await suggestion.evaluate((e) => e instanceof HTMLInputElement && e.type === 'checkbox');
+  if (self) {
+    await suggestion.check();
+    return;
+  }
+  const box = suggestion.locator('input[type="checkbox"], [role="checkbox"], [role="switch"]').first();
+  await box.check();
+}
+
+/** Uncheck a suggestion if it is checked. */
+export async function rejectSuggestion(suggestion: Locator): Promise<void> {
+  const self = await suggestion.evaluate((e) => e instanceof HTMLInputElement && e.type === 'checkbox');
+  const box = self ? suggestion : suggestion.locator('input[type="checkbox"], [role="checkbox"], [role="switch"]').first();
+  if ((await box.count()) > 0 && (await box.isChecked())) await box.uncheck();
+}

@@ -1,0 +1,290 @@
+// Starts everything the flows talk to, once per run, on ephemeral loopback ports:
+//   demo: bridge-relay --demo --demo-scenario scenarios/demo.json
+//   real: bridge-fake-model --scenario scenarios/fake-model.json, and bridge-relay --claude <real CLI>
+//         with a temporary HOME and ANTHROPIC_BASE_URL pointing at the fake model.
+// Writes the addresses to a state file (E2E_STATE_FILE) that the workers read, and returns the teardown,
+// which stops every process it started (by pid) and keeps their logs under artifacts/logs/.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { FullConfig } from '@playwright/test';
+import type { BackendInfo, E2EState } from './state';
+
+const E2E_DIR = path.resolve(__dirname, '..');
+const REPO = path.resolve(E2E_DIR, '../..');
+const ARTIFACTS = path.join(E2E_DIR, 'artifacts');
+const LOGS = path.join(ARTIFACTS, 'logs');
+
+interface Started {
+  name: string;
+  child: ChildProcess;
+  log: string;
+}
+
+const started: Started[] = [];
+
+function bin(envName: string, rel: string): string {
+  const p = process.env[envName] ?? path.join(REPO, rel);
+  if (!fs.existsSync(p)) {
+    throw new Error(`${p} does not exist: build it first (cargo build -p ${path.basename(rel)}) or set ${envName}`);
+  }
+  return p;
+}
+
+/** Spawn `cmd`, tee its stdout+stderr into a log file, resolve with the address from `listening on ADDR`. */
+function startProcess(
+  name: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ addr: string; lines: string[]; log: string }> {
+  const log = path.join(LOGS, `${name}.log`);
+  const out = fs.createWriteStream(log);
+  out.write(`$ ${cmd} ${args.join(' ')}\n`);
+  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push({ name, child, log });
+  const lines: string[] = [];
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let done = false;
+    const timer = setTimeout(() => {
+      if (!done) {
+        done = true;
+        reject(new Error(`${name} did not print "listening on" within 30 s; see ${log}`));
+      }
+    }, 30_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      // Never copy the login line into the log: it carries the token.
+      buf += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines.push(line);
+        out.write(line.includes('#login=') ? '[stdout] console: <login URL withheld>\n' : `[stdout] ${line}\n`);
+        const m = /^listening on (\S+)/.exec(line);
+        if (m && !done) {
+          done = true;
+          clearTimeout(timer);
+          resolve({ addr: m[1], lines, log });
+        }
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => out.write(chunk));
+    child.on('exit', (code, signal) => {
+      out.write(`\n[exited code=${code} signal=${signal}]\n`);
+      if (!done) {
+        done = true;
+        clearTimeout(timer);
+        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
+      }
+    });
+  });
+}
+
+function resolveClaude(): { bin?: string; version?: string; reason?: string } {
+  let bin = process.env.CLAUDE_BIN;
+  if (!bin) {
+    if (process.env.E2E_INSTALL_CLAUDE === '0') {
+      const cache = process.env.BRIDGE_CACHE ?? path.join(os.homedir(), '.cache/bridge-console');
+      const p = path.join(cache, 'claude/2.1.332/package/claude');
+      if (!fs.existsSync(p)) return { reason: `no real CLI at ${p} (E2E_INSTALL_CLAUDE=0)` };
+      bin = p;
+    } else {
+      try {
+        const out = execFileSync('bash', [path.join(REPO, 'scripts/install-claude.sh')], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+          timeout: 15 * 60_000,
+        });
+        bin = out.trim().split('\n').pop();
+      } catch (e) {
+        return { reason: `scripts/install-claude.sh failed: ${(e as Error).message}` };
+      }
+    }
+  }
+  if (!bin || !fs.existsSync(bin)) return { reason: `real CLI binary not found (${bin})` };
+  let version = 'unknown';
+  try {
+    version = execFileSync(bin, ['--version'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: os.tmpdir(), DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1' },
+      timeout: 30_000,
+    }).trim();
+  } catch {
+    /* keep unknown */
+  }
+  return { bin, version };
+}
+
+function loginFragment(lines: string[]): string {
+  const line = lines.find((l) => l.includes('#login='));
+  const m = line && /#login=(\S+)/.exec(line);
+  return m ? m[1] : '';
+}
+
+export default async function globalSetup(config: FullConfig): Promise<() => Promise<void>> {
+  fs.mkdirSync(LOGS, { recursive: true });
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-e2e-'));
+  const token = randomBytes(24).toString('hex');
+  const staticDir = process.env.E2E_STATIC_DIR ?? path.join(REPO, 'dist');
+  if (!fs.existsSync(path.join(staticDir, 'index.html'))) {
+    throw new Error(`${staticDir}/index.html missing: build the console first (trunk build) or set E2E_STATIC_DIR`);
+  }
+  const relay = bin('BRIDGE_RELAY_BIN', 'target/debug/bridge-relay');
+  const wanted = new Set(config.projects.map((p) => (p.use as { backendName?: string }).backendName ?? 'demo'));
+  const state: E2EState = { runDir, token, backends: {} };
+  const baseEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    BRIDGE_RELAY_TOKEN: token,
+    BRIDGE_RELAY_LOG: process.env.BRIDGE_RELAY_LOG ?? 'info',
+  };
+
+  const jobs: Promise<void>[] = [];
+  if (wanted.has('demo')) {
+    jobs.push(
+      (async () => {
+        const dir = path.join(runDir, 'demo');
+        const work = path.join(dir, 'work');
+        fs.mkdirSync(work, { recursive: true });
+        const r = await startProcess(
+          'relay-demo',
+          relay,
+          [
+            '--demo',
+            '--demo-scenario',
+            path.join(E2E_DIR, 'scenarios/demo.json'),
+            '--bind',
+            '127.0.0.1:0',
+            '--data-dir',
+            path.join(dir, 'data'),
+            '--static-dir',
+            staticDir,
+            '--cwd',
+            work,
+          ],
+          { ...baseEnv, HOME: dir, BRIDGE_DEMO_SPEED: '1' },
+          work,
+        );
+        const info: BackendInfo = {
+          name: 'demo',
+          base: `http://${r.addr}`,
+          login: loginFragment(r.lines) || token,
+          workDir: work,
+          relayLog: r.log,
+          agentVersion: 'bridge-demo-agent',
+        };
+        state.backends.demo = info;
+      })(),
+    );
+  }
+  if (wanted.has('real')) {
+    jobs.push(
+      (async () => {
+        const claude = resolveClaude();
+        if (!claude.bin) {
+          if (process.env.E2E_REQUIRE_REAL === '1') throw new Error(`real backend required: ${claude.reason}`);
+          state.backends.real = { unavailable: claude.reason };
+          console.warn(`[e2e] real-CLI projects will be skipped: ${claude.reason}`);
+          return;
+        }
+        const dir = path.join(runDir, 'real');
+        const work = path.join(dir, 'work');
+        const home = path.join(dir, 'home');
+        fs.mkdirSync(work, { recursive: true });
+        fs.mkdirSync(home, { recursive: true });
+        const fake = await startProcess(
+          'fake-model',
+          bin('BRIDGE_FAKE_MODEL_BIN', 'target/debug/bridge-fake-model'),
+          [
+            '--bind',
+            '127.0.0.1:0',
+            '--scenario',
+            path.join(E2E_DIR, 'scenarios/fake-model.json'),
+            '--record',
+            path.join(LOGS, 'fake-model-requests.jsonl'),
+          ],
+          { PATH: process.env.PATH, FAKE_MODEL_LOG: 'info' },
+          dir,
+        );
+        const r = await startProcess(
+          'relay-real',
+          relay,
+          [
+            '--claude',
+            claude.bin,
+            '--bind',
+            '127.0.0.1:0',
+            '--data-dir',
+            path.join(dir, 'data'),
+            '--static-dir',
+            staticDir,
+            '--cwd',
+            work,
+          ],
+          {
+            ...baseEnv,
+            HOME: home,
+            ANTHROPIC_BASE_URL: `http://${fake.addr}`,
+            ANTHROPIC_API_KEY: 'sk-ant-fake',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            DISABLE_TELEMETRY: '1',
+            DISABLE_AUTOUPDATER: '1',
+          },
+          work,
+        );
+        state.backends.real = {
+          name: 'real',
+          base: `http://${r.addr}`,
+          login: loginFragment(r.lines) || token,
+          workDir: work,
+          relayLog: r.log,
+          fakeModel: `http://${fake.addr}`,
+          agentVersion: claude.version,
+        };
+        console.log(`[e2e] real backend: Claude Code ${claude.version} (${claude.bin}), fake model ${fake.addr}`);
+      })(),
+    );
+  }
+  try {
+    await Promise.all(jobs);
+  } catch (e) {
+    await teardown();
+    throw e;
+  }
+  const stateFile = path.join(runDir, 'state.json');
+  fs.writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+  process.env.E2E_STATE_FILE = stateFile;
+  for (const [name, b] of Object.entries(state.backends)) {
+    if (b && 'base' in b) console.log(`[e2e] ${name}: relay ${b.base}, log ${path.relative(process.cwd(), b.relayLog)}`);
+  }
+
+  async function teardown(): Promise<void> {
+    await Promise.all(started.map((s) => stop(s)));
+    if (process.env.E2E_KEEP !== '1') fs.rmSync(runDir, { recursive: true, force: true });
+  }
+  process.once('exit', () => {
+    for (const s of started) if (s.child.exitCode === null && s.child.pid) s.child.kill('SIGKILL');
+  });
+  return teardown;
+}
+
+async function stop(s: Started): Promise<void> {
+  const { child } = s;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+    }, 5_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
