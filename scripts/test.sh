@@ -41,6 +41,9 @@ export BRIDGE_FAKE_MODEL_BIN="$CARGO_TARGET_DIR/debug/bridge-fake-model"
 step "native tests"
 cargo test --workspace --features bridge-transport/native --no-fail-fast
 
+step "official browser SDK (@anthropic-ai/claude-agent-sdk/browser) against the relay"
+tests/sdk-compat/run.sh
+
 step "check the real CLI captures with the protocol crate"
 cargo run -q -p bridge-protocol --example check -- tests/fixtures/real-cli-2.1.332/*.ndjson
 

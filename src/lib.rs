@@ -1,14 +1,21 @@
 //! Bridge Console: a Leptos (CSR) web console for live Claude Code sessions.
 //!
-//! `state` is the pure transcript model (tested natively); `markdown` and `diff` are pure renderers'
-//! helpers; `net` is the only module that does network I/O; `store` is the reactive wrapper the
-//! components read through context; `components` holds one component per file.
+//! * [`state`] — the pure transcript model (`Session::apply`), tested natively;
+//! * [`markdown`], [`diff`], [`format`], [`virtual_window`] — pure helpers for rendering;
+//! * [`net`] — the only module that does network I/O;
+//! * [`store`] — the reactive store the components read through context;
+//! * [`components`] — one component per file; [`App`] is the root.
 
-pub mod state;
+pub mod app;
+pub mod components;
 pub mod diff;
-pub mod markdown;
 pub mod dom;
+pub mod format;
+pub mod markdown;
+pub mod nav;
 pub mod net;
+pub mod state;
 pub mod store;
 pub mod virtual_window;
-pub mod format;
+
+pub use app::App;

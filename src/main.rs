@@ -1,1 +1,6 @@
-fn main() {}
+//! Mounts the console.
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(bridge_console::App);
+}

@@ -1096,7 +1096,7 @@ impl Session {
                     _ => Block::Other(cb.clone()),
                 };
                 if let Block::ToolUse(id) = &block
-                    && a.blocks.iter().any(|sl| &sl.block == &Block::ToolUse(id.clone()))
+                    && a.blocks.iter().any(|sl| sl.block == Block::ToolUse(id.clone()))
                 {
                     return;
                 }
@@ -1531,8 +1531,8 @@ impl Session {
             "elicitation" => PromptKind::Elicitation,
             "request_user_dialog" => PromptKind::UserDialog,
             _ => {
-                if !self.settled.contains_key(&rid) {
-                    self.settled.insert(rid, SettledBy::Other);
+                if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
+                    e.insert(SettledBy::Other);
                     self.push_raw(v);
                 }
                 return;

@@ -70,6 +70,9 @@ impl Cli {
                 "stdio",
                 "--include-partial-messages",
                 "--replay-user-messages",
+                // Explicit: 2.1.300 defaulted to `auto` mode, which accepts `touch` without a prompt.
+                "--permission-mode",
+                "default",
             ])
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -136,6 +139,11 @@ impl Cli {
             if pred(&v) {
                 return v;
             }
+            assert!(
+                !is_result(&v),
+                "the turn ended before {what}; frames: {}",
+                self.tail()
+            );
         }
     }
 

@@ -190,6 +190,19 @@ fn rss_kb(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// utime + stime of a process, in seconds.
+fn cpu_secs(pid: &str) -> f64 {
+    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0);
+    ticks as f64 / 100.0
+}
+
 fn percentile(sorted: &[u64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -206,6 +219,8 @@ struct Phase {
     p99: f64,
     max: f64,
     elapsed: Duration,
+    relay_cpu: f64,
+    bench_cpu: f64,
 }
 
 /// Reads one SSE stream, recording `now - t_ns` for every frame stamped by the generator.
@@ -282,6 +297,7 @@ async fn phase(
         tasks.push(tokio::spawn(subscriber(resp, expected, done.clone())));
     }
     let started = Instant::now();
+    let (relay_cpu0, bench_cpu0) = (cpu_secs(&relay.child.id().to_string()), cpu_secs("self"));
     let payload = json!({"type":"user","message":{"role":"user","content":format!("go {expected} {rate} {kind}")},"parent_tool_use_id":null,"session_id":""});
     http.post(format!("{}/v1/code/sessions/{sid}/events", relay.base))
         .bearer_auth(TOKEN)
@@ -314,6 +330,8 @@ async fn phase(
         sampler
     );
     let elapsed = started.elapsed();
+    let relay_cpu = (cpu_secs(&relay.child.id().to_string()) - relay_cpu0) / elapsed.as_secs_f64();
+    let bench_cpu = (cpu_secs("self") - bench_cpu0) / elapsed.as_secs_f64();
     let received: u64 = all.iter().map(|l| l.len() as u64).sum();
     let mut lat: Vec<u64> = all.into_iter().flatten().collect();
     lat.sort_unstable();
@@ -325,6 +343,8 @@ async fn phase(
         p99: percentile(&lat, 0.99),
         max: percentile(&lat, 1.0),
         elapsed,
+        relay_cpu,
+        bench_cpu,
     })
 }
 
@@ -342,11 +362,13 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
     let fan = phase(&relay, subscribers, rate, seconds, &kind, &peak_rss).await?;
     let hwm = rss_kb(pid, "VmHWM:");
     println!();
-    println!("| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (p, rss) in [(&base, &base_rss), (&fan, &peak_rss)] {
         println!(
-            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% |",
             p.subscribers,
             p.received,
             p.expected,
@@ -354,7 +376,9 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
             p.p99,
             p.max,
             p.elapsed.as_secs_f64(),
-            rss.load(Ordering::Relaxed) as f64 / 1024.0
+            rss.load(Ordering::Relaxed) as f64 / 1024.0,
+            p.relay_cpu * 100.0,
+            p.bench_cpu * 100.0
         );
     }
     println!();

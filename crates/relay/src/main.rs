@@ -3,6 +3,7 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
 
@@ -62,6 +63,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     }
     let mut exit = relay.exit_requested();
     let streams = relay.clone();
+    // Small SSE frames must not wait for Nagle + delayed ACK (tens of ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app(relay.clone()))
         .with_graceful_shutdown(async move {
             tokio::select! {

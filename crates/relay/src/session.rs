@@ -491,7 +491,11 @@ impl Session {
                     .relay_error(&format!("agent wrote a line that is not JSON: {e}"), text);
             }
         };
-        if let Err(e) = crate::proto::validate_cli_line(text) {
+        // The typed parse only classifies (the line is forwarded as is either way): skip its cost unless
+        // someone reads the debug log.
+        if tracing::enabled!(tracing::Level::DEBUG)
+            && let Err(e) = crate::proto::validate_cli_line(text)
+        {
             tracing::debug!(session = %self.id, error = %e, "CLI line does not match the typed model; forwarded as is");
         }
         // Forward the exact bytes unless they would break an SSE data line.

@@ -1228,3 +1228,33 @@ async fn worktree_mode_gives_each_session_its_own_checkout() {
         .unwrap();
     assert_eq!(r.status(), 400);
 }
+
+#[tokio::test]
+async fn sigterm_stops_the_agents_cleanly_and_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut relay = RelayProc::start(Opts::demo(dir.path()));
+    let sid = relay.create_session().await;
+    let mut sse = relay.sse(&sid, None).await;
+    relay.post(&sid, TOKEN, user("hi")).await;
+    sse.until("can_use_tool", is_can_use_tool).await;
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(relay.pid().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = relay
+        .wait_exit(Duration::from_secs(15))
+        .expect("relay exits on SIGTERM");
+    assert!(exit.success(), "{exit:?}");
+    // The agent was stopped by the relay (stdin closed), and that is in the log.
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let events = relay.events(&sid, 0).await;
+    let last = events["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["payload"]["state"], "ended");
+    assert_eq!(last["payload"]["exit_code"], 0, "{last}");
+    assert!(
+        last["payload"]["reason"].is_null(),
+        "ended before the restart, not by it: {last}"
+    );
+}

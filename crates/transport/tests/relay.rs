@@ -62,6 +62,10 @@ fn relay_binary() -> PathBuf {
 }
 
 fn start_relay(scenario: &str) -> Relay {
+    start_relay_with(scenario, &[])
+}
+
+fn start_relay_with(scenario: &str, extra: &[String]) -> Relay {
     let dir = std::env::temp_dir().join(format!(
         "bridge-transport-test-{}-{}",
         std::process::id(),
@@ -74,9 +78,10 @@ fn start_relay(scenario: &str) -> Relay {
         .arg(dir.join("data"))
         .arg("--cwd")
         .arg(&dir)
+        .args(extra)
         .env("BRIDGE_RELAY_TOKEN", TOKEN)
         .env("BRIDGE_DEMO_SPEED", "0")
-        .env("BRIDGE_RELAY_LOG", "warn")
+        .env("BRIDGE_RELAY_LOG", "error")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -177,8 +182,7 @@ impl Drop for Proxy {
 /// Forwards to `target`; every connection is cut (FIN or RST) once it has
 /// carried a random number of bytes in `1..=max_bytes`, possibly in the
 /// middle of a frame or of an HTTP request.
-async fn start_proxy(target: SocketAddr, seed: u64, max_bytes: u64) -> Proxy {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+async fn start_proxy(listener: TcpListener, target: SocketAddr, seed: u64, max_bytes: u64) -> Proxy {
     let addr = listener.local_addr().unwrap();
     let cuts = Arc::new(AtomicU64::new(0));
     let connections = Arc::new(AtomicU64::new(0));
@@ -420,9 +424,12 @@ const MIN_CUTS: u64 = 200;
 
 async fn chaos(kind: TransportKind, seed: u64) {
     let started = Instant::now();
-    let relay = start_relay("many");
+    // The relay checks the Host header: it must accept the proxy's address.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_addr = listener.local_addr().unwrap();
+    let relay = start_relay_with("many", &["--allowed-host".into(), proxy_addr.to_string()]);
     let session = relay.create_session().await;
-    let proxy = start_proxy(relay.addr, seed, 48 * 1024).await;
+    let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
     let endpoint = Endpoint::new(format!("http://{}", proxy.addr), &session, Some(TOKEN.to_owned()));
     let mut t = bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
     let deadline = started + Duration::from_secs(600);

@@ -14,6 +14,7 @@ pub fn AssistantRow(
     let streaming = msg.streaming;
     let synthetic = msg.model.as_deref() == Some("<synthetic>");
     let error = msg.error.clone();
+    let has_error = error.is_some();
     let empty = msg.blocks.is_empty();
     let blocks = msg
         .blocks
@@ -56,7 +57,7 @@ pub fn AssistantRow(
         })
         .collect_view();
     view! {
-        <div class="assistant" class:synthetic=synthetic class:error=error.is_some()>
+        <div class="assistant" class:synthetic=synthetic class:error=has_error>
             {error.map(|e| view! { <div class="error-label" role="alert">{format!("API error ({e})")}</div> })}
             {blocks}
             {(empty && streaming).then(|| view! {

@@ -37,7 +37,7 @@ pub fn ToolOutputView(
     let (short, cut) = collapse(&text);
     let key = format!("out:{id}");
     let key2 = key.clone();
-    let expanded = move || store.is_expanded(&key);
+    let expanded = Signal::derive(move || store.is_expanded(&key));
     let full = text.clone();
     view! {
         <div class="tool-result" class:error=is_error data-testid="tool-result" data-is-error=is_error.to_string()>
@@ -45,7 +45,7 @@ pub fn ToolOutputView(
                 view! { <span class="muted">"(no output)"</span> }.into_any()
             } else {
                 view! {
-                    <pre class="code output">{move || if expanded() { full.clone() } else { short.clone() }}</pre>
+                    <pre class="code output">{move || if expanded.get() { full.clone() } else { short.clone() }}</pre>
                 }
                 .into_any()
             }}
@@ -53,10 +53,10 @@ pub fn ToolOutputView(
                 <button
                     class="link-button"
                     data-testid="tool-result-toggle"
-                    aria-expanded=move || expanded().to_string()
+                    aria-expanded=move || expanded.get().to_string()
                     on:click=move |_| store.toggle_expanded(&key2)
                 >
-                    {move || if expanded() { "Show less".to_string() } else { format!("Show all ({lines} lines)") }}
+                    {move || if expanded.get() { "Show less".to_string() } else { format!("Show all ({lines} lines)") }}
                 </button>
             })}
         </div>

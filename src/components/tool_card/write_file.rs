@@ -22,13 +22,13 @@ pub fn WriteBody(
     let (short, cut) = collapse(&content);
     let key = format!("write:{id}");
     let key2 = key.clone();
-    let expanded = move || store.is_expanded(&key);
+    let expanded = Signal::derive(move || store.is_expanded(&key));
     view! {
         <div class="file-line"><code class="path">{path}</code><span class="muted">{format!(" · {lines} lines")}</span></div>
-        <pre class="code preview">{move || if expanded() { content.clone() } else { short.clone() }}</pre>
+        <pre class="code preview">{move || if expanded.get() { content.clone() } else { short.clone() }}</pre>
         {cut.then(|| view! {
-            <button class="link-button" aria-expanded=move || expanded().to_string() on:click=move |_| store.toggle_expanded(&key2)>
-                {move || if expanded() { "Show less".to_string() } else { format!("Show all ({lines} lines)") }}
+            <button class="link-button" aria-expanded=move || expanded.get().to_string() on:click=move |_| store.toggle_expanded(&key2)>
+                {move || if expanded.get() { "Show less".to_string() } else { format!("Show all ({lines} lines)") }}
             </button>
         })}
     }

@@ -20,7 +20,7 @@ pub fn TranscriptRow(
     });
     view! {
         <div class="row" data-key=row_key.clone() node_ref=el>
-            <MessageRow row_key=row_key />
+            <MessageRow row_key=row_key.clone() />
         </div>
     }
 }

@@ -1,6 +1,6 @@
 // Flow 4: accept a permission suggestion as a session rule; the next identical tool call is not prompted.
 import { test, expect } from '../support/fixtures';
-import { acceptSuggestion, dialog, openSession, press, rejectSuggestion, sendMessage, tid, toolCalls, waitForTurns } from '../support/console';
+import { acceptSuggestion, dialog, openSession, press, rejectSuggestion, sendMessage, suggestionText, tid, toolCalls, waitForTurns } from '../support/console';
 
 test('flow 04: a suggestion accepted as a session rule stops the next identical prompt', async ({ page, backend, api, workDir, uid }) => {
   const sid = await api.createSession({ cwd: workDir, title: 'flow 04' });
@@ -10,13 +10,15 @@ test('flow 04: a suggestion accepted as a session rule stops the next identical 
 
   const suggestions = tid(page, 'permission-suggestion');
   await expect(suggestions.first()).toBeVisible();
-  const rule = suggestions.filter({ hasText: 'touch e2e-rule.txt' }).first();
-  await expect(rule).toBeVisible();
+  // Accept only the rule for this command, as a session rule; leave the others (setMode, directories) off.
+  let rule = -1;
   for (let i = 0; i < (await suggestions.count()); i++) {
-    const s = suggestions.nth(i);
-    if (!(await s.textContent())?.includes('touch e2e-rule.txt')) await rejectSuggestion(s);
+    const text = await suggestionText(suggestions.nth(i));
+    if (rule < 0 && text.includes('touch e2e-rule.txt')) rule = i;
+    else await rejectSuggestion(suggestions.nth(i));
   }
-  await acceptSuggestion(rule, 'session');
+  expect(rule, 'a suggestion names the command').toBeGreaterThanOrEqual(0);
+  await acceptSuggestion(suggestions.nth(rule), 'session');
   await press(tid(page, 'permission-allow'));
   await expect(dialog(page)).toBeHidden();
   await waitForTurns(page, 1);

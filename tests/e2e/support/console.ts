@@ -12,7 +12,8 @@ export function loginUrl(backend: BackendInfo, pathname = '/', base = backend.ba
 /** Open the console with the login link: the fragment is exchanged for a cookie and removed from the URL. */
 export async function openConsole(page: Page, backend: BackendInfo, pathname = '/', base = backend.base): Promise<void> {
   await page.goto(loginUrl(backend, pathname, base));
-  await expect(tid(page, 'connection-status')).toBeVisible();
+  // Signed in: the session list (always in the DOM, a drawer on phones) or the opened session.
+  await expect(tid(page, 'session-list').or(tid(page, 'transcript')).first()).toBeAttached();
   await expect(page).not.toHaveURL(/#login=/);
 }
 
@@ -109,31 +110,42 @@ export async function newPageLikeProject(
   return ctx.newPage();
 }
 
-/** Check a permission suggestion (checkbox inside it, or the element itself) and set its destination. */
+/**
+ * The element holding one permission suggestion and its editors (destination, rule contents): the
+ * `permission-suggestion` element itself when it wraps them, else its nearest ancestor that does.
+ */
+export function suggestionBox(suggestion: Locator): Locator {
+  return suggestion.locator(
+    'xpath=ancestor-or-self::*[@data-testid="permission-suggestion-destination" or .//*[@data-testid="permission-suggestion-destination"]][1]',
+  );
+}
+
+function suggestionCheckbox(suggestion: Locator): Locator {
+  return suggestion.locator(
+    'xpath=self::input[@type="checkbox"] | .//input[@type="checkbox"] | .//*[@role="checkbox" or @role="switch"]',
+  ).first();
+}
+
+/** Set a suggestion's destination (if it has a destination control) and check it. */
 export async function acceptSuggestion(suggestion: Locator, destination?: string): Promise<void> {
   if (destination) {
-    const select = suggestion.locator('select');
-    if ((await select.count()) > 0) {
-      const ok = await select
-        .first()
-        .selectOption({ value: destination })
-        .then(() => true)
-        .catch(() => false);
-      if (!ok) await select.first().selectOption({ label: destination });
-    }
+    const box = suggestionBox(suggestion);
+    const select = box.getByTestId('permission-suggestion-destination');
+    if ((await box.count()) > 0 && (await select.count()) > 0) await select.first().selectOption(destination);
   }
-  const self = await suggestion.evaluate((e) => e instanceof HTMLInputElement && e.type === 'checkbox');
-  if (self) {
-    await suggestion.check();
-    return;
-  }
-  const box = suggestion.locator('input[type="checkbox"], [role="checkbox"], [role="switch"]').first();
-  await box.check();
+  await suggestionCheckbox(suggestion).check();
 }
 
 /** Uncheck a suggestion if it is checked. */
 export async function rejectSuggestion(suggestion: Locator): Promise<void> {
-  const self = await suggestion.evaluate((e) => e instanceof HTMLInputElement && e.type === 'checkbox');
-  const box = self ? suggestion : suggestion.locator('input[type="checkbox"], [role="checkbox"], [role="switch"]').first();
+  const box = suggestionCheckbox(suggestion);
   if ((await box.count()) > 0 && (await box.isChecked())) await box.uncheck();
+}
+
+/** The visible description of a suggestion (its own text, or its box's). */
+export async function suggestionText(suggestion: Locator): Promise<string> {
+  const box = suggestionBox(suggestion);
+  const own = (await suggestion.innerText().catch(() => '')) ?? '';
+  if (own.trim()) return own;
+  return (await box.count()) > 0 ? box.innerText() : '';
 }

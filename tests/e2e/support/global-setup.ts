@@ -226,6 +226,9 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             staticDir,
             '--cwd',
             work,
+            // Explicit, so every CLI version prompts the same way (2.1.300 defaulted to `auto`).
+            '--permission-mode',
+            'default',
           ],
           {
             ...baseEnv,

@@ -1,0 +1,53 @@
+//! The ExitPlanMode dialog.
+
+use leptos::prelude::*;
+use serde_json::json;
+
+use crate::components::Markdown;
+use crate::components::prompt_dock::DialogFrame;
+use crate::format::field;
+use crate::state::Prompt;
+use crate::store::Store;
+
+/// Shows the plan (markdown) and asks to approve it and leave plan mode — optionally switching to
+/// auto-accepting edits — or to keep planning with feedback for the model.
+#[component]
+pub fn PlanDialog(
+    /// The prompt.
+    prompt: Prompt,
+    /// Open prompts.
+    #[prop(into)]
+    queued: Signal<usize>,
+) -> impl IntoView {
+    let store = Store::expect();
+    let plan = field(&prompt.input, "plan").to_string();
+    let feedback = RwSignal::new(String::new());
+    let p = StoredValue::new(prompt.clone());
+    view! {
+        <DialogFrame
+            prompt=prompt.clone()
+            title="Ready to leave plan mode?"
+            queued=queued
+            actions=move || view! {
+                <button class="danger-outline" data-testid="permission-deny" on:click=move |_| {
+                    let msg = feedback.get_untracked();
+                    let msg = if msg.trim().is_empty() { "Keep planning.".to_string() } else { msg };
+                    p.with_value(|p| store.deny(p, &msg, false));
+                }>"Keep planning"</button>
+                <button data-testid="plan-approve-accept-edits" on:click=move |_| {
+                    p.with_value(|p| store.allow(p, p.input.clone(), vec![json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})]));
+                }>"Approve, auto-accept edits"</button>
+                <button class="primary" data-testid="permission-allow" data-autofocus on:click=move |_| {
+                    p.with_value(|p| store.allow(p, p.input.clone(), vec![]));
+                }>"Approve plan"</button>
+            }
+        >
+            <div class="plan"><Markdown text=plan /></div>
+            <label class="field">
+                <span>"Feedback if you keep planning (optional)"</span>
+                <textarea data-testid="permission-deny-message" rows="2" prop:value=move || feedback.get()
+                    on:input=move |ev| feedback.set(event_target_value(&ev))></textarea>
+            </label>
+        </DialogFrame>
+    }
+}

@@ -1,0 +1,61 @@
+//! The session header.
+
+use leptos::prelude::*;
+
+use crate::components::{ConnectionStatus, InterruptButton, ModelSelect, PermissionModeSelect, SessionStateBadge};
+use crate::format;
+use crate::nav::Nav;
+use crate::store::Store;
+
+/// Always-visible session facts (name, state, connection, running cost) and, for controllers, the
+/// model and permission-mode pickers and the interrupt button.
+#[component]
+pub fn SessionHeader() -> impl IntoView {
+    let store = Store::expect();
+    let nav = Nav::expect();
+    let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
+    let title = move || {
+        let id = store.session_id.get().unwrap_or_default();
+        let from_list = store.sessions.with(|l| {
+            l.iter().find(|s| s.id == id).and_then(|s| s.title.clone().filter(|t| !t.is_empty()).or_else(|| s.cwd.clone()))
+        });
+        from_list.or_else(|| store.session.with(|s| s.info().cwd.clone())).unwrap_or(id)
+    };
+    let cost = move || store.session.with(|s| s.cost_total());
+    view! {
+        <header class="session-header">
+            <div class="header-row">
+                <a class="back" href="/" aria-label="All sessions" on:click=move |ev| {
+                    ev.prevent_default();
+                    nav.go(None);
+                }>"‹"</a>
+                <h1 class="session-title" title=title>{title}</h1>
+                <SessionStateBadge />
+                <ConnectionStatus />
+                <span class="cost" data-testid="session-cost" aria-label="Session cost" title="Session cost so far">
+                    {move || format::cost(cost())}
+                </span>
+            </div>
+            {move || (!observer.get()).then(|| view! {
+                <div class="header-row controls">
+                    <ModelSelect />
+                    <PermissionModeSelect />
+                    <span class="grow"></span>
+                    <InterruptButton />
+                </div>
+            })}
+            {move || store.session.with(|s| s.rate_limit().cloned()).map(|r| {
+                let when = r.resets_at.map(|_| " Resets later.").unwrap_or_default();
+                view! {
+                    <div class=format!("banner rate-{}", r.status) role="alert" data-testid="rate-limit-banner">
+                        {if r.status == "rejected" { "Rate limit reached." } else { "Close to the rate limit." }}
+                        {when}
+                    </div>
+                }
+            })}
+            {move || store.truncated.get().then(|| view! {
+                <div class="banner" role="status">"Older history is no longer kept by the relay; the transcript starts later."</div>
+            })}
+        </header>
+    }
+}

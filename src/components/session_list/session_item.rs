@@ -1,0 +1,93 @@
+//! One session in the list.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::nav::{Nav, session_path};
+use crate::net::{self, SessionSummary};
+use crate::store::Store;
+
+/// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`): opens it on
+/// click; controllers can archive it.
+#[component]
+pub fn SessionItem(
+    /// The session.
+    summary: SessionSummary,
+) -> impl IntoView {
+    let store = Store::expect();
+    let nav = Nav::expect();
+    let id = summary.id.clone();
+    let id_click = id.clone();
+    let id_cur = id.clone();
+    let id_archive = id.clone();
+    let current = Memo::new(move |_| nav.session.with(|s| s.as_deref() == Some(id_cur.as_str())));
+    let controller = move || store.me.with(|m| m.as_ref().is_some_and(|m| !m.is_observer()));
+    let name = summary
+        .title
+        .clone()
+        .filter(|t| !t.is_empty())
+        .or_else(|| summary.cwd.clone())
+        .unwrap_or_else(|| summary.id.chars().take(8).collect());
+    let ago = summary.last_activity_at.as_ref().map(|t| format::ago(t, js_sys::Date::now())).unwrap_or_default();
+    let mut meta = Vec::new();
+    if let Some(m) = &summary.model {
+        meta.push(m.clone());
+    }
+    if summary.pending_permissions > 0 {
+        meta.push(format!("{} waiting", summary.pending_permissions));
+    }
+    if !ago.is_empty() {
+        meta.push(ago);
+    }
+    let state = summary.state.clone();
+    let archiving = RwSignal::new(false);
+    view! {
+        <li
+            class="session-item"
+            class:active=move || current.get()
+            data-testid="session-item"
+            data-session-id=id.clone()
+            data-state=state.clone()
+            role="listitem"
+        >
+            <a
+                href=session_path(&id)
+                aria-current=move || current.get().then_some("page")
+                on:click=move |ev| {
+                    ev.prevent_default();
+                    nav.go(Some(&id_click));
+                }
+            >
+                <span class="session-name">{name}</span>
+                <span class=format!("badge state-{state}")>{state.replace('_', " ")}</span>
+                <span class="session-cwd">{summary.cwd.clone().unwrap_or_default()}</span>
+                <span class="session-meta">{meta.join(" · ")}</span>
+            </a>
+            {move || controller().then(|| {
+                let id_archive = id_archive.clone();
+                view! {
+                    <button
+                        class="link-button archive"
+                        data-testid="session-archive"
+                        aria-label="Archive session"
+                        disabled=move || archiving.get()
+                        on:click=move |_| {
+                            archiving.set(true);
+                            let id = id_archive.clone();
+                            leptos::task::spawn_local(async move {
+                                let _ = net::archive_session(&id).await;
+                                archiving.set(false);
+                                if nav.session.get_untracked().as_deref() == Some(id.as_str()) {
+                                    nav.go(None);
+                                }
+                                store.refresh_sessions();
+                            });
+                        }
+                    >
+                        "Archive"
+                    </button>
+                }
+            })}
+        </li>
+    }
+}
