@@ -32,9 +32,15 @@ pub fn App() -> impl IntoView {
             let token = percent_decode(token);
             let res = net::login(&token).await;
             // The token must not stay in the address bar or the history.
-            dom::replace_url(&format!("{}{}", dom::location_path(), dom::location_search()));
+            dom::replace_url(&format!(
+                "{}{}",
+                dom::location_path(),
+                dom::location_search()
+            ));
             if let Err(e) = res {
-                login_error = Some(format!("The login link did not work ({e}). Links are single-use; restart bridge-relay or use a fresh one."));
+                login_error = Some(format!(
+                    "The login link did not work ({e}). Links are single-use; restart bridge-relay or use a fresh one."
+                ));
             }
         }
         match net::me().await {
@@ -61,7 +67,8 @@ pub fn App() -> impl IntoView {
         }
     });
     let has_session = Memo::new(move |_| nav.session.with(Option::is_some));
-    move || match auth.get() {
+    move || {
+        match auth.get() {
         Auth::Checking => view! { <main class="loading" role="status">"Connecting to the relay…"</main> }.into_any(),
         Auth::SignedOut(msg) => view! { <LoginScreen message=msg /> }.into_any(),
         Auth::Failed(e) => view! {
@@ -95,5 +102,6 @@ pub fn App() -> impl IntoView {
             </div>
         }
         .into_any(),
+    }
     }
 }

@@ -43,7 +43,10 @@ pub fn diff_lines(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
             out.push(line);
             folded = false;
         } else if !folded {
-            out.push(DiffLine { sign: '…', text: String::new() });
+            out.push(DiffLine {
+                sign: '…',
+                text: String::new(),
+            });
             folded = true;
         }
     }
@@ -52,7 +55,10 @@ pub fn diff_lines(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
 
 /// Counts of removed and added lines.
 pub fn diff_stats(lines: &[DiffLine]) -> (usize, usize) {
-    (lines.iter().filter(|l| l.sign == '-').count(), lines.iter().filter(|l| l.sign == '+').count())
+    (
+        lines.iter().filter(|l| l.sign == '-').count(),
+        lines.iter().filter(|l| l.sign == '+').count(),
+    )
 }
 
 #[cfg(test)]
@@ -80,8 +86,20 @@ mod tests {
 
     #[test]
     fn no_trailing_newline_and_empty_inputs() {
-        assert_eq!(diff_lines("", "x", 3), vec![DiffLine { sign: '+', text: "x".into() }]);
-        assert_eq!(diff_lines("x", "", 3), vec![DiffLine { sign: '-', text: "x".into() }]);
+        assert_eq!(
+            diff_lines("", "x", 3),
+            vec![DiffLine {
+                sign: '+',
+                text: "x".into()
+            }]
+        );
+        assert_eq!(
+            diff_lines("x", "", 3),
+            vec![DiffLine {
+                sign: '-',
+                text: "x".into()
+            }]
+        );
         assert!(diff_lines("same", "same", 3).iter().all(|l| l.sign == ' '));
     }
 }

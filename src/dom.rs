@@ -12,12 +12,16 @@ fn window() -> Option<web_sys::Window> {
 
 /// `location.hash` (with its `#`), or empty.
 pub fn location_hash() -> String {
-    window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+    window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
 }
 
 /// `location.pathname`.
 pub fn location_path() -> String {
-    window().and_then(|w| w.location().pathname().ok()).unwrap_or_else(|| "/".into())
+    window()
+        .and_then(|w| w.location().pathname().ok())
+        .unwrap_or_else(|| "/".into())
 }
 
 /// Replaces the current URL (no history entry); used to drop the `#login=` fragment.
@@ -45,24 +49,34 @@ pub fn set_title(title: &str) {
 
 /// `performance.now()` in ms.
 pub fn now_ms() -> f64 {
-    window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+    window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// Keeps the CSS variable `--kb-inset` on `<html>` equal to the height the on-screen keyboard
 /// covers (from `visualViewport`), so the composer can sit above it on phones.
 pub fn install_keyboard_inset() {
     let Some(w) = window() else { return };
-    let Some(vv) = w.visual_viewport() else { return };
+    let Some(vv) = w.visual_viewport() else {
+        return;
+    };
     let update = {
         let w = w.clone();
         let vv = vv.clone();
         move || {
-            let inner = w.inner_height().ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+            let inner = w
+                .inner_height()
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
             let inset = (inner - vv.height() - vv.offset_top()).max(0.0);
             if let Some(root) = w.document().and_then(|d| d.document_element())
                 && let Ok(el) = root.dyn_into::<web_sys::HtmlElement>()
             {
-                let _ = el.style().set_property("--kb-inset", &format!("{inset:.0}px"));
+                let _ = el
+                    .style()
+                    .set_property("--kb-inset", &format!("{inset:.0}px"));
             }
         }
     };
@@ -86,7 +100,9 @@ impl RowObserver {
         let callback = Closure::<dyn Fn(js_sys::Array, web_sys::ResizeObserver)>::new(
             move |entries: js_sys::Array, observer: web_sys::ResizeObserver| {
                 for entry in entries.iter() {
-                    let Ok(entry) = entry.dyn_into::<web_sys::ResizeObserverEntry>() else { continue };
+                    let Ok(entry) = entry.dyn_into::<web_sys::ResizeObserverEntry>() else {
+                        continue;
+                    };
                     let target = entry.target();
                     if !target.is_connected() {
                         observer.unobserve(&target);
@@ -99,7 +115,10 @@ impl RowObserver {
             },
         );
         let observer = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()).ok();
-        RowObserver { observer, _callback: callback }
+        RowObserver {
+            observer,
+            _callback: callback,
+        }
     }
 
     /// Starts measuring an element (it must carry `data-key`).
@@ -120,14 +139,17 @@ impl Drop for RowObserver {
 
 /// `location.search` (with its `?`), or empty.
 pub fn location_search() -> String {
-    window().and_then(|w| w.location().search().ok()).unwrap_or_default()
+    window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
 }
 
-const FOCUSABLE: &str =
-    "button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex='-1'])";
+const FOCUSABLE: &str = "button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex='-1'])";
 
 fn focusables(container: &web_sys::Element) -> Vec<web_sys::HtmlElement> {
-    let Ok(list) = container.query_selector_all(FOCUSABLE) else { return vec![] };
+    let Ok(list) = container.query_selector_all(FOCUSABLE) else {
+        return vec![];
+    };
     (0..list.length())
         .filter_map(|i| list.item(i))
         .filter_map(|n| n.dyn_into::<web_sys::HtmlElement>().ok())
@@ -153,10 +175,18 @@ pub fn trap_tab(container: &web_sys::Element, ev: &web_sys::KeyboardEvent) {
         return;
     }
     let items = focusables(container);
-    let (Some(first), Some(last)) = (items.first(), items.last()) else { return };
-    let active = window().and_then(|w| w.document()).and_then(|d| d.active_element());
+    let (Some(first), Some(last)) = (items.first(), items.last()) else {
+        return;
+    };
+    let active = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.active_element());
     let inside = active.as_ref().is_some_and(|a| container.contains(Some(a)));
-    let at = |e: &web_sys::HtmlElement| active.as_ref().is_some_and(|a| a == e.unchecked_ref::<web_sys::Element>());
+    let at = |e: &web_sys::HtmlElement| {
+        active
+            .as_ref()
+            .is_some_and(|a| a == e.unchecked_ref::<web_sys::Element>())
+    };
     if ev.shift_key() && (at(first) || !inside) {
         ev.prevent_default();
         let _ = last.focus();
@@ -168,7 +198,11 @@ pub fn trap_tab(container: &web_sys::Element, ev: &web_sys::KeyboardEvent) {
 
 /// `scrollTop` / `scrollHeight` / `clientHeight` of an element.
 pub fn scroll_metrics(el: &web_sys::Element) -> (f64, f64, f64) {
-    (el.scroll_top() as f64, el.scroll_height() as f64, el.client_height() as f64)
+    (
+        el.scroll_top() as f64,
+        el.scroll_height() as f64,
+        el.client_height() as f64,
+    )
 }
 
 /// Scrolls an element to its bottom.
@@ -178,5 +212,7 @@ pub fn scroll_to_bottom(el: &web_sys::Element) {
 
 /// Number of elements under `root` (for the DOM-size benchmark).
 pub fn count_elements(root: &web_sys::Element) -> u32 {
-    root.query_selector_all("*").map(|l| l.length()).unwrap_or(0)
+    root.query_selector_all("*")
+        .map(|l| l.length())
+        .unwrap_or(0)
 }

@@ -27,7 +27,11 @@ pub fn tokens(n: u64) -> String {
 
 /// `$0.0123` (4 decimals under a dollar, 2 above).
 pub fn cost(usd: f64) -> String {
-    if usd.abs() < 1.0 { format!("${usd:.4}") } else { format!("${usd:.2}") }
+    if usd.abs() < 1.0 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
 }
 
 /// A string field of a JSON object, or "".
@@ -47,7 +51,9 @@ pub fn ago(value: &Value, now_ms: f64) -> String {
         Value::String(s) => parse_iso_ms(s),
         _ => None,
     };
-    let Some(then) = then_ms else { return String::new() };
+    let Some(then) = then_ms else {
+        return String::new();
+    };
     let secs = ((now_ms - then) / 1000.0).max(0.0) as u64;
     match secs {
         0..=59 => "just now".into(),
@@ -67,7 +73,9 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let frac: f64 = if b.get(19) == Some(&b'.') {
-        let end = s[20..].find(|c: char| !c.is_ascii_digit()).map_or(s.len(), |i| i + 20);
+        let end = s[20..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(s.len(), |i| i + 20);
         format!("0.{}", &s[20..end]).parse().unwrap_or(0.0)
     } else {
         0.0
@@ -101,9 +109,15 @@ mod tests {
     #[test]
     fn iso_times() {
         assert_eq!(parse_iso_ms("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(parse_iso_ms("2026-11-30T03:56:23.573Z"), Some(1_796_010_983_573.0));
+        assert_eq!(
+            parse_iso_ms("2026-11-30T03:56:23.573Z"),
+            Some(1_796_010_983_573.0)
+        );
         let now = parse_iso_ms("2026-11-30T04:00:00Z").unwrap();
-        assert_eq!(ago(&Value::String("2026-11-30T03:55:00Z".into()), now), "5m ago");
+        assert_eq!(
+            ago(&Value::String("2026-11-30T03:55:00Z".into()), now),
+            "5m ago"
+        );
         assert_eq!(ago(&Value::Null, now), "");
     }
 }

@@ -124,7 +124,11 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_FOOTNOTES;
-    let mut stack: Vec<Frame> = vec![Frame { tag: MdTag::Div, attrs: vec![], children: vec![] }];
+    let mut stack: Vec<Frame> = vec![Frame {
+        tag: MdTag::Div,
+        attrs: vec![],
+        children: vec![],
+    }];
     let mut in_thead = false;
     let mut tbody_open = false;
     for ev in Parser::new_ext(markdown, opts) {
@@ -139,13 +143,21 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                             CodeBlockKind::Fenced(lang) => code_class(&lang),
                             CodeBlockKind::Indented => None,
                         };
-                        stack.push(Frame { tag: MdTag::Pre, attrs: vec![], children: vec![] });
+                        stack.push(Frame {
+                            tag: MdTag::Pre,
+                            attrs: vec![],
+                            children: vec![],
+                        });
                         let attrs = class.map(|c| vec![("class", c)]).unwrap_or_default();
                         (MdTag::Code, attrs, false)
                     }
                     Tag::HtmlBlock => (MdTag::P, vec![("class", "raw-html".to_string())], false),
                     Tag::List(Some(start)) => {
-                        let attrs = if start == 1 { vec![] } else { vec![("start", start.to_string())] };
+                        let attrs = if start == 1 {
+                            vec![]
+                        } else {
+                            vec![("start", start.to_string())]
+                        };
                         (MdTag::Ol, attrs, false)
                     }
                     Tag::List(None) => (MdTag::Ul, vec![], false),
@@ -159,19 +171,27 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                         stack.push(f);
                         continue;
                     }
-                    Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
-                        (MdTag::Div, vec![], false)
-                    }
+                    Tag::DefinitionList
+                    | Tag::DefinitionListTitle
+                    | Tag::DefinitionListDefinition => (MdTag::Div, vec![], false),
                     Tag::Table(_) => (MdTag::Table, vec![], false),
                     Tag::TableHead => {
                         in_thead = true;
-                        stack.push(Frame { tag: MdTag::Thead, attrs: vec![], children: vec![] });
+                        stack.push(Frame {
+                            tag: MdTag::Thead,
+                            attrs: vec![],
+                            children: vec![],
+                        });
                         (MdTag::Tr, vec![], false)
                     }
                     Tag::TableRow => {
                         if !tbody_open {
                             tbody_open = true;
-                            stack.push(Frame { tag: MdTag::Tbody, attrs: vec![], children: vec![] });
+                            stack.push(Frame {
+                                tag: MdTag::Tbody,
+                                attrs: vec![],
+                                children: vec![],
+                            });
                         }
                         (MdTag::Tr, vec![], false)
                     }
@@ -181,7 +201,9 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                     Tag::Strikethrough => (MdTag::Del, vec![], false),
                     Tag::Superscript => (MdTag::Sup, vec![], false),
                     Tag::Subscript => (MdTag::Sub, vec![], false),
-                    Tag::Link { dest_url, title, .. } => {
+                    Tag::Link {
+                        dest_url, title, ..
+                    } => {
                         if safe_url(&dest_url) {
                             let mut attrs = vec![
                                 ("href", dest_url.to_string()),
@@ -201,12 +223,19 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                         }
                     }
                     Tag::Image { dest_url, .. } => {
-                        let attrs = vec![("class", "md-image".to_string()), ("title", dest_url.chars().take(200).collect())];
+                        let attrs = vec![
+                            ("class", "md-image".to_string()),
+                            ("title", dest_url.chars().take(200).collect()),
+                        ];
                         (MdTag::Span, attrs, true)
                     }
                     Tag::MetadataBlock(_) => (MdTag::Pre, vec![], false),
                 };
-                stack.push(Frame { tag: t, attrs, children: vec![] });
+                stack.push(Frame {
+                    tag: t,
+                    attrs,
+                    children: vec![],
+                });
                 if image {
                     push(&mut stack, MdNode::Text("🖼 ".into()));
                 }
@@ -233,19 +262,48 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
             Event::Text(t) => push(&mut stack, MdNode::Text(t.into_string())),
             Event::Code(t) => push(
                 &mut stack,
-                MdNode::El { tag: MdTag::Code, attrs: vec![], children: vec![MdNode::Text(t.into_string())] },
+                MdNode::El {
+                    tag: MdTag::Code,
+                    attrs: vec![],
+                    children: vec![MdNode::Text(t.into_string())],
+                },
             ),
-            Event::InlineMath(t) | Event::DisplayMath(t) => push(&mut stack, MdNode::Text(t.into_string())),
+            Event::InlineMath(t) | Event::DisplayMath(t) => {
+                push(&mut stack, MdNode::Text(t.into_string()))
+            }
             // Raw HTML is shown as the text it is.
-            Event::Html(t) | Event::InlineHtml(t) => push(&mut stack, MdNode::Text(t.into_string())),
+            Event::Html(t) | Event::InlineHtml(t) => {
+                push(&mut stack, MdNode::Text(t.into_string()))
+            }
             Event::FootnoteReference(label) => push(
                 &mut stack,
-                MdNode::El { tag: MdTag::Sup, attrs: vec![], children: vec![MdNode::Text(format!("[{label}]"))] },
+                MdNode::El {
+                    tag: MdTag::Sup,
+                    attrs: vec![],
+                    children: vec![MdNode::Text(format!("[{label}]"))],
+                },
             ),
             Event::SoftBreak => push(&mut stack, MdNode::Text("\n".into())),
-            Event::HardBreak => push(&mut stack, MdNode::El { tag: MdTag::Br, attrs: vec![], children: vec![] }),
-            Event::Rule => push(&mut stack, MdNode::El { tag: MdTag::Hr, attrs: vec![], children: vec![] }),
-            Event::TaskListMarker(done) => push(&mut stack, MdNode::Text(if done { "☑ " } else { "☐ " }.into())),
+            Event::HardBreak => push(
+                &mut stack,
+                MdNode::El {
+                    tag: MdTag::Br,
+                    attrs: vec![],
+                    children: vec![],
+                },
+            ),
+            Event::Rule => push(
+                &mut stack,
+                MdNode::El {
+                    tag: MdTag::Hr,
+                    attrs: vec![],
+                    children: vec![],
+                },
+            ),
+            Event::TaskListMarker(done) => push(
+                &mut stack,
+                MdNode::Text(if done { "☑ " } else { "☐ " }.into()),
+            ),
         }
     }
     while stack.len() > 1 {
@@ -281,7 +339,11 @@ fn close(stack: &mut Vec<Frame>) {
         return;
     }
     let f = stack.pop().expect("len > 1");
-    let node = MdNode::El { tag: f.tag, attrs: f.attrs, children: f.children };
+    let node = MdNode::El {
+        tag: f.tag,
+        attrs: f.attrs,
+        children: f.children,
+    };
     push(stack, node);
 }
 
@@ -304,7 +366,10 @@ mod tests {
 
     fn find<'a>(nodes: &'a [MdNode], tag: MdTag, out: &mut Vec<&'a MdNode>) {
         for n in nodes {
-            if let MdNode::El { tag: t, children, .. } = n {
+            if let MdNode::El {
+                tag: t, children, ..
+            } = n
+            {
                 if *t == tag {
                     out.push(n);
                 }
@@ -342,10 +407,20 @@ mod tests {
         ] {
             assert!(!safe_url(url), "{url:?} passed");
             let tree = parse(&format!("[click](<{url}>)"));
-            assert!(all(&tree, MdTag::A).is_empty(), "{url:?} became a link: {tree:?}");
+            assert!(
+                all(&tree, MdTag::A).is_empty(),
+                "{url:?} became a link: {tree:?}"
+            );
             assert_eq!(plain_text(&tree).trim(), "click");
         }
-        for url in ["https://example.com/a?b#c", "http://x", "mailto:a@b.c", "/relative", "#frag", "a/b:c"] {
+        for url in [
+            "https://example.com/a?b#c",
+            "http://x",
+            "mailto:a@b.c",
+            "/relative",
+            "#frag",
+            "a/b:c",
+        ] {
             assert!(safe_url(url), "{url:?} refused");
         }
         let tree = parse("[ok](https://example.com)");
@@ -353,7 +428,11 @@ mod tests {
         assert_eq!(a.len(), 1);
         if let MdNode::El { attrs, .. } = a[0] {
             assert!(attrs.contains(&("href", "https://example.com".to_string())));
-            assert!(attrs.iter().any(|(k, v)| *k == "rel" && v.contains("noopener")));
+            assert!(
+                attrs
+                    .iter()
+                    .any(|(k, v)| *k == "rel" && v.contains("noopener"))
+            );
         }
     }
 
@@ -377,12 +456,18 @@ mod tests {
         assert_eq!(all(&tree, MdTag::Tbody).len(), 1);
         assert_eq!(all(&tree, MdTag::Thead).len(), 1);
         let table = all(&tree, MdTag::Table)[0];
-        assert_eq!(all(std::slice::from_ref(table), MdTag::Tbody).len(), 1, "tbody inside the table");
+        assert_eq!(
+            all(std::slice::from_ref(table), MdTag::Tbody).len(),
+            1,
+            "tbody inside the table"
+        );
         let pre = all(&tree, MdTag::Pre);
         assert_eq!(pre.len(), 1);
         let code = all(std::slice::from_ref(pre[0]), MdTag::Code);
         match code[0] {
-            MdNode::El { attrs, .. } => assert_eq!(attrs, &vec![("class", "language-rust".to_string())]),
+            MdNode::El { attrs, .. } => {
+                assert_eq!(attrs, &vec![("class", "language-rust".to_string())])
+            }
             _ => unreachable!(),
         }
         assert!(plain_text(&tree).contains("fn main() {}"));

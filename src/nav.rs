@@ -48,7 +48,9 @@ pub struct Nav {
 impl Nav {
     /// Reads the current URL and follows the back/forward buttons.
     pub fn install() -> Self {
-        let nav = Nav { session: RwSignal::new(session_from_path(&dom::location_path())) };
+        let nav = Nav {
+            session: RwSignal::new(session_from_path(&dom::location_path())),
+        };
         let handle = window_event_listener(leptos::ev::popstate, move |_| {
             nav.session.set(session_from_path(&dom::location_path()));
         });
@@ -82,7 +84,10 @@ mod tests {
         assert_eq!(session_from_path("/s/abc/extra"), Some("abc".into()));
         assert_eq!(session_from_path("/s/"), None);
         assert_eq!(session_from_path("/"), None);
-        assert_eq!(session_from_path(&session_path("a b/c")), Some("a b/c".into()));
+        assert_eq!(
+            session_from_path(&session_path("a b/c")),
+            Some("a b/c".into())
+        );
         assert_eq!(percent_decode("%zz%41"), "%zzA");
         assert_eq!(percent_decode("100%"), "100%");
     }

@@ -37,7 +37,9 @@ impl NetError {
 impl std::fmt::Display for NetError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NetError::Status(code, msg) if msg.is_empty() => write!(f, "the relay answered HTTP {code}"),
+            NetError::Status(code, msg) if msg.is_empty() => {
+                write!(f, "the relay answered HTTP {code}")
+            }
             NetError::Status(code, msg) => write!(f, "{msg} (HTTP {code})"),
             NetError::Network(e) => write!(f, "could not reach the relay: {e}"),
             NetError::Decode(e) => write!(f, "unreadable answer from the relay: {e}"),
@@ -175,7 +177,11 @@ pub enum StreamEvent {
 /// Sends events to a session. The store holds one; tests inject a fake through context.
 pub trait Sender {
     /// Posts one payload (`POST /v1/code/sessions/{id}/events`).
-    fn post_event(&self, session_id: &str, payload: Value) -> LocalBoxFuture<'static, Result<(), NetError>>;
+    fn post_event(
+        &self,
+        session_id: &str,
+        payload: Value,
+    ) -> LocalBoxFuture<'static, Result<(), NetError>>;
 }
 
 /// The real [`Sender`]: HTTP POST to the relay (cookie auth, same origin).
@@ -183,7 +189,11 @@ pub trait Sender {
 pub struct HttpSender;
 
 impl Sender for HttpSender {
-    fn post_event(&self, session_id: &str, payload: Value) -> LocalBoxFuture<'static, Result<(), NetError>> {
+    fn post_event(
+        &self,
+        session_id: &str,
+        payload: Value,
+    ) -> LocalBoxFuture<'static, Result<(), NetError>> {
         let url = format!("/v1/code/sessions/{}/events", enc(session_id));
         let body = serde_json::json!({"session_id": session_id, "events": [{"payload": payload}]});
         Box::pin(async move { request_json("POST", &url, Some(&body)).await.map(|_| ()) })
@@ -212,7 +222,13 @@ async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<V
     }
     .header("Accept", "application/json");
     let resp = match body {
-        Some(b) => builder.json(b).map_err(|e| NetError::Decode(e.to_string()))?.send().await,
+        Some(b) => {
+            builder
+                .json(b)
+                .map_err(|e| NetError::Decode(e.to_string()))?
+                .send()
+                .await
+        }
         None => builder.send().await,
     }
     .map_err(|e| NetError::Network(e.to_string()))?;
@@ -221,7 +237,12 @@ async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<V
     if !(200..300).contains(&status) {
         let msg = serde_json::from_str::<Value>(&text)
             .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.get("message")).and_then(Value::as_str).map(str::to_string))
+            .and_then(|v| {
+                v.get("error")
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .unwrap_or_default();
         return Err(NetError::Status(status, msg));
     }
@@ -233,12 +254,20 @@ async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<V
 
 /// `POST /v1/auth/login` with the one-time token from the URL fragment.
 pub async fn login(token: &str) -> Result<(), NetError> {
-    request_json("POST", "/v1/auth/login", Some(&serde_json::json!({ "token": token }))).await.map(|_| ())
+    request_json(
+        "POST",
+        "/v1/auth/login",
+        Some(&serde_json::json!({ "token": token })),
+    )
+    .await
+    .map(|_| ())
 }
 
 /// `POST /v1/auth/logout`.
 pub async fn logout() -> Result<(), NetError> {
-    request_json("POST", "/v1/auth/logout", None).await.map(|_| ())
+    request_json("POST", "/v1/auth/logout", None)
+        .await
+        .map(|_| ())
 }
 
 /// `GET /v1/me`.
@@ -266,7 +295,13 @@ pub async fn create_session(req: &NewSession) -> Result<String, NetError> {
 
 /// `POST /v1/code/sessions/{id}/archive`.
 pub async fn archive_session(id: &str) -> Result<(), NetError> {
-    request_json("POST", &format!("/v1/code/sessions/{}/archive", enc(id)), None).await.map(|_| ())
+    request_json(
+        "POST",
+        &format!("/v1/code/sessions/{}/archive", enc(id)),
+        None,
+    )
+    .await
+    .map(|_| ())
 }
 
 /// `GET /v1/code/sessions/{id}` (includes the `initialize` answer).
@@ -329,7 +364,11 @@ impl SseParser {
         if line.is_empty() {
             if let Some(data) = self.data.take() {
                 out.push(SseEvent {
-                    event: if self.event.is_empty() { "message".into() } else { std::mem::take(&mut self.event) },
+                    event: if self.event.is_empty() {
+                        "message".into()
+                    } else {
+                        std::mem::take(&mut self.event)
+                    },
                     data,
                     id: self.id.take(),
                 });
@@ -369,15 +408,26 @@ pub fn decode_stream_event(ev: &SseEvent) -> Option<StreamEvent> {
         "client_event" | "message" => {
             let v: Value = serde_json::from_str(&ev.data).ok()?;
             let payload = v.get("payload")?.clone();
-            let seq = v.get("sequence_num").and_then(Value::as_u64).or_else(|| ev.id.as_deref()?.parse().ok());
+            let seq = v
+                .get("sequence_num")
+                .and_then(Value::as_u64)
+                .or_else(|| ev.id.as_deref()?.parse().ok());
             let source = Source::parse(v.get("source").and_then(Value::as_str).unwrap_or("worker"));
-            Some(StreamEvent::Frame(Incoming { source, seq, payload }))
+            Some(StreamEvent::Frame(Incoming {
+                source,
+                seq,
+                payload,
+            }))
         }
         "ephemeral_event" => {
             let v: Value = serde_json::from_str(&ev.data).ok()?;
             let payload = v.get("payload")?.clone();
             let source = Source::parse(v.get("source").and_then(Value::as_str).unwrap_or("worker"));
-            Some(StreamEvent::Frame(Incoming { source, seq: None, payload }))
+            Some(StreamEvent::Frame(Incoming {
+                source,
+                seq: None,
+                payload,
+            }))
         }
         "catch_up_truncated" => Some(StreamEvent::Truncated),
         _ => None,
@@ -419,7 +469,10 @@ impl Drop for Subscription {
 pub fn subscribe(session_id: &str, from_seq: u64, sink: Rc<dyn Fn(StreamEvent)>) -> Subscription {
     let stopped = Rc::new(Cell::new(false));
     let abort: Rc<RefCell<Option<web_sys::AbortController>>> = Rc::new(RefCell::new(None));
-    let sub = Subscription { stopped: stopped.clone(), abort: abort.clone() };
+    let sub = Subscription {
+        stopped: stopped.clone(),
+        abort: abort.clone(),
+    };
     let id = session_id.to_string();
     wasm_bindgen_futures::spawn_local(async move {
         run_stream(id, from_seq, sink, stopped, abort).await;
@@ -445,7 +498,10 @@ async fn run_stream(
         sink(StreamEvent::State(ConnState::Connecting));
         let ctrl = web_sys::AbortController::new().ok();
         *abort.borrow_mut() = ctrl.clone();
-        let url = format!("/v1/code/sessions/{}/events/stream?from_sequence_num={last_seq}", enc(&id));
+        let url = format!(
+            "/v1/code/sessions/{}/events/stream?from_sequence_num={last_seq}",
+            enc(&id)
+        );
         let req = gloo_net::http::Request::get(&url)
             .header("Accept", "text/event-stream")
             .abort_signal(ctrl.as_ref().map(|c| c.signal()).as_ref());
@@ -455,7 +511,8 @@ async fn run_stream(
                 sink(StreamEvent::State(ConnState::Live));
                 let opened = js_sys::Date::now();
                 if let Some(body) = resp.body() {
-                    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+                    let reader: web_sys::ReadableStreamDefaultReader =
+                        body.get_reader().unchecked_into();
                     let mut parser = SseParser::new();
                     loop {
                         if stopped.get() {
@@ -469,11 +526,16 @@ async fn run_stream(
                             _ = timeout => break, // no bytes (not even a keepalive) for 45 s
                         };
                         let Ok(obj) = chunk else { break };
-                        let done = js_sys::Reflect::get(&obj, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+                        let done = js_sys::Reflect::get(&obj, &"done".into())
+                            .ok()
+                            .and_then(|d| d.as_bool())
+                            .unwrap_or(true);
                         if done {
                             break;
                         }
-                        let Ok(value) = js_sys::Reflect::get(&obj, &"value".into()) else { break };
+                        let Ok(value) = js_sys::Reflect::get(&obj, &"value".into()) else {
+                            break;
+                        };
                         let bytes = js_sys::Uint8Array::new(&value).to_vec();
                         for ev in parser.feed(&bytes) {
                             if let Some(se) = decode_stream_event(&ev) {
@@ -502,7 +564,10 @@ async fn run_stream(
                 return;
             }
             Ok(resp) => {
-                retry_after = resp.headers().get("retry-after").and_then(|v| v.trim().parse().ok());
+                retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.trim().parse().ok());
             }
             Err(_) => {}
         }
@@ -510,13 +575,20 @@ async fn run_stream(
             return;
         }
         if js_sys::Date::now() - unhealthy_since > 600_000.0 {
-            sink(StreamEvent::State(ConnState::Offline("gave up after 10 minutes; reload to retry".into())));
+            sink(StreamEvent::State(ConnState::Offline(
+                "gave up after 10 minutes; reload to retry".into(),
+            )));
             return;
         }
         attempt += 1;
-        let mut wait = retry_after.unwrap_or_else(|| backoff_secs(attempt - 1, js_sys::Math::random())).clamp(1, 60);
+        let mut wait = retry_after
+            .unwrap_or_else(|| backoff_secs(attempt - 1, js_sys::Math::random()))
+            .clamp(1, 60);
         while wait > 0 && !stopped.get() {
-            sink(StreamEvent::State(ConnState::Reconnecting { in_secs: wait, attempt }));
+            sink(StreamEvent::State(ConnState::Reconnecting {
+                in_secs: wait,
+                attempt,
+            }));
             TimeoutFuture::new(1_000).await;
             wait -= 1;
         }

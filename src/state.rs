@@ -9,10 +9,11 @@ pub mod prompt;
 pub mod session;
 
 pub use item::{
-    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind, SystemRow, TaskInfo,
-    ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
+    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
+    SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
 };
 pub use prompt::{Notice, Prompt, PromptKind, SettledBy};
 pub use session::{
-    InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState, Source, tool_result_text,
+    InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState,
+    Source, tool_result_text,
 };

@@ -9,7 +9,10 @@ use leptos::prelude::*;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::net::{self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent, Subscription};
+use crate::net::{
+    self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent,
+    Subscription,
+};
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
 #[derive(Default)]
@@ -149,7 +152,11 @@ impl Store {
         }
         self.close_session();
         let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
-        self.session.set(if observer { Session::observer() } else { Session::new() });
+        self.session.set(if observer {
+            Session::observer()
+        } else {
+            Session::new()
+        });
         self.session_id.set(Some(id.clone()));
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
@@ -220,7 +227,9 @@ impl Store {
         self.post(Self::payload(&build::user_text(text, uuid)), move |r| {
             let state = match r {
                 Ok(()) => SendState::Sent,
-                Err(NetError::Status(409 | 410, _)) => SendState::Failed("the session has ended".into()),
+                Err(NetError::Status(409 | 410, _)) => {
+                    SendState::Failed("the session has ended".into())
+                }
                 Err(e) => SendState::Failed(e.to_string()),
             };
             store.session.update(|s| s.set_send_state(&id, state));
@@ -229,9 +238,17 @@ impl Store {
 
     /// Sends a failed prompt again (same uuid: the relay drops duplicates).
     pub fn retry_prompt(&self, id: &str) {
-        let Ok(uuid) = Uuid::parse_str(id) else { return };
-        let Some(text) = self.session.with_untracked(|s| s.local_prompt_text(id).map(str::to_string)) else { return };
-        self.session.update(|s| s.set_send_state(id, SendState::Pending));
+        let Ok(uuid) = Uuid::parse_str(id) else {
+            return;
+        };
+        let Some(text) = self
+            .session
+            .with_untracked(|s| s.local_prompt_text(id).map(str::to_string))
+        else {
+            return;
+        };
+        self.session
+            .update(|s| s.set_send_state(id, SendState::Pending));
         self.post_prompt(uuid, &text);
     }
 
@@ -245,7 +262,9 @@ impl Store {
         let rid2 = rid.clone();
         self.post(Self::payload(&msg(&rid)), move |r| {
             if let Err(e) = r {
-                store.session.update(|s| s.local_request_failed(&rid2, &e.to_string()));
+                store
+                    .session
+                    .update(|s| s.local_request_failed(&rid2, &e.to_string()));
             }
         });
     }
@@ -258,16 +277,20 @@ impl Store {
     /// Switches the model (`None`: the default).
     pub fn set_model(&self, model: Option<String>) {
         let m = model.clone();
-        self.control(LocalRequest::SetModel(model), move |rid| build::set_model(rid, m.as_deref()));
+        self.control(LocalRequest::SetModel(model), move |rid| {
+            build::set_model(rid, m.as_deref())
+        });
     }
 
     /// Switches the permission mode.
     pub fn set_permission_mode(&self, mode: &str) {
         let parsed: bridge_protocol::PermissionMode =
-            serde_json::from_value(Value::String(mode.to_string())).unwrap_or(bridge_protocol::PermissionMode::Default);
-        self.control(LocalRequest::SetPermissionMode(mode.to_string()), move |rid| {
-            build::set_permission_mode(rid, parsed)
-        });
+            serde_json::from_value(Value::String(mode.to_string()))
+                .unwrap_or(bridge_protocol::PermissionMode::Default);
+        self.control(
+            LocalRequest::SetPermissionMode(mode.to_string()),
+            move |rid| build::set_permission_mode(rid, parsed),
+        );
     }
 
     fn post_answer(&self, request_id: &str, payload: Value) {
@@ -280,22 +303,41 @@ impl Store {
         self.post(payload, move |r| match r {
             Ok(()) => {}
             Err(NetError::Status(409, _)) => store.session.update(|s| s.answer_conflict(&rid)),
-            Err(e) => store.session.update(|s| s.answer_failed(&rid, &e.to_string())),
+            Err(e) => store
+                .session
+                .update(|s| s.answer_failed(&rid, &e.to_string())),
         });
     }
 
     /// Allows a permission prompt with `updated_input` (edited or the original) and the checked
     /// `permission_suggestions` (as edited) as `updatedPermissions`.
     pub fn allow(&self, prompt: &Prompt, updated_input: Value, updated_permissions: Vec<Value>) {
-        let perms = updated_permissions.into_iter().filter_map(|p| serde_json::from_value(p).ok()).collect();
-        let msg = build::allow(&prompt.request_id, prompt.tool_use_id.as_deref(), updated_input, perms);
+        let perms = updated_permissions
+            .into_iter()
+            .filter_map(|p| serde_json::from_value(p).ok())
+            .collect();
+        let msg = build::allow(
+            &prompt.request_id,
+            prompt.tool_use_id.as_deref(),
+            updated_input,
+            perms,
+        );
         self.post_answer(&prompt.request_id, Self::payload(&msg));
     }
 
     /// Denies a permission prompt, optionally interrupting the turn ("deny and stop").
     pub fn deny(&self, prompt: &Prompt, message: &str, interrupt: bool) {
-        let message = if message.trim().is_empty() { "The user denied this tool call." } else { message };
-        let msg = build::deny(&prompt.request_id, prompt.tool_use_id.as_deref(), message, interrupt);
+        let message = if message.trim().is_empty() {
+            "The user denied this tool call."
+        } else {
+            message
+        };
+        let msg = build::deny(
+            &prompt.request_id,
+            prompt.tool_use_id.as_deref(),
+            message,
+            interrupt,
+        );
         self.post_answer(&prompt.request_id, Self::payload(&msg));
     }
 
@@ -326,6 +368,7 @@ impl Store {
 
     /// Test/benchmark helper: applies a CLI frame (as from the worker) right now.
     pub fn apply_now(&self, payload: Value) {
-        self.session.update(|s| s.apply_from(Source::Worker, &payload));
+        self.session
+            .update(|s| s.apply_from(Source::Worker, &payload));
     }
 }

@@ -56,12 +56,24 @@ pub fn compute(
         for k in &keys[..start] {
             top += heights.get(k).copied().unwrap_or(default_h).max(1.0);
         }
-        return Window { start, end: keys.len(), pad_top: top, pad_bottom: 0.0, total: y };
+        return Window {
+            start,
+            end: keys.len(),
+            pad_top: top,
+            pad_bottom: 0.0,
+            total: y,
+        };
     };
     if end == keys.len() {
         end_y = y;
     }
-    Window { start, end, pad_top, pad_bottom: (y - end_y).max(0.0), total: y }
+    Window {
+        start,
+        end,
+        pad_top,
+        pad_bottom: (y - end_y).max(0.0),
+        total: y,
+    }
 }
 
 #[cfg(test)]
@@ -81,7 +93,10 @@ mod tests {
         assert_eq!(w.start, (100_000 - 400) / 50);
         assert_eq!(w.end, (100_000 + 800 + 400) / 50);
         assert_eq!(w.pad_top, w.start as f64 * 50.0);
-        assert_eq!(w.pad_top + (w.end - w.start) as f64 * 50.0 + w.pad_bottom, w.total);
+        assert_eq!(
+            w.pad_top + (w.end - w.start) as f64 * 50.0 + w.pad_bottom,
+            w.total
+        );
     }
 
     #[test]
@@ -99,7 +114,10 @@ mod tests {
 
     #[test]
     fn empty_and_scrolled_past_the_end() {
-        assert_eq!(compute(&[], &HashMap::new(), 50.0, 0.0, 800.0, 100.0), Window::default());
+        assert_eq!(
+            compute(&[], &HashMap::new(), 50.0, 0.0, 800.0, 100.0),
+            Window::default()
+        );
         let k = keys(3);
         let w = compute(&k, &HashMap::new(), 50.0, 10_000.0, 800.0, 100.0);
         assert_eq!((w.start, w.end), (2, 3));

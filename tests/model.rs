@@ -2,10 +2,15 @@
 //! durable frames, tool card states, prompts, and the real-CLI behaviours of REAL-CLI-NOTES.md.
 
 use bridge_console::state::{
-    Block, InterruptState, ItemKind, LocalRequest, PromptKind, SendState, Session, SessionState, SettledBy, Source,
-    SystemKind, ToolStatus, UserOrigin,
+    Block, InterruptState, ItemKind, LocalRequest, PromptKind, SendState, Session, SessionState,
+    SettledBy, Source, SystemKind, ToolStatus, UserOrigin,
 };
 use serde_json::{Value, json};
+// The same tests run natively and, compiled to wasm32, in the browser.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 // ---------------------------------------------------------------- frame builders
 
@@ -17,30 +22,51 @@ fn ev(msg: &str, event: Value) -> Value {
 fn uuid_like() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(1);
-    format!("00000000-0000-4000-8000-{:012}", N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "00000000-0000-4000-8000-{:012}",
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn start(msg: &str) -> Value {
-    ev(msg, json!({"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant",
-        "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}))
+    ev(
+        msg,
+        json!({"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    )
 }
 fn block_start(msg: &str, index: u64, block: Value) -> Value {
-    ev(msg, json!({"type": "content_block_start", "index": index, "content_block": block}))
+    ev(
+        msg,
+        json!({"type": "content_block_start", "index": index, "content_block": block}),
+    )
 }
 fn text_delta(msg: &str, index: u64, text: &str) -> Value {
-    ev(msg, json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}))
+    ev(
+        msg,
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
+    )
 }
 fn thinking_delta(msg: &str, index: u64, text: &str) -> Value {
-    ev(msg, json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": text, "estimated_tokens": null}}))
+    ev(
+        msg,
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": text, "estimated_tokens": null}}),
+    )
 }
 fn json_delta(msg: &str, index: u64, partial: &str) -> Value {
-    ev(msg, json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}}))
+    ev(
+        msg,
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}}),
+    )
 }
 fn block_stop(msg: &str, index: u64) -> Value {
     ev(msg, json!({"type": "content_block_stop", "index": index}))
 }
 fn message_delta(msg: &str, reason: Option<&str>) -> Value {
-    ev(msg, json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": 5}}))
+    ev(
+        msg,
+        json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+    )
 }
 fn message_stop(msg: &str) -> Value {
     ev(msg, json!({"type": "message_stop"}))
@@ -107,14 +133,23 @@ fn apply_all(s: &mut Session, frames: &[Value]) {
 }
 
 fn only_durable(frames: &[Value]) -> Vec<Value> {
-    frames.iter().filter(|f| f["type"] != "stream_event").cloned().collect()
+    frames
+        .iter()
+        .filter(|f| f["type"] != "stream_event")
+        .cloned()
+        .collect()
 }
 
 fn assistant_blocks(s: &Session) -> Vec<Block> {
     s.order()
         .iter()
         .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Assistant(a) => Some(a.blocks.iter().map(|sl| sl.block.clone()).collect::<Vec<_>>()),
+            ItemKind::Assistant(a) => Some(
+                a.blocks
+                    .iter()
+                    .map(|sl| sl.block.clone())
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         })
         .flatten()
@@ -122,7 +157,10 @@ fn assistant_blocks(s: &Session) -> Vec<Block> {
 }
 
 fn rows_of_role(s: &Session, role: &str) -> usize {
-    s.order().iter().filter(|k| s.item(k).unwrap().role() == role).count()
+    s.order()
+        .iter()
+        .filter(|k| s.item(k).unwrap().role() == role)
+        .count()
 }
 
 /// A turn: text streamed in three deltas, a Bash tool_use whose JSON streams in pieces, then text.
@@ -136,10 +174,21 @@ fn streamed_turn() -> Vec<Value> {
         text_delta(m, 0, "!"),
         assistant(m, text("Hello **world**!")),
         block_stop(m, 0),
-        block_start(m, 1, json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}})),
+        block_start(
+            m,
+            1,
+            json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}),
+        ),
         json_delta(m, 1, "{\"command\": \"ls -"),
         json_delta(m, 1, "la\", \"description\": \"List\"}"),
-        assistant(m, tool_use("toolu_1", "Bash", json!({"command": "ls -la", "description": "List"}))),
+        assistant(
+            m,
+            tool_use(
+                "toolu_1",
+                "Bash",
+                json!({"command": "ls -la", "description": "List"}),
+            ),
+        ),
         block_stop(m, 1),
         message_delta(m, Some("tool_use")),
         message_stop(m),
@@ -162,7 +211,10 @@ fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_dupli
     let frames = streamed_turn();
     let mut s = Session::new();
     apply_all(&mut s, &frames[..4]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Text("Hello **world**".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Text("Hello **world**".into())]
+    );
     let key = s.order()[0].clone();
     match &s.item(&key).unwrap().kind {
         ItemKind::Assistant(a) => {
@@ -172,7 +224,10 @@ fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_dupli
         _ => panic!("first row is the assistant"),
     }
     apply_all(&mut s, &frames[4..7]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Text("Hello **world**!".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Text("Hello **world**!".into())]
+    );
     match &s.item(&key).unwrap().kind {
         ItemKind::Assistant(a) => assert!(a.blocks[0].durable && a.uuid.is_some()),
         _ => unreachable!(),
@@ -189,7 +244,10 @@ fn partial_tool_input_json_shows_the_forming_command() {
     assert_eq!(tool.status, ToolStatus::Streaming);
     assert_eq!(tool.display_input(), json!({"command": "ls -"}));
     s.apply_value(&frames[9]);
-    assert_eq!(s.tool("toolu_1").unwrap().display_input()["command"], "ls -la");
+    assert_eq!(
+        s.tool("toolu_1").unwrap().display_input()["command"],
+        "ls -la"
+    );
     s.apply_value(&frames[10]);
     let tool = s.tool("toolu_1").unwrap();
     assert_eq!(tool.status, ToolStatus::Running);
@@ -206,7 +264,10 @@ fn full_turn_final_state_and_identical_without_deltas() {
     assert_eq!(a.snapshot(), b.snapshot());
     assert_eq!(rows_of_role(&a, "assistant"), 2);
     assert_eq!(a.tool("toolu_1").unwrap().status, ToolStatus::Done);
-    assert_eq!(a.tool("toolu_1").unwrap().output.as_ref().unwrap().text, "a\nb");
+    assert_eq!(
+        a.tool("toolu_1").unwrap().output.as_ref().unwrap().text,
+        "a\nb"
+    );
     assert_eq!(a.state(), SessionState::Idle);
 }
 
@@ -216,7 +277,12 @@ fn deltas_lost_in_the_middle_of_a_block_are_healed_by_the_durable_frame() {
     let mut full = Session::new();
     apply_all(&mut full, &frames);
     // Drop a middle text delta and the second JSON delta (a reconnect gap).
-    let lossy: Vec<Value> = frames.iter().enumerate().filter(|(i, _)| *i != 3 && *i != 9).map(|(_, f)| f.clone()).collect();
+    let lossy: Vec<Value> = frames
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 9)
+        .map(|(_, f)| f.clone())
+        .collect();
     let mut s = Session::new();
     apply_all(&mut s, &lossy);
     assert_eq!(full.snapshot(), s.snapshot());
@@ -227,10 +293,17 @@ fn thinking_streams_and_is_replaced() {
     let m = "msg_t";
     let frames = vec![
         start(m),
-        block_start(m, 0, json!({"type": "thinking", "thinking": "", "signature": ""})),
+        block_start(
+            m,
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
         thinking_delta(m, 0, "Let me "),
         thinking_delta(m, 0, "check"),
-        assistant(m, json!({"type": "thinking", "thinking": "Let me check", "signature": "sig"})),
+        assistant(
+            m,
+            json!({"type": "thinking", "thinking": "Let me check", "signature": "sig"}),
+        ),
         block_stop(m, 0),
         block_start(m, 1, json!({"type": "text", "text": ""})),
         text_delta(m, 1, "Answer"),
@@ -240,9 +313,18 @@ fn thinking_streams_and_is_replaced() {
     ];
     let mut s = Session::new();
     apply_all(&mut s, &frames[..4]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Thinking("Let me check".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Thinking("Let me check".into())]
+    );
     apply_all(&mut s, &frames[4..]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Thinking("Let me check".into()), Block::Text("Answer".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![
+            Block::Thinking("Let me check".into()),
+            Block::Text("Answer".into())
+        ]
+    );
     let mut b = Session::new();
     apply_all(&mut b, &only_durable(&frames));
     assert_eq!(s.snapshot(), b.snapshot());
@@ -270,7 +352,11 @@ fn interrupt_abandons_streamed_blocks_from_the_index_on() {
         block_start(m, 0, json!({"type": "text", "text": ""})),
         text_delta(m, 0, "Partial ans"),
         assistant(m, text("Partial ans")),
-        block_start(m, 1, json!({"type": "tool_use", "id": "toolu_x", "name": "Write", "input": {}})),
+        block_start(
+            m,
+            1,
+            json!({"type": "tool_use", "id": "toolu_x", "name": "Write", "input": {}}),
+        ),
         json_delta(m, 1, "{\"file_path\": \"/tmp/a"),
         block_stop(m, 0),
         block_stop(m, 1),
@@ -278,7 +364,10 @@ fn interrupt_abandons_streamed_blocks_from_the_index_on() {
         message_stop_abandoned(m, 1),
         json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
                "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}),
-        result(0.0, json!({"subtype": "error_during_execution", "is_error": true, "terminal_reason": "aborted_streaming", "errors": []})),
+        result(
+            0.0,
+            json!({"subtype": "error_during_execution", "is_error": true, "terminal_reason": "aborted_streaming", "errors": []}),
+        ),
     ];
     let mut s = Session::new();
     s.local_request("req_int", LocalRequest::Interrupt);
@@ -286,12 +375,21 @@ fn interrupt_abandons_streamed_blocks_from_the_index_on() {
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "success", "request_id": "req_int", "response": {"still_queued": []}}}));
     assert_eq!(s.interrupt_state(), InterruptState::Acknowledged);
     apply_all(&mut s, &frames);
-    assert_eq!(assistant_blocks(&s), vec![Block::Text("Partial ans".into())]);
-    assert!(s.tool("toolu_x").is_none(), "the abandoned tool_use leaves no card");
-    let synthetic = s.order().iter().find_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::User(u) => Some(u.origin),
-        _ => None,
-    });
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Text("Partial ans".into())]
+    );
+    assert!(
+        s.tool("toolu_x").is_none(),
+        "the abandoned tool_use leaves no card"
+    );
+    let synthetic = s
+        .order()
+        .iter()
+        .find_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::User(u) => Some(u.origin),
+            _ => None,
+        });
     assert_eq!(synthetic, Some(UserOrigin::Synthetic));
     let mut b = Session::new();
     apply_all(&mut b, &only_durable(&frames));
@@ -315,9 +413,15 @@ fn stream_error_drops_the_partial_block_and_the_silent_retry_shows_once() {
     ];
     let mut s = Session::new();
     apply_all(&mut s, &frames[..3]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Text("This will be cut o".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Text("This will be cut o".into())]
+    );
     apply_all(&mut s, &frames[3..]);
-    assert_eq!(assistant_blocks(&s), vec![Block::Text("The full answer.".into())]);
+    assert_eq!(
+        assistant_blocks(&s),
+        vec![Block::Text("The full answer.".into())]
+    );
     assert_eq!(rows_of_role(&s, "assistant"), 1);
     let mut b = Session::new();
     apply_all(&mut b, &only_durable(&frames));
@@ -328,9 +432,19 @@ fn stream_error_drops_the_partial_block_and_the_silent_retry_shows_once() {
 
 fn tool_turn(tool: &str, input: Value) -> Vec<Value> {
     let m = "msg_p";
-    vec![start(m), block_start(m, 0, json!({"type": "tool_use", "id": "toolu_p", "name": tool, "input": {}})),
-         json_delta(m, 0, &input.to_string()), assistant(m, tool_use("toolu_p", tool, input)), block_stop(m, 0),
-         message_delta(m, Some("tool_use")), message_stop(m)]
+    vec![
+        start(m),
+        block_start(
+            m,
+            0,
+            json!({"type": "tool_use", "id": "toolu_p", "name": tool, "input": {}}),
+        ),
+        json_delta(m, 0, &input.to_string()),
+        assistant(m, tool_use("toolu_p", tool, input)),
+        block_stop(m, 0),
+        message_delta(m, Some("tool_use")),
+        message_stop(m),
+    ]
 }
 
 #[test]
@@ -339,7 +453,10 @@ fn permission_allow_with_edited_input_shows_what_ran() {
     let mut s = Session::new();
     apply_all(&mut s, &tool_turn("Bash", input.clone()));
     s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", input.clone()));
-    assert_eq!(s.tool("toolu_p").unwrap().status, ToolStatus::PendingPermission);
+    assert_eq!(
+        s.tool("toolu_p").unwrap().status,
+        ToolStatus::PendingPermission
+    );
     assert_eq!(s.state(), SessionState::RequiresAction);
     assert!(s.needs_you());
     // This console answers with an edited command; its echo comes back (relay: source client).
@@ -355,7 +472,10 @@ fn permission_allow_with_edited_input_shows_what_ran() {
     assert_eq!(tool.display_input(), edited);
     assert_eq!(tool.input, input, "the proposal is kept for the diff");
     assert_eq!(s.settled("r1"), Some(&SettledBy::Me));
-    assert!(s.notices().is_empty(), "no 'answered elsewhere' notice for our own answer");
+    assert!(
+        s.notices().is_empty(),
+        "no 'answered elsewhere' notice for our own answer"
+    );
     s.apply_value(&tool_result("toolu_p", "", false));
     assert_eq!(s.tool("toolu_p").unwrap().status, ToolStatus::Done);
     // A late assistant frame repeating the original input does not undo the edit (REAL-CLI-NOTES 10).
@@ -410,7 +530,12 @@ fn tool_progress_sets_elapsed_time() {
 fn prompt_answered_by_another_controller_closes_with_a_notice() {
     let mut s = Session::new();
     apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
-    s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", json!({"command": "ls"})));
+    s.apply_value(&can_use_tool(
+        "r1",
+        "toolu_p",
+        "Bash",
+        json!({"command": "ls"}),
+    ));
     s.apply_from(Source::Client, &allow("r1", json!({"command": "ls"})));
     assert!(s.prompts().is_empty());
     assert_eq!(s.settled("r1"), Some(&SettledBy::Other));
@@ -420,15 +545,31 @@ fn prompt_answered_by_another_controller_closes_with_a_notice() {
 #[test]
 fn prompt_cancelled_by_the_cli_closes_with_a_notice() {
     let mut s = Session::new();
-    apply_all(&mut s, &tool_turn("AskUserQuestion", json!({"questions": [{"question": "Which?", "options": [{"label": "A"}]}]})));
-    s.apply_value(&can_use_tool("r9", "toolu_p", "AskUserQuestion", json!({"questions": []})));
+    apply_all(
+        &mut s,
+        &tool_turn(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which?", "options": [{"label": "A"}]}]}),
+        ),
+    );
+    s.apply_value(&can_use_tool(
+        "r9",
+        "toolu_p",
+        "AskUserQuestion",
+        json!({"questions": []}),
+    ));
     assert_eq!(s.prompts()[0].kind, PromptKind::Question);
     s.apply_value(&json!({"type": "control_cancel_request", "request_id": "r9"}));
     assert!(s.prompts().is_empty());
     assert_eq!(s.settled("r9"), Some(&SettledBy::Cancelled));
     assert!(s.notices().last().unwrap().text.contains("withdrew"));
     // A late duplicate of the request does not reopen it.
-    s.apply_value(&can_use_tool("r9", "toolu_p", "AskUserQuestion", json!({"questions": []})));
+    s.apply_value(&can_use_tool(
+        "r9",
+        "toolu_p",
+        "AskUserQuestion",
+        json!({"questions": []}),
+    ));
     assert!(s.prompts().is_empty());
 }
 
@@ -436,23 +577,44 @@ fn prompt_cancelled_by_the_cli_closes_with_a_notice() {
 fn several_prompts_queue_in_order_and_kinds_are_told_apart() {
     let mut s = Session::new();
     s.apply_value(&can_use_tool("a", "t1", "Bash", json!({"command": "x"})));
-    s.apply_value(&can_use_tool("b", "t2", "ExitPlanMode", json!({"plan": "# Plan"})));
+    s.apply_value(&can_use_tool(
+        "b",
+        "t2",
+        "ExitPlanMode",
+        json!({"plan": "# Plan"}),
+    ));
     s.apply_value(&json!({"type": "control_request", "request_id": "c", "request": {"subtype": "elicitation",
         "mcp_server_name": "srv", "message": "Your name?", "requested_schema": {"type": "object", "properties": {"name": {"type": "string"}}}}}));
     s.apply_value(&json!({"type": "control_request", "request_id": "d", "request": {"subtype": "request_user_dialog",
         "dialog_kind": "confirm", "payload": {"text": "ok?"}}}));
-    let kinds: Vec<_> = s.prompts().iter().map(|p| (p.request_id.clone(), p.kind)).collect();
-    assert_eq!(kinds, vec![
-        ("a".to_string(), PromptKind::Permission),
-        ("b".to_string(), PromptKind::PlanApproval),
-        ("c".to_string(), PromptKind::Elicitation),
-        ("d".to_string(), PromptKind::UserDialog),
-    ]);
+    let kinds: Vec<_> = s
+        .prompts()
+        .iter()
+        .map(|p| (p.request_id.clone(), p.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("a".to_string(), PromptKind::Permission),
+            ("b".to_string(), PromptKind::PlanApproval),
+            ("c".to_string(), PromptKind::Elicitation),
+            ("d".to_string(), PromptKind::UserDialog),
+        ]
+    );
     assert_eq!(s.prompts()[2].description.as_deref(), Some("Your name?"));
     s.answer_locally("a");
-    assert_eq!(s.open_prompts().map(|p| p.request_id.as_str()).collect::<Vec<_>>(), vec!["b", "c", "d"]);
+    assert_eq!(
+        s.open_prompts()
+            .map(|p| p.request_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["b", "c", "d"]
+    );
     s.answer_failed("a", "network");
-    assert_eq!(s.open_prompts().count(), 4, "a failed answer reopens the prompt");
+    assert_eq!(
+        s.open_prompts().count(),
+        4,
+        "a failed answer reopens the prompt"
+    );
     s.answer_conflict("a");
     assert_eq!(s.open_prompts().count(), 3);
     assert_eq!(s.settled("a"), Some(&SettledBy::Other));
@@ -462,23 +624,42 @@ fn several_prompts_queue_in_order_and_kinds_are_told_apart() {
 fn relay_timeout_deny_settles_and_says_so() {
     let mut s = Session::new();
     s.apply_value(&can_use_tool("r1", "t1", "Bash", json!({"command": "x"})));
-    s.apply_from(Source::Relay, &deny("r1", "No controller answered within 10 s"));
+    s.apply_from(
+        Source::Relay,
+        &deny("r1", "No controller answered within 10 s"),
+    );
     assert!(s.prompts().is_empty());
-    assert!(s.notices().iter().any(|n| n.text.contains("No controller answered")));
+    assert!(
+        s.notices()
+            .iter()
+            .any(|n| n.text.contains("No controller answered"))
+    );
 }
 
 #[test]
 fn observer_sees_prompts_but_is_never_asked() {
     let mut s = Session::observer();
     apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
-    s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", json!({"command": "ls"})));
+    s.apply_value(&can_use_tool(
+        "r1",
+        "toolu_p",
+        "Bash",
+        json!({"command": "ls"}),
+    ));
     assert!(s.is_observer());
     assert_eq!(s.state(), SessionState::RequiresAction);
     assert!(!s.needs_you());
-    assert_eq!(s.prompts().len(), 1, "still visible as 'waiting for the controller'");
+    assert_eq!(
+        s.prompts().len(),
+        1,
+        "still visible as 'waiting for the controller'"
+    );
     s.apply_from(Source::Client, &allow("r1", json!({"command": "ls"})));
     assert!(s.prompts().is_empty());
-    assert!(s.notices().is_empty(), "observers get no 'answered elsewhere' notice");
+    assert!(
+        s.notices().is_empty(),
+        "observers get no 'answered elsewhere' notice"
+    );
 }
 
 // ---------------------------------------------------------------- prompts typed here, echoes, coalescing
@@ -495,8 +676,11 @@ fn local_prompt_is_pending_then_confirmed_by_its_echo_without_duplicate() {
     assert_eq!(send_state(&s), SendState::Pending);
     s.set_send_state("u-1", SendState::Sent);
     assert_eq!(send_state(&s), SendState::Sent);
-    s.apply_from(Source::Client, &json!({"type": "user", "message": {"role": "user", "content": "hello"},
-        "parent_tool_use_id": null, "session_id": "", "uuid": "u-1"}));
+    s.apply_from(
+        Source::Client,
+        &json!({"type": "user", "message": {"role": "user", "content": "hello"},
+        "parent_tool_use_id": null, "session_id": "", "uuid": "u-1"}),
+    );
     assert_eq!(send_state(&s), SendState::Confirmed);
     s.apply_value(&user_replay("u-1", "hello"));
     s.set_send_state("u-1", SendState::Sent); // a late POST answer does not downgrade
@@ -534,21 +718,35 @@ fn coalesced_queued_prompts_show_each_prompt_once() {
     }
     s.apply_value(&user_replay("q1", "first"));
     s.apply_value(&user_replay("q2", "first\nsecond"));
-    let texts: Vec<(String, bool)> = s.order().iter().filter_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
-        _ => None,
-    }).collect();
-    assert_eq!(texts, vec![("first".into(), false), ("second".into(), true)]);
+    let texts: Vec<(String, bool)> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![("first".into(), false), ("second".into(), true)]
+    );
 
     // Seen only through the CLI's replays (another client's prompts).
     let mut o = Session::new();
     o.apply_value(&user_replay("q1", "first"));
     o.apply_value(&user_replay("q2", "first\nsecond"));
-    let texts: Vec<(String, bool)> = o.order().iter().filter_map(|k| match &o.item(k).unwrap().kind {
-        ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
-        _ => None,
-    }).collect();
-    assert_eq!(texts, vec![("first".into(), false), ("second".into(), true)]);
+    let texts: Vec<(String, bool)> = o
+        .order()
+        .iter()
+        .filter_map(|k| match &o.item(k).unwrap().kind {
+            ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![("first".into(), false), ("second".into(), true)]
+    );
 }
 
 #[test]
@@ -556,12 +754,22 @@ fn cli_made_user_frames_are_labelled() {
     let mut s = Session::new();
     s.apply_value(&json!({"type": "user", "message": {"role": "user", "content": "Output token limit hit. Resume directly"},
         "isSynthetic": true, "parent_tool_use_id": null, "session_id": "s", "uuid": "syn"}));
-    s.apply_value(&user_replay("cmd", "<local-command-stdout>Set model to opus</local-command-stdout>"));
-    let origins: Vec<_> = s.order().iter().filter_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::User(u) => Some(u.origin),
-        _ => None,
-    }).collect();
-    assert_eq!(origins, vec![UserOrigin::Synthetic, UserOrigin::LocalCommand]);
+    s.apply_value(&user_replay(
+        "cmd",
+        "<local-command-stdout>Set model to opus</local-command-stdout>",
+    ));
+    let origins: Vec<_> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::User(u) => Some(u.origin),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        origins,
+        vec![UserOrigin::Synthetic, UserOrigin::LocalCommand]
+    );
 }
 
 // ---------------------------------------------------------------- results, errors, frames after result
@@ -572,8 +780,11 @@ fn api_error_inside_success_result_is_an_error_footer() {
     s.apply_value(&json!({"type": "assistant", "message": {"id": "msg_syn", "type": "message", "role": "assistant", "model": "<synthetic>",
         "content": [text("API Error: 500 Internal Server Error")], "stop_reason": "stop_sequence", "usage": {}},
         "error": "server_error", "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}));
-    s.apply_value(&result(0.0, json!({"is_error": true, "terminal_reason": "api_error", "api_error_status": 500,
-        "stop_reason": "stop_sequence", "result": "API Error: 500 Internal Server Error"})));
+    s.apply_value(&result(
+        0.0,
+        json!({"is_error": true, "terminal_reason": "api_error", "api_error_status": 500,
+        "stop_reason": "stop_sequence", "result": "API Error: 500 Internal Server Error"}),
+    ));
     let mut saw_error_msg = false;
     let mut saw_footer = false;
     for k in s.order() {
@@ -587,7 +798,10 @@ fn api_error_inside_success_result_is_an_error_footer() {
                 assert_eq!(r.subtype, "success");
                 assert!(r.is_error);
                 assert_eq!(r.api_error_status, Some(500));
-                assert_eq!(r.errors, vec!["API Error: 500 Internal Server Error".to_string()]);
+                assert_eq!(
+                    r.errors,
+                    vec!["API Error: 500 Internal Server Error".to_string()]
+                );
                 saw_footer = true;
             }
             _ => {}
@@ -602,23 +816,52 @@ fn frames_after_result_and_a_turn_the_cli_starts_itself() {
     apply_all(&mut s, &streamed_turn());
     assert_eq!(s.state(), SessionState::Idle);
     // A background subagent keeps working after the result...
-    s.apply_value(&sub_assistant("msg_bg", "toolu_1", text("background progress")));
-    assert_eq!(s.state(), SessionState::Idle, "subagent frames do not restart the main turn");
+    s.apply_value(&sub_assistant(
+        "msg_bg",
+        "toolu_1",
+        text("background progress"),
+    ));
+    assert_eq!(
+        s.state(),
+        SessionState::Idle,
+        "subagent frames do not restart the main turn"
+    );
     // ...then the CLI starts a new turn on its own: init, streamed answer, a second result.
     s.apply_value(&json!({"type": "system", "subtype": "init", "cwd": "/w", "model": "claude-sonnet-4-5", "permissionMode": "default",
         "tools": ["Bash"], "claude_code_version": "2.1.332", "uuid": uuid_like(), "session_id": "s"}));
     assert_eq!(s.state(), SessionState::Running);
     let m = "msg_auto";
-    apply_all(&mut s, &[start(m), block_start(m, 0, json!({"type": "text", "text": ""})), text_delta(m, 0, "Background work finished."),
-        assistant(m, text("Background work finished.")), block_stop(m, 0), message_stop(m), result(0.015, json!({}))]);
+    apply_all(
+        &mut s,
+        &[
+            start(m),
+            block_start(m, 0, json!({"type": "text", "text": ""})),
+            text_delta(m, 0, "Background work finished."),
+            assistant(m, text("Background work finished.")),
+            block_stop(m, 0),
+            message_stop(m),
+            result(0.015, json!({})),
+        ],
+    );
     assert_eq!(s.state(), SessionState::Idle);
     assert_eq!(rows_of_role(&s, "result"), 2);
-    assert!((s.cost_total() - 0.015).abs() < 1e-12, "cumulative CLI total: {}", s.cost_total());
-    let costs: Vec<(f64, f64)> = s.order().iter().filter_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::Result(r) => Some((r.turn_cost, r.session_cost)),
-        _ => None,
-    }).collect();
-    assert!((costs[0].0 - 0.01).abs() < 1e-12 && (costs[1].0 - 0.005).abs() < 1e-12, "{costs:?}");
+    assert!(
+        (s.cost_total() - 0.015).abs() < 1e-12,
+        "cumulative CLI total: {}",
+        s.cost_total()
+    );
+    let costs: Vec<(f64, f64)> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::Result(r) => Some((r.turn_cost, r.session_cost)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        (costs[0].0 - 0.01).abs() < 1e-12 && (costs[1].0 - 0.005).abs() < 1e-12,
+        "{costs:?}"
+    );
 }
 
 #[test]
@@ -629,13 +872,25 @@ fn running_cost_survives_a_cli_restart_and_prefers_per_turn_usage() {
     // A new CLI process (total restarts from 0).
     s.apply_value(&result(0.01, json!({})));
     assert!((s.cost_total() - 0.06).abs() < 1e-12, "{}", s.cost_total());
-    s.apply_value(&result(0.04, json!({"model_usage_since_last_result": {"m": {"costUSD": 0.03}}})));
-    let last = s.order().iter().rev().find_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::Result(r) => Some(r.clone()),
-        _ => None,
-    }).unwrap();
+    s.apply_value(&result(
+        0.04,
+        json!({"model_usage_since_last_result": {"m": {"costUSD": 0.03}}}),
+    ));
+    let last = s
+        .order()
+        .iter()
+        .rev()
+        .find_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::Result(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
     assert!((last.turn_cost - 0.03).abs() < 1e-12);
-    assert!((last.session_cost - 0.09).abs() < 1e-12, "{}", last.session_cost);
+    assert!(
+        (last.session_cost - 0.09).abs() < 1e-12,
+        "{}",
+        last.session_cost
+    );
     assert_eq!(last.input_tokens, 15);
 }
 
@@ -644,15 +899,30 @@ fn running_cost_survives_a_cli_restart_and_prefers_per_turn_usage() {
 #[test]
 fn subagent_frames_nest_under_the_agent_tool_call() {
     let mut s = Session::new();
-    s.apply_value(&assistant("msg_a", tool_use("toolu_agent", "Agent", json!({"description": "Explore", "prompt": "Find it"}))));
+    s.apply_value(&assistant(
+        "msg_a",
+        tool_use(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "Explore", "prompt": "Find it"}),
+        ),
+    ));
     s.apply_value(&json!({"type": "user", "message": {"role": "user", "content": "Find it"}, "parent_tool_use_id": "toolu_agent",
         "session_id": "s", "uuid": uuid_like()}));
-    s.apply_value(&sub_assistant("msg_sub", "toolu_agent", tool_use("toolu_inner", "Bash", json!({"command": "grep -r x"}))));
+    s.apply_value(&sub_assistant(
+        "msg_sub",
+        "toolu_agent",
+        tool_use("toolu_inner", "Bash", json!({"command": "grep -r x"})),
+    ));
     let mut inner_result = tool_result("toolu_inner", "x found", false);
     inner_result["parent_tool_use_id"] = json!("toolu_agent");
     s.apply_value(&inner_result);
     s.apply_value(&tool_result("toolu_agent", "Report: found x", false));
-    assert_eq!(s.order().len(), 1, "everything nests under the one top-level row");
+    assert_eq!(
+        s.order().len(),
+        1,
+        "everything nests under the one top-level row"
+    );
     let agent = s.tool("toolu_agent").unwrap().clone();
     assert_eq!(agent.children.len(), 2);
     assert_eq!(agent.status, ToolStatus::Done);
@@ -676,12 +946,18 @@ fn subagent_frames_nest_under_the_agent_tool_call() {
 #[test]
 fn system_frames_become_rows_or_state() {
     let mut s = Session::new();
-    let init = |model: &str| json!({"type": "system", "subtype": "init", "cwd": "/w", "model": model, "permissionMode": "default",
-        "tools": ["Bash", "Read"], "claude_code_version": "2.1.332", "uuid": uuid_like(), "session_id": "s"});
+    let init = |model: &str| {
+        json!({"type": "system", "subtype": "init", "cwd": "/w", "model": model, "permissionMode": "default",
+        "tools": ["Bash", "Read"], "claude_code_version": "2.1.332", "uuid": uuid_like(), "session_id": "s"})
+    };
     s.apply_value(&init("m1"));
     s.apply_value(&init("m1"));
     s.apply_value(&init("m2"));
-    assert_eq!(rows_of_role(&s, "system"), 2, "init shown first and on change only");
+    assert_eq!(
+        rows_of_role(&s, "system"),
+        2,
+        "init shown first and on change only"
+    );
     assert_eq!(s.info().model.as_deref(), Some("m2"));
     s.apply_value(&json!({"type": "system", "subtype": "status", "status": null, "permissionMode": "acceptEdits", "uuid": uuid_like(), "session_id": "s"}));
     assert_eq!(s.info().permission_mode.as_deref(), Some("acceptEdits"));
@@ -694,18 +970,32 @@ fn system_frames_become_rows_or_state() {
     assert_eq!(s.rate_limit().unwrap().status, "allowed_warning");
     s.apply_value(&json!({"type": "system", "subtype": "thinking_tokens", "estimated_tokens": 5, "estimated_tokens_delta": 5, "uuid": uuid_like(), "session_id": "s"}));
     s.apply_value(&json!({"type": "system", "subtype": "informational", "content": "Heads up", "level": "warning", "uuid": uuid_like(), "session_id": "s"}));
-    let kinds: Vec<String> = s.order().iter().filter_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::System(sr) => Some(match &sr.kind {
-            SystemKind::Init { .. } => "init".to_string(),
-            SystemKind::ApiRetry { attempt, .. } => format!("retry{attempt}"),
-            SystemKind::CompactBoundary { .. } => "compact".into(),
-            SystemKind::RateLimit { .. } => "ratelimit".into(),
-            SystemKind::Notice { level, .. } => format!("notice-{level}"),
-            SystemKind::Ended { .. } => "ended".into(),
-        }),
-        _ => None,
-    }).collect();
-    assert_eq!(kinds, vec!["init", "init", "retry2", "compact", "ratelimit", "notice-warning"]);
+    let kinds: Vec<String> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::System(sr) => Some(match &sr.kind {
+                SystemKind::Init { .. } => "init".to_string(),
+                SystemKind::ApiRetry { attempt, .. } => format!("retry{attempt}"),
+                SystemKind::CompactBoundary { .. } => "compact".into(),
+                SystemKind::RateLimit { .. } => "ratelimit".into(),
+                SystemKind::Notice { level, .. } => format!("notice-{level}"),
+                SystemKind::Ended { .. } => "ended".into(),
+            }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "init",
+            "init",
+            "retry2",
+            "compact",
+            "ratelimit",
+            "notice-warning"
+        ]
+    );
     s.apply_from(Source::Relay, &json!({"type": "system", "subtype": "session_state_changed", "state": "ended", "exit_code": 1,
         "signal": null, "stderr_tail": "boom", "uuid": uuid_like(), "session_id": "s"}));
     assert_eq!(s.state(), SessionState::Ended);
@@ -715,13 +1005,22 @@ fn system_frames_become_rows_or_state() {
 fn unknown_types_and_subtypes_are_kept_as_raw_rows() {
     let mut s = Session::new();
     s.apply_value(&json!({"type": "brand_new_thing", "payload": {"x": 1}, "uuid": "n1"}));
-    s.apply_value(&json!({"type": "system", "subtype": "from_the_future", "uuid": "n2", "session_id": "s"}));
+    s.apply_value(
+        &json!({"type": "system", "subtype": "from_the_future", "uuid": "n2", "session_id": "s"}),
+    );
     s.apply_value(&json!({"no_type_at_all": true}));
-    let labels: Vec<String> = s.order().iter().filter_map(|k| match &s.item(k).unwrap().kind {
-        ItemKind::Raw(r) => Some(r.label.clone()),
-        _ => None,
-    }).collect();
-    assert_eq!(labels, vec!["brand_new_thing", "system/from_the_future", "(no type)"]);
+    let labels: Vec<String> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::Raw(r) => Some(r.label.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        vec!["brand_new_thing", "system/from_the_future", "(no type)"]
+    );
     match &s.item(&s.order()[0]).unwrap().kind {
         ItemKind::Raw(r) => assert!(r.json.contains("\"x\": 1")),
         _ => unreachable!(),
@@ -737,14 +1036,24 @@ fn set_model_and_mode_are_acknowledged_and_initialize_fills_models() {
     s.set_summary(&json!({"id": "x", "state": "idle", "model": "claude-sonnet-4-5", "permission_mode": "default", "cwd": "/w",
         "initialize": {"models": [{"value": "default", "displayName": "Default", "description": "d"},
                                   {"value": "opus", "displayName": "Opus", "description": "o"}], "current_permission_mode": "default"}}));
-    assert_eq!(s.info().models.iter().map(|m| m.value.as_str()).collect::<Vec<_>>(), vec!["default", "opus"]);
+    assert_eq!(
+        s.info()
+            .models
+            .iter()
+            .map(|m| m.value.as_str())
+            .collect::<Vec<_>>(),
+        vec!["default", "opus"]
+    );
     s.local_request("m1", LocalRequest::SetModel(Some("opus".into())));
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "success", "request_id": "m1", "response": {}}}));
     assert_eq!(s.info().model.as_deref(), Some("opus"));
     s.local_request("p1", LocalRequest::SetPermissionMode("plan".into()));
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "success", "request_id": "p1", "response": {"mode": "plan"}}}));
     assert_eq!(s.info().permission_mode.as_deref(), Some("plan"));
-    s.local_request("p2", LocalRequest::SetPermissionMode("bypassPermissions".into()));
+    s.local_request(
+        "p2",
+        LocalRequest::SetPermissionMode("bypassPermissions".into()),
+    );
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "error", "request_id": "p2", "error": "not allowed"}}));
     assert_eq!(s.info().permission_mode.as_deref(), Some("plan"));
     assert!(s.notices().last().unwrap().text.contains("not allowed"));
@@ -753,7 +1062,10 @@ fn set_model_and_mode_are_acknowledged_and_initialize_fills_models() {
 #[test]
 fn interrupt_from_another_controller_is_shown() {
     let mut s = Session::new();
-    s.apply_from(Source::Client, &json!({"type": "control_request", "request_id": "x", "request": {"subtype": "interrupt"}}));
+    s.apply_from(
+        Source::Client,
+        &json!({"type": "control_request", "request_id": "x", "request": {"subtype": "interrupt"}}),
+    );
     assert_eq!(s.interrupt_state(), InterruptState::Requested);
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "success", "request_id": "x", "response": {"still_queued": []}}}));
     assert_eq!(s.interrupt_state(), InterruptState::Acknowledged);
@@ -769,5 +1081,9 @@ fn revisions_change_only_for_touched_rows() {
     let order_rev = s.order_rev();
     s.apply_value(&frames[8]); // a json delta for a block of the same row
     assert!(s.item_rev(&first) > rev_first);
-    assert_eq!(s.order_rev(), order_rev, "a delta does not change the row order");
+    assert_eq!(
+        s.order_rev(),
+        order_rev,
+        "a delta does not change the row order"
+    );
 }

@@ -1,4 +1,6 @@
 //! Every CLI→client line of the real CLI 2.1.332 captures, run through the transcript model.
+//! (Native only: it reads the capture files.)
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::path::PathBuf;
 
@@ -8,7 +10,10 @@ use serde_json::Value;
 fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-cli-2.1.332");
     let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("fixture dir").flatten().collect();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixture dir")
+        .flatten()
+        .collect();
     entries.sort_by_key(|e| e.path());
     for entry in entries {
         let path = entry.path();
@@ -29,14 +34,20 @@ fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
             frames.push((source, v));
         }
-        out.push((path.file_name().unwrap().to_string_lossy().into_owned(), frames));
+        out.push((
+            path.file_name().unwrap().to_string_lossy().into_owned(),
+            frames,
+        ));
     }
     assert_eq!(out.len(), 3, "expected the three real captures");
     out
 }
 
 fn cli_lines(frames: &[(Source, Value)]) -> impl Iterator<Item = &Value> {
-    frames.iter().filter(|(s, _)| *s == Source::Worker).map(|(_, v)| v)
+    frames
+        .iter()
+        .filter(|(s, _)| *s == Source::Worker)
+        .map(|(_, v)| v)
 }
 
 fn run(frames: &[(Source, Value)], mut keep: impl FnMut(&Value) -> bool) -> Session {
@@ -76,13 +87,24 @@ fn every_cli_line_of_every_capture_applies_and_nothing_is_unknown() {
     for (name, frames) in fixtures() {
         let s = run(&frames, |_| true);
         assert_eq!(s.applied() as usize, cli_lines(&frames).count(), "{name}");
-        assert!(raw_rows(&s).is_empty(), "{name}: known frames shown raw: {:?}", raw_rows(&s));
+        assert!(
+            raw_rows(&s).is_empty(),
+            "{name}: known frames shown raw: {:?}",
+            raw_rows(&s)
+        );
         assert_eq!(s.state(), SessionState::Idle, "{name}");
         assert!(s.prompts().is_empty(), "{name}: a prompt stayed open");
-        assert!((s.cost_total() - 0.000822).abs() < 1e-9, "{name}: cost {}", s.cost_total());
+        assert!(
+            (s.cost_total() - 0.000822).abs() < 1e-9,
+            "{name}: cost {}",
+            s.cost_total()
+        );
         assert_eq!(
             assistant_texts(&s),
-            vec!["I'll run a command.".to_string(), "The command printed: hello".to_string()],
+            vec![
+                "I'll run a command.".to_string(),
+                "The command printed: hello".to_string()
+            ],
             "{name}"
         );
         // No streaming state is left behind.
@@ -117,8 +139,14 @@ fn capture_tool_cards_show_what_happened() {
         let tool_id = frames
             .iter()
             .find_map(|(_, v)| {
-                (v["type"] == "assistant" && v["message"]["content"][0]["type"] == "tool_use")
-                    .then(|| v["message"]["content"][0]["id"].as_str().unwrap().to_string())
+                (v["type"] == "assistant" && v["message"]["content"][0]["type"] == "tool_use").then(
+                    || {
+                        v["message"]["content"][0]["id"]
+                            .as_str()
+                            .unwrap()
+                            .to_string()
+                    },
+                )
             })
             .expect("a tool call");
         let tool = s.tool(&tool_id).expect("tool card");
@@ -162,7 +190,11 @@ fn capture_replayed_through_a_relay_with_client_echoes() {
                 _ => None,
             })
             .collect();
-        assert_eq!(users, vec!["Run echo hello".to_string()], "{name}: one prompt row, no duplicate");
+        assert_eq!(
+            users,
+            vec!["Run echo hello".to_string()],
+            "{name}: one prompt row, no duplicate"
+        );
         assert!(s.prompts().is_empty(), "{name}");
         assert!(raw_rows(&s).is_empty(), "{name}: {:?}", raw_rows(&s));
     }
@@ -170,7 +202,10 @@ fn capture_replayed_through_a_relay_with_client_echoes() {
 
 #[test]
 fn a_half_replayed_capture_shows_a_pending_prompt_and_requires_action() {
-    let (_, frames) = fixtures().into_iter().find(|(n, _)| n.contains("deny")).unwrap();
+    let (_, frames) = fixtures()
+        .into_iter()
+        .find(|(n, _)| n.contains("deny"))
+        .unwrap();
     let mut s = Session::new();
     for (_, v) in frames.iter().filter(|(src, _)| *src == Source::Worker) {
         s.apply_from(Source::Worker, v);
@@ -182,7 +217,10 @@ fn a_half_replayed_capture_shows_a_pending_prompt_and_requires_action() {
     assert!(s.needs_you());
     let p = &s.prompts()[0];
     assert_eq!(p.tool_name, "Bash");
-    assert_eq!(p.blocked_path.as_deref(), Some("/workspace/demo/created.txt"));
+    assert_eq!(
+        p.blocked_path.as_deref(),
+        Some("/workspace/demo/created.txt")
+    );
     assert_eq!(p.suggestions.len(), 3);
     let tool = s.tool(p.tool_use_id.as_deref().unwrap()).unwrap();
     assert_eq!(tool.status, ToolStatus::PendingPermission);

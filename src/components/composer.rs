@@ -30,7 +30,10 @@ pub fn Composer() -> impl IntoView {
         }
         match store.conn.get() {
             crate::net::ConnState::Live => None,
-            c => Some(format!("{} — messages are sent when you press Enter; failed ones can be retried.", c.label())),
+            c => Some(format!(
+                "{} — messages are sent when you press Enter; failed ones can be retried.",
+                c.label()
+            )),
         }
     };
     let send = move || {

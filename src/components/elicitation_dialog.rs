@@ -28,11 +28,23 @@ pub struct FormField {
 
 /// The fields of a flat object schema, in `property_order` when given.
 pub fn form_fields(schema: &Value, order: Option<&Value>) -> Vec<FormField> {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else { return vec![] };
-    let required: Vec<&str> =
-        schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-    let mut names: Vec<String> =
-        order.and_then(Value::as_array).map(|o| o.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return vec![];
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut names: Vec<String> = order
+        .and_then(Value::as_array)
+        .map(|o| {
+            o.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     for k in props.keys() {
         if !names.contains(k) {
             names.push(k.clone());
@@ -43,9 +55,21 @@ pub fn form_fields(schema: &Value, order: Option<&Value>) -> Vec<FormField> {
         .filter_map(|name| {
             let p = props.get(&name)?;
             Some(FormField {
-                label: p.get("title").and_then(Value::as_str).unwrap_or(&name).to_string(),
+                label: p
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&name)
+                    .to_string(),
                 kind: field(p, "type").to_string(),
-                choices: p.get("enum").and_then(Value::as_array).map(|e| e.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string)).collect()).unwrap_or_default(),
+                choices: p
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .map(|e| {
+                        e.iter()
+                            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 required: required.contains(&name.as_str()),
                 description: field(p, "description").to_string(),
                 name,
@@ -68,8 +92,16 @@ pub fn form_content(fields: &[FormField], values: &Map<String, Value>) -> Result
                 }
                 continue;
             }
-            ("number", Value::String(s)) => json!(s.trim().parse::<f64>().map_err(|_| format!("{} must be a number.", f.label))?),
-            ("integer", Value::String(s)) => json!(s.trim().parse::<i64>().map_err(|_| format!("{} must be a whole number.", f.label))?),
+            ("number", Value::String(s)) => json!(
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("{} must be a number.", f.label))?
+            ),
+            ("integer", Value::String(s)) => json!(
+                s.trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("{} must be a whole number.", f.label))?
+            ),
             (_, Value::Null) => {
                 if f.required {
                     return Err(format!("{} is required.", f.label));
@@ -98,9 +130,13 @@ pub fn ElicitationDialog(
     let values: RwSignal<Map<String, Value>> = RwSignal::new(Map::new());
     let fields_store = StoredValue::new(fields.clone());
     let rid = StoredValue::new(prompt.request_id.clone());
-    let result = Memo::new(move |_| values.with(|v| fields_store.with_value(|f| form_content(f, v))));
+    let result =
+        Memo::new(move |_| values.with(|v| fields_store.with_value(|f| form_content(f, v))));
     let url = field(&prompt.request, "url").to_string();
-    let title = prompt.title.clone().unwrap_or_else(|| format!("{} asks for input", prompt.tool_name));
+    let title = prompt
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{} asks for input", prompt.tool_name));
     let form = fields
         .into_iter()
         .enumerate()
@@ -179,7 +215,10 @@ mod tests {
             "name": {"type": "string", "title": "Name"}, "age": {"type": "integer"}, "ok": {"type": "boolean"},
             "color": {"type": "string", "enum": ["red", "blue"]}}, "required": ["name"]});
         let f = form_fields(&schema, Some(&json!(["ok", "name"])));
-        assert_eq!(f.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), vec!["ok", "name", "age", "color"]);
+        assert_eq!(
+            f.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+            vec!["ok", "name", "age", "color"]
+        );
         assert!(f[1].required);
         let mut v = Map::new();
         assert!(form_content(&f, &v).unwrap_err().contains("Name"));
@@ -187,6 +226,9 @@ mod tests {
         v.insert("age".into(), json!("x"));
         assert!(form_content(&f, &v).unwrap_err().contains("whole number"));
         v.insert("age".into(), json!("36"));
-        assert_eq!(form_content(&f, &v).unwrap(), json!({"ok": false, "name": "Ada", "age": 36}));
+        assert_eq!(
+            form_content(&f, &v).unwrap(),
+            json!({"ok": false, "name": "Ada", "age": 36})
+        );
     }
 }

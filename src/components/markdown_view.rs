@@ -24,7 +24,11 @@ pub fn render_nodes(nodes: Vec<MdNode>) -> Vec<AnyView> {
 fn render_node(node: MdNode) -> AnyView {
     let (tag, attrs, children) = match node {
         MdNode::Text(t) => return t.into_any(),
-        MdNode::El { tag, attrs, children } => (tag, attrs, children),
+        MdNode::El {
+            tag,
+            attrs,
+            children,
+        } => (tag, attrs, children),
     };
     let a = |k: &str| attrs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
     let c = render_nodes(children);

@@ -28,8 +28,11 @@ pub fn MessageRow(
     let k = row_key.clone();
     let rev = Memo::new(move |_| session.with(|s| s.item_rev(&k)));
     move || {
-        rev.track();
-        session.with_untracked(|s| s.item(&row_key).cloned()).map(render_item)
+        // Read (not just track) the memo so it is brought up to date.
+        let _ = rev.get();
+        session
+            .with_untracked(|s| s.item(&row_key).cloned())
+            .map(render_item)
     }
 }
 

@@ -8,11 +8,19 @@ use crate::store::Store;
 #[component]
 pub fn ModelSelect() -> impl IntoView {
     let store = Store::expect();
-    let current = move || store.session.with(|s| s.info().model.clone().unwrap_or_default());
+    let current = move || {
+        store
+            .session
+            .with(|s| s.info().model.clone().unwrap_or_default())
+    };
     let options = move || {
         store.session.with(|s| {
-            let mut opts: Vec<(String, String)> =
-                s.info().models.iter().map(|m| (m.value.clone(), m.display_name.clone())).collect();
+            let mut opts: Vec<(String, String)> = s
+                .info()
+                .models
+                .iter()
+                .map(|m| (m.value.clone(), m.display_name.clone()))
+                .collect();
             let cur = s.info().model.clone().unwrap_or_default();
             if !cur.is_empty() && !opts.iter().any(|(v, _)| *v == cur) {
                 opts.insert(0, (cur.clone(), cur));

@@ -30,12 +30,22 @@ pub fn PermissionDialog(
     let original = prompt.input.clone();
     let updated: RwSignal<Result<Value, String>> = RwSignal::new(Ok(original.clone()));
     let deny_msg = RwSignal::new(String::new());
-    let picks: RwSignal<Vec<(bool, Value)>> =
-        RwSignal::new(prompt.suggestions.iter().map(|s| (false, s.clone())).collect());
+    let picks: RwSignal<Vec<(bool, Value)>> = RwSignal::new(
+        prompt
+            .suggestions
+            .iter()
+            .map(|s| (false, s.clone()))
+            .collect(),
+    );
     let p = StoredValue::new(prompt.clone());
     let allow = move || {
         if let Ok(v) = updated.get_untracked() {
-            let perms = picks.get_untracked().into_iter().filter(|(on, _)| *on).map(|(_, v)| v).collect();
+            let perms = picks
+                .get_untracked()
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, v)| v)
+                .collect();
             p.with_value(|p| store.allow(p, v, perms));
         }
     };
@@ -45,7 +55,9 @@ pub fn PermissionDialog(
     let invalid = Memo::new(move |_| updated.with(|u| u.is_err()));
     let on_keydown = move |ev: KeyboardEvent| {
         let key = ev.key();
-        if (ev.ctrl_key() || ev.meta_key()) && key == "Enter" || ev.alt_key() && key.eq_ignore_ascii_case("a") {
+        if (ev.ctrl_key() || ev.meta_key()) && key == "Enter"
+            || ev.alt_key() && key.eq_ignore_ascii_case("a")
+        {
             ev.prevent_default();
             allow();
         } else if ev.alt_key() && key.eq_ignore_ascii_case("d") {
@@ -53,15 +65,21 @@ pub fn PermissionDialog(
             deny(false);
         }
     };
-    let name = prompt.display_name.clone().unwrap_or_else(|| prompt.tool_name.clone());
+    let name = prompt
+        .display_name
+        .clone()
+        .unwrap_or_else(|| prompt.tool_name.clone());
     let heading = format!("Allow {name}?");
     let reason = prompt.decision_reason.clone().or_else(|| {
-        prompt.decision_reason_type.clone().map(|t| match t.as_str() {
-            "subcommandResults" => "Part of this command needs approval.".to_string(),
-            "mode" => "The current permission mode asks for this.".to_string(),
-            "workingDir" => "It reaches outside the working directory.".to_string(),
-            other => format!("Reason: {other}"),
-        })
+        prompt
+            .decision_reason_type
+            .clone()
+            .map(|t| match t.as_str() {
+                "subcommandResults" => "Part of this command needs approval.".to_string(),
+                "mode" => "The current permission mode asks for this.".to_string(),
+                "workingDir" => "It reaches outside the working directory.".to_string(),
+                other => format!("Reason: {other}"),
+            })
     });
     view! {
         <DialogFrame
@@ -88,7 +106,12 @@ pub fn PermissionDialog(
         >
             <div class="dialog-keys" on:keydown=on_keydown>
                 {prompt.title.clone().map(|t| view! { <p class="dialog-title">{t}</p> })}
-                {prompt.description.clone().filter(|d| Some(d) != prompt.title.as_ref()).map(|d| view! { <p class="dialog-desc">{d}</p> })}
+                {prompt
+                    .description
+                    .clone()
+                    .or_else(|| Some(crate::format::field(&prompt.input, "description").to_string()))
+                    .filter(|d| !d.is_empty() && Some(d) != prompt.title.as_ref())
+                    .map(|d| view! { <p class="dialog-desc">{d}</p> })}
                 {reason.map(|r| view! { <p class="dialog-reason">{r}</p> })}
                 {prompt.blocked_path.clone().map(|b| view! { <p class="dialog-reason">"Path: "<code>{b}</code></p> })}
                 <InputEditor tool_name=prompt.tool_name.clone() input=original.clone() updated=updated />

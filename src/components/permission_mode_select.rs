@@ -17,7 +17,14 @@ pub const MODES: &[(&str, &str)] = &[
 #[component]
 pub fn PermissionModeSelect() -> impl IntoView {
     let store = Store::expect();
-    let current = move || store.session.with(|s| s.info().permission_mode.clone().unwrap_or_else(|| "default".into()));
+    let current = move || {
+        store.session.with(|s| {
+            s.info()
+                .permission_mode
+                .clone()
+                .unwrap_or_else(|| "default".into())
+        })
+    };
     let confirming = RwSignal::new(false);
     let select: NodeRef<leptos::html::Select> = NodeRef::new();
     let reset_select = move || {

@@ -4,7 +4,9 @@ pub mod dialog_frame;
 
 use leptos::prelude::*;
 
-use crate::components::{ElicitationDialog, PermissionDialog, PlanDialog, QuestionDialog, UserDialog};
+use crate::components::{
+    ElicitationDialog, PermissionDialog, PlanDialog, QuestionDialog, UserDialog,
+};
 use crate::format::field;
 use crate::state::{Prompt, PromptKind};
 use crate::store::Store;
@@ -17,7 +19,8 @@ pub use dialog_frame::DialogFrame;
 pub fn PromptDock() -> impl IntoView {
     let store = Store::expect();
     let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
-    let open: Memo<Vec<Prompt>> = Memo::new(move |_| store.session.with(|s| s.open_prompts().cloned().collect()));
+    let open: Memo<Vec<Prompt>> =
+        Memo::new(move |_| store.session.with(|s| s.open_prompts().cloned().collect()));
     let head = Memo::new(move |_| open.with(|o| o.first().map(|p| p.request_id.clone())));
     let queued = Signal::derive(move || open.with(Vec::len));
     let waiting = Memo::new(move |_| {
@@ -25,7 +28,10 @@ pub fn PromptDock() -> impl IntoView {
             s.prompts()
                 .iter()
                 .map(|p| {
-                    let what = p.display_name.clone().unwrap_or_else(|| p.tool_name.clone());
+                    let what = p
+                        .display_name
+                        .clone()
+                        .unwrap_or_else(|| p.tool_name.clone());
                     let detail = match p.tool_name.as_str() {
                         "Bash" => field(&p.input, "command").to_string(),
                         _ => field(&p.input, "file_path").to_string(),
@@ -61,11 +67,21 @@ pub fn PromptDock() -> impl IntoView {
         let rid = head.get()?;
         let prompt = open.with_untracked(|o| o.iter().find(|p| p.request_id == rid).cloned())?;
         Some(match prompt.kind {
-            PromptKind::Permission => view! { <PermissionDialog prompt=prompt queued=queued /> }.into_any(),
-            PromptKind::Question => view! { <QuestionDialog prompt=prompt queued=queued /> }.into_any(),
-            PromptKind::PlanApproval => view! { <PlanDialog prompt=prompt queued=queued /> }.into_any(),
-            PromptKind::Elicitation => view! { <ElicitationDialog prompt=prompt queued=queued /> }.into_any(),
-            PromptKind::UserDialog => view! { <UserDialog prompt=prompt queued=queued /> }.into_any(),
+            PromptKind::Permission => {
+                view! { <PermissionDialog prompt=prompt queued=queued /> }.into_any()
+            }
+            PromptKind::Question => {
+                view! { <QuestionDialog prompt=prompt queued=queued /> }.into_any()
+            }
+            PromptKind::PlanApproval => {
+                view! { <PlanDialog prompt=prompt queued=queued /> }.into_any()
+            }
+            PromptKind::Elicitation => {
+                view! { <ElicitationDialog prompt=prompt queued=queued /> }.into_any()
+            }
+            PromptKind::UserDialog => {
+                view! { <UserDialog prompt=prompt queued=queued /> }.into_any()
+            }
         })
     }
 }

@@ -34,9 +34,21 @@ pub fn questions(input: &Value) -> Vec<Question> {
                     options: q
                         .get("options")
                         .and_then(Value::as_array)
-                        .map(|o| o.iter().map(|x| (field(x, "label").to_string(), field(x, "description").to_string())).collect())
+                        .map(|o| {
+                            o.iter()
+                                .map(|x| {
+                                    (
+                                        field(x, "label").to_string(),
+                                        field(x, "description").to_string(),
+                                    )
+                                })
+                                .collect()
+                        })
                         .unwrap_or_default(),
-                    multi: q.get("multiSelect").and_then(Value::as_bool).unwrap_or(false),
+                    multi: q
+                        .get("multiSelect")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 })
                 .collect()
         })
@@ -44,7 +56,12 @@ pub fn questions(input: &Value) -> Vec<Question> {
 }
 
 /// The `updatedInput` carrying the answers: the input plus `answers: {question: "label[, label]"}`.
-pub fn answered_input(input: &Value, qs: &[Question], chosen: &[Vec<String>], other: &[String]) -> Value {
+pub fn answered_input(
+    input: &Value,
+    qs: &[Question],
+    chosen: &[Vec<String>],
+    other: &[String],
+) -> Value {
     let mut answers = Map::new();
     for (i, q) in qs.iter().enumerate() {
         let mut picked: Vec<String> = chosen.get(i).cloned().unwrap_or_default();
@@ -82,7 +99,14 @@ pub fn QuestionDialog(
     };
     let submit = move || {
         let input = p.with_value(|p| {
-            qs_store.with_value(|qs| answered_input(&p.input, qs, &chosen.get_untracked(), &other.get_untracked()))
+            qs_store.with_value(|qs| {
+                answered_input(
+                    &p.input,
+                    qs,
+                    &chosen.get_untracked(),
+                    &other.get_untracked(),
+                )
+            })
         });
         p.with_value(|p| store.allow(p, input, vec![]));
     };
@@ -176,8 +200,16 @@ mod tests {
         let qs = questions(&input);
         assert_eq!(qs.len(), 2);
         assert!(qs[1].multi);
-        let out = answered_input(&input, &qs, &[vec!["SQLite".into()], vec!["Cache".into()]], &["".into(), "Logs".into()]);
-        assert_eq!(out["answers"], json!({"Which DB?": "SQLite", "Extras?": "Cache, Logs"}));
+        let out = answered_input(
+            &input,
+            &qs,
+            &[vec!["SQLite".into()], vec!["Cache".into()]],
+            &["".into(), "Logs".into()],
+        );
+        assert_eq!(
+            out["answers"],
+            json!({"Which DB?": "SQLite", "Extras?": "Cache, Logs"})
+        );
         assert_eq!(out["questions"], input["questions"]);
     }
 }

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
-use crate::components::{ConnectionStatus, InterruptButton, ModelSelect, PermissionModeSelect, SessionStateBadge};
+use crate::components::{
+    ConnectionStatus, InterruptButton, ModelSelect, PermissionModeSelect, SessionStateBadge,
+};
 use crate::format;
 use crate::nav::Nav;
 use crate::store::Store;
@@ -17,9 +19,16 @@ pub fn SessionHeader() -> impl IntoView {
     let title = move || {
         let id = store.session_id.get().unwrap_or_default();
         let from_list = store.sessions.with(|l| {
-            l.iter().find(|s| s.id == id).and_then(|s| s.title.clone().filter(|t| !t.is_empty()).or_else(|| s.cwd.clone()))
+            l.iter().find(|s| s.id == id).and_then(|s| {
+                s.title
+                    .clone()
+                    .filter(|t| !t.is_empty())
+                    .or_else(|| s.cwd.clone())
+            })
         });
-        from_list.or_else(|| store.session.with(|s| s.info().cwd.clone())).unwrap_or(id)
+        from_list
+            .or_else(|| store.session.with(|s| s.info().cwd.clone()))
+            .unwrap_or(id)
     };
     let cost = move || store.session.with(|s| s.cost_total());
     view! {

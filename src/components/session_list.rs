@@ -16,12 +16,28 @@ pub use session_item::SessionItem;
 pub fn SessionList() -> impl IntoView {
     let store = Store::expect();
     store.refresh_sessions();
-    if let Ok(handle) = set_interval_with_handle(move || store.refresh_sessions(), std::time::Duration::from_secs(4)) {
+    if let Ok(handle) = set_interval_with_handle(
+        move || store.refresh_sessions(),
+        std::time::Duration::from_secs(4),
+    ) {
         on_cleanup(move || handle.clear());
     }
-    let controller = move || store.me.with(|m| m.as_ref().is_some_and(|m| !m.is_observer()));
+    let controller = move || {
+        store
+            .me
+            .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
+    };
     let item_key = |s: &crate::net::SessionSummary| {
-        format!("{}|{}|{}|{}|{:?}|{:?}|{:?}", s.id, s.state, s.pending_permissions, s.model.clone().unwrap_or_default(), s.last_activity_at, s.title, s.cwd)
+        format!(
+            "{}|{}|{}|{}|{:?}|{:?}|{:?}",
+            s.id,
+            s.state,
+            s.pending_permissions,
+            s.model.clone().unwrap_or_default(),
+            s.last_activity_at,
+            s.title,
+            s.cwd
+        )
     };
     view! {
         <nav class="session-list" data-testid="session-list" aria-label="Sessions">

@@ -14,14 +14,20 @@ pub fn SessionView() -> impl IntoView {
     let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
     let needs_you = Memo::new(move |_| store.session.with(|s| s.needs_you()));
     Effect::new(move |_| {
-        dom::set_title(if needs_you.get() { "● Needs you — Bridge Console" } else { "Bridge Console" });
+        dom::set_title(if needs_you.get() {
+            "● Needs you — Bridge Console"
+        } else {
+            "Bridge Console"
+        });
     });
     on_cleanup(|| dom::set_title("Bridge Console"));
     let esc = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.key() != "Escape" || ev.default_prevented() || !store.can_act() {
             return;
         }
-        let (running, prompt_open) = store.session.with_untracked(|s| (s.turn_running(), s.open_prompts().next().is_some()));
+        let (running, prompt_open) = store
+            .session
+            .with_untracked(|s| (s.turn_running(), s.open_prompts().next().is_some()));
         if running && !prompt_open {
             ev.prevent_default();
             store.interrupt();

@@ -35,17 +35,28 @@ pub use write_file::WriteBody;
 /// A one-line summary of a tool call's input (command, path, pattern …).
 pub fn summary(name: &str, input: &Value) -> String {
     let s = match name {
-        "Bash" => field(input, "command").lines().next().unwrap_or_default().to_string(),
+        "Bash" => field(input, "command")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
         "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
             let p = field(input, "file_path");
-            if p.is_empty() { field(input, "notebook_path").to_string() } else { p.to_string() }
+            if p.is_empty() {
+                field(input, "notebook_path").to_string()
+            } else {
+                p.to_string()
+            }
         }
         "Glob" | "Grep" => field(input, "pattern").to_string(),
         "WebFetch" => field(input, "url").to_string(),
         "WebSearch" => field(input, "query").to_string(),
         "Task" | "Agent" => field(input, "description").to_string(),
         "TodoWrite" => {
-            let n = input.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
+            let n = input
+                .get("todos")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
             format!("{n} items")
         }
         _ => String::new(),
@@ -79,9 +90,12 @@ pub fn ToolCard(
     tool_id: String,
 ) -> AnyView {
     let store = Store::expect();
-    let (tool, observer) = store.session.with_untracked(|s| (s.tool(&tool_id).cloned(), s.is_observer()));
+    let (tool, observer) = store
+        .session
+        .with_untracked(|s| (s.tool(&tool_id).cloned(), s.is_observer()));
     let Some(tool) = tool else {
-        return view! { <div class="tool-card missing">{format!("Tool call {tool_id}")}</div> }.into_any();
+        return view! { <div class="tool-card missing">{format!("Tool call {tool_id}")}</div> }
+            .into_any();
     };
     let status = tool.status.as_str();
     let label = status_label(&tool, observer);
@@ -115,9 +129,15 @@ pub fn ToolCard(
     // The edit a person made in the permission dialog: what ran differs from the proposal.
     let edited = tool.ran_input.clone().map(|ran| {
         let (old, new) = if name == "Bash" {
-            (field(&tool.input, "command").to_string(), field(&ran, "command").to_string())
+            (
+                field(&tool.input, "command").to_string(),
+                field(&ran, "command").to_string(),
+            )
         } else {
-            (crate::format::pretty(&tool.input), crate::format::pretty(&ran))
+            (
+                crate::format::pretty(&tool.input),
+                crate::format::pretty(&ran),
+            )
         };
         view! {
             <div class="edited-note" data-testid="tool-edited">
@@ -131,16 +151,23 @@ pub fn ToolCard(
         .flatten()
         .map(|m| view! { <div class="deny-note" role="note">{format!("Denied: {m}")}</div> });
     let task = tool.task.clone().map(|t| {
-        let text = [t.status.unwrap_or_default(), t.summary.or(t.description).unwrap_or_default()]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(" · ");
+        let text = [
+            t.status.unwrap_or_default(),
+            t.summary.or(t.description).unwrap_or_default(),
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
         view! { <div class="task-note">{format!("Background task: {text}")}</div> }
     });
-    let output = tool.output.clone().filter(|_| tool.status != ToolStatus::Denied || tool.deny_message.is_none()).map(|o| {
-        view! { <ToolOutputView id=tool.id.clone() text=o.text is_error=o.is_error /> }
-    });
+    let output = tool
+        .output
+        .clone()
+        .filter(|_| tool.status != ToolStatus::Denied || tool.deny_message.is_none())
+        .map(|o| {
+            view! { <ToolOutputView id=tool.id.clone() text=o.text is_error=o.is_error /> }
+        });
     let children = tool.children.clone();
     let nested = (!children.is_empty()).then(|| {
         view! {

@@ -31,7 +31,8 @@ pub fn Transcript() -> impl IntoView {
     let session = store.session;
     let order_rev = Memo::new(move |_| session.with(|s| s.order_rev()));
     let keys = Memo::new(move |_| {
-        order_rev.track();
+        // Read (not just track) the memo so it is brought up to date.
+        let _ = order_rev.get();
         session.with_untracked(|s| s.order().to_vec())
     });
     let heights: StoredValue<HashMap<String, f64>> = StoredValue::new(HashMap::new());
@@ -52,17 +53,25 @@ pub fn Transcript() -> impl IntoView {
             heights_rev.update(|r| *r += 1);
         }
     });
-    provide_context(RowMeasure(StoredValue::new_local(Rc::new(RowObserver::new(on_size)))));
+    provide_context(RowMeasure(StoredValue::new_local(Rc::new(
+        RowObserver::new(on_size),
+    ))));
 
     let window = Memo::new(move |_| {
-        heights_rev.track();
+        let _ = heights_rev.get();
         let top = scroll_top.get();
         let vh = viewport_h.get();
-        keys.with(|k| heights.with_value(|h| compute(k, h, DEFAULT_ROW_HEIGHT, top, vh, OVERSCAN_PX)))
+        keys.with(|k| {
+            heights.with_value(|h| compute(k, h, DEFAULT_ROW_HEIGHT, top, vh, OVERSCAN_PX))
+        })
     });
     let visible = move || {
         let w = window.get();
-        keys.with(|k| k.get(w.start..w.end).map(<[String]>::to_vec).unwrap_or_default())
+        keys.with(|k| {
+            k.get(w.start..w.end)
+                .map(<[String]>::to_vec)
+                .unwrap_or_default()
+        })
     };
 
     let follow = move || {

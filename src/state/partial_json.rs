@@ -10,7 +10,9 @@ use serde_json::Value;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Frame {
     /// Inside `{ … }`; `expect_key` is true right after `{` or `,`.
-    Object { expect_key: bool },
+    Object {
+        expect_key: bool,
+    },
     Array,
 }
 
@@ -121,7 +123,9 @@ fn scan(s: &str) -> Scan {
             b't' | b'f' | b'n' | b'-' | b'0'..=b'9' => {
                 // A scalar: read to its end; it is whole only if something follows it.
                 let start = i;
-                while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                while i < bytes.len()
+                    && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                {
                     i += 1;
                 }
                 if i < bytes.len() && serde_json::from_str::<Value>(&s[start..i]).is_ok() {
@@ -133,7 +137,12 @@ fn scan(s: &str) -> Scan {
         }
         i += 1;
     }
-    Scan { stack, in_string, string_cut: if in_string { escape_start } else { None }, safe }
+    Scan {
+        stack,
+        in_string,
+        string_cut: if in_string { escape_start } else { None },
+        safe,
+    }
 }
 
 #[cfg(test)]
@@ -143,7 +152,10 @@ mod tests {
 
     #[test]
     fn completes_open_strings_and_containers() {
-        assert_eq!(repair(r#"{"command": "touch cre"#), Some(json!({"command": "touch cre"})));
+        assert_eq!(
+            repair(r#"{"command": "touch cre"#),
+            Some(json!({"command": "touch cre"}))
+        );
         assert_eq!(repair(r#"{"command""#), Some(json!({})));
         assert_eq!(repair(r#"{"command": "#), Some(json!({})));
         assert_eq!(repair(r#"{"a": [1, 2"#), Some(json!({"a": [1, 2]})));

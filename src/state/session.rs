@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::item::{
-    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind, SystemRow, TaskInfo,
-    ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
+    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
+    SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
 };
 use super::prompt::{Notice, Prompt, PromptKind, SettledBy};
 
@@ -180,7 +180,8 @@ fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 fn u(v: &Value, key: &str) -> Option<u64> {
-    v.get(key).and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+    v.get(key)
+        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
 }
 
 fn f(v: &Value, key: &str) -> Option<f64> {
@@ -223,9 +224,10 @@ pub fn tool_result_text(content: &Value) -> String {
                 match s(b, "type") {
                     Some("text") => parts.push(s(b, "text").unwrap_or_default().to_string()),
                     Some("image") => parts.push("[image]".to_string()),
-                    Some("tool_reference") => {
-                        parts.push(format!("[tool: {}]", s(b, "tool_name").or(s(b, "name")).unwrap_or("?")))
-                    }
+                    Some("tool_reference") => parts.push(format!(
+                        "[tool: {}]",
+                        s(b, "tool_name").or(s(b, "name")).unwrap_or("?")
+                    )),
                     _ => parts.push(b.to_string()),
                 }
             }
@@ -244,7 +246,10 @@ impl Session {
 
     /// An empty session in observer mode (mirror only: nothing can be answered or sent).
     pub fn observer() -> Self {
-        Session { observer: true, ..Self::default() }
+        Session {
+            observer: true,
+            ..Self::default()
+        }
     }
 
     // ------------------------------------------------------------------ accessors
@@ -382,7 +387,9 @@ impl Session {
             self.info.model.get_or_insert_with(|| m.to_string());
         }
         if let Some(m) = s(summary, "permission_mode") {
-            self.info.permission_mode.get_or_insert_with(|| m.to_string());
+            self.info
+                .permission_mode
+                .get_or_insert_with(|| m.to_string());
         }
         if let Some(c) = s(summary, "cwd") {
             self.info.cwd.get_or_insert_with(|| c.to_string());
@@ -414,7 +421,10 @@ impl Session {
                 .collect();
         }
         if let Some(cmds) = body.get("commands").and_then(Value::as_array) {
-            self.info.commands = cmds.iter().filter_map(|c| s(c, "name").map(str::to_string)).collect();
+            self.info.commands = cmds
+                .iter()
+                .filter_map(|c| s(c, "name").map(str::to_string))
+                .collect();
         }
         if let Some(mode) = s(body, "current_permission_mode") {
             self.info.permission_mode = Some(mode.to_string());
@@ -454,7 +464,11 @@ impl Session {
     /// Records the outcome of sending a prompt (never downgrades a confirmed one).
     pub fn set_send_state(&mut self, uuid: &str, state: SendState) {
         let key = format!("u:{uuid}");
-        if let Some(Item { kind: ItemKind::User(m), .. }) = self.items.get_mut(&key) {
+        if let Some(Item {
+            kind: ItemKind::User(m),
+            ..
+        }) = self.items.get_mut(&key)
+        {
             if m.send == SendState::Confirmed {
                 return;
             }
@@ -466,7 +480,10 @@ impl Session {
     /// The text of a prompt typed here (for a retry).
     pub fn local_prompt_text(&self, uuid: &str) -> Option<&str> {
         match self.items.get(&format!("u:{uuid}")) {
-            Some(Item { kind: ItemKind::User(m), .. }) => Some(&m.text),
+            Some(Item {
+                kind: ItemKind::User(m),
+                ..
+            }) => Some(&m.text),
             _ => None,
         }
     }
@@ -511,7 +528,9 @@ impl Session {
     pub fn answer_conflict(&mut self, request_id: &str) {
         if self.prompts.iter().any(|p| p.request_id == request_id) {
             self.settle(request_id, SettledBy::Other, None);
-            self.notice("This request was already answered elsewhere; your answer was not used.".into());
+            self.notice(
+                "This request was already answered elsewhere; your answer was not used.".into(),
+            );
         }
     }
 
@@ -558,7 +577,14 @@ impl Session {
             "tool_progress" => self.on_tool_progress(v),
             "tool_use_summary" => {
                 let text = s(v, "summary").unwrap_or_default().to_string();
-                self.push_system(v, SystemKind::Notice { title: "summary".into(), text, level: "info".into() });
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "summary".into(),
+                        text,
+                        level: "info".into(),
+                    },
+                );
             }
             "rate_limit_event" => self.on_rate_limit(v),
             "prompt_suggestion" => {
@@ -581,21 +607,41 @@ impl Session {
                     .get("value")
                     .and_then(|g| s(g, "condition"))
                     .map_or_else(|| "Goal cleared.".to_string(), |c| format!("Goal: {c}"));
-                self.push_system(v, SystemKind::Notice { title: "goal".into(), text, level: "info".into() });
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "goal".into(),
+                        text,
+                        level: "info".into(),
+                    },
+                );
             }
             "auth_status" => {
                 let mut text: Vec<String> = v
                     .get("output")
                     .and_then(Value::as_array)
-                    .map(|o| o.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    .map(|o| {
+                        o.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if let Some(e) = s(v, "error") {
                     text.push(e.to_string());
                 }
-                let level = if v.get("error").is_some() { "error" } else { "info" };
+                let level = if v.get("error").is_some() {
+                    "error"
+                } else {
+                    "info"
+                };
                 self.push_system(
                     v,
-                    SystemKind::Notice { title: "authentication".into(), text: text.join("\n"), level: level.into() },
+                    SystemKind::Notice {
+                        title: "authentication".into(),
+                        text: text.join("\n"),
+                        level: level.into(),
+                    },
                 );
             }
             "command_lifecycle" => self.on_lifecycle(v),
@@ -605,7 +651,14 @@ impl Session {
                     text.push_str("\n\n");
                     text.extend(raw.chars().take(400));
                 }
-                self.push_system(v, SystemKind::Notice { title: "relay error".into(), text, level: "error".into() });
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "relay error".into(),
+                        text,
+                        level: "error".into(),
+                    },
+                );
             }
             _ => self.push_raw(v),
         }
@@ -637,10 +690,14 @@ impl Session {
         let rev = self.rev;
         let mut key = key.to_string();
         for _ in 0..64 {
-            let Some(item) = self.items.get_mut(&key) else { return };
+            let Some(item) = self.items.get_mut(&key) else {
+                return;
+            };
             item.rev = rev;
             match item.parent.as_ref().and_then(|p| self.tools.get(p)) {
-                Some(tool) if tool.owner != key && tool.children.contains(&key) => key = tool.owner.clone(),
+                Some(tool) if tool.owner != key && tool.children.contains(&key) => {
+                    key = tool.owner.clone()
+                }
                 _ => return,
             }
         }
@@ -672,7 +729,9 @@ impl Session {
     }
 
     fn remove_item(&mut self, key: &str) {
-        let Some(item) = self.items.remove(key) else { return };
+        let Some(item) = self.items.remove(key) else {
+            return;
+        };
         if let Some(tool) = item.parent.as_ref().and_then(|p| self.tools.get_mut(p))
             && let Some(pos) = tool.children.iter().position(|k| k == key)
         {
@@ -705,7 +764,10 @@ impl Session {
             key,
             rev: 0,
             parent,
-            kind: ItemKind::System(SystemRow { uuid: s(v, "uuid").map(str::to_string), kind }),
+            kind: ItemKind::System(SystemRow {
+                uuid: s(v, "uuid").map(str::to_string),
+                kind,
+            }),
         });
     }
 
@@ -715,7 +777,8 @@ impl Session {
             return;
         }
         let ty = s(v, "type").unwrap_or("(no type)");
-        let label = match s(v, "subtype").or_else(|| v.get("request").and_then(|r| s(r, "subtype"))) {
+        let label = match s(v, "subtype").or_else(|| v.get("request").and_then(|r| s(r, "subtype")))
+        {
             Some(sub) => format!("{ty}/{sub}"),
             None => ty.to_string(),
         };
@@ -724,16 +787,26 @@ impl Session {
             key,
             rev: 0,
             parent: None,
-            kind: ItemKind::Raw(RawRow { uuid: s(v, "uuid").map(str::to_string), label, json }),
+            kind: ItemKind::Raw(RawRow {
+                uuid: s(v, "uuid").map(str::to_string),
+                label,
+                json,
+            }),
         });
     }
 
     // ------------------------------------------------------------------ internals: user
 
     fn on_user(&mut self, source: Source, v: &Value) {
-        let content = v.get("message").and_then(|m| m.get("content")).unwrap_or(&Value::Null);
+        let content = v
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .unwrap_or(&Value::Null);
         if let Some(blocks) = content.as_array() {
-            for b in blocks.iter().filter(|b| s(b, "type") == Some("tool_result")) {
+            for b in blocks
+                .iter()
+                .filter(|b| s(b, "type") == Some("tool_result"))
+            {
                 self.on_tool_result(b, v);
             }
         }
@@ -743,7 +816,10 @@ impl Session {
         }
         let parent = s(v, "parent_tool_use_id").map(str::to_string);
         let is_replay = v.get("isReplay").and_then(Value::as_bool).unwrap_or(false);
-        let synthetic = v.get("isSynthetic").and_then(Value::as_bool).unwrap_or(false)
+        let synthetic = v
+            .get("isSynthetic")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
             || text.starts_with("[Request interrupted");
         let origin = if parent.is_some() {
             UserOrigin::SubagentPrompt
@@ -757,7 +833,11 @@ impl Session {
         let key = self.frame_key("u", v);
         let timestamp = s(v, "timestamp").map(str::to_string);
         let echo = is_replay || source == Source::Client;
-        if let Some(Item { kind: ItemKind::User(m), .. }) = self.items.get_mut(&key) {
+        if let Some(Item {
+            kind: ItemKind::User(m),
+            ..
+        }) = self.items.get_mut(&key)
+        {
             if echo || source == Source::Worker {
                 m.send = SendState::Confirmed;
             }
@@ -802,16 +882,28 @@ impl Session {
     }
 
     fn last_prompt_text(&self) -> Option<String> {
-        self.order.iter().rev().find_map(|k| match self.items.get(k) {
-            Some(Item { kind: ItemKind::User(m), .. }) if m.origin == UserOrigin::Prompt => Some(m.text.clone()),
-            _ => None,
-        })
+        self.order
+            .iter()
+            .rev()
+            .find_map(|k| match self.items.get(k) {
+                Some(Item {
+                    kind: ItemKind::User(m),
+                    ..
+                }) if m.origin == UserOrigin::Prompt => Some(m.text.clone()),
+                _ => None,
+            })
     }
 
     fn on_lifecycle(&mut self, v: &Value) {
-        let (Some(cmd), Some(state)) = (s(v, "command_uuid"), s(v, "state")) else { return };
+        let (Some(cmd), Some(state)) = (s(v, "command_uuid"), s(v, "state")) else {
+            return;
+        };
         let key = format!("u:{cmd}");
-        if let Some(Item { kind: ItemKind::User(m), .. }) = self.items.get_mut(&key) {
+        if let Some(Item {
+            kind: ItemKind::User(m),
+            ..
+        }) = self.items.get_mut(&key)
+        {
             m.lifecycle = Some(state.to_string());
             if matches!(m.send, SendState::Pending | SendState::Sent) {
                 m.send = SendState::Confirmed;
@@ -827,34 +919,45 @@ impl Session {
     // ------------------------------------------------------------------ internals: tools
 
     fn ensure_tool(&mut self, id: &str, name: &str, owner: &str) -> &mut ToolCall {
-        self.tools.entry(id.to_string()).or_insert_with(|| ToolCall {
-            id: id.to_string(),
-            name: name.to_string(),
-            owner: owner.to_string(),
-            input: Value::Object(Map::new()),
-            partial_json: String::new(),
-            input_complete: false,
-            ran_input: None,
-            status: ToolStatus::Streaming,
-            progress_secs: None,
-            output: None,
-            permission_request: None,
-            deny_message: None,
-            children: Vec::new(),
-            task: None,
-        })
+        self.tools
+            .entry(id.to_string())
+            .or_insert_with(|| ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                owner: owner.to_string(),
+                input: Value::Object(Map::new()),
+                partial_json: String::new(),
+                input_complete: false,
+                ran_input: None,
+                status: ToolStatus::Streaming,
+                progress_secs: None,
+                output: None,
+                permission_request: None,
+                deny_message: None,
+                children: Vec::new(),
+                task: None,
+            })
     }
 
     fn on_tool_result(&mut self, block: &Value, frame: &Value) {
-        let Some(id) = s(block, "tool_use_id") else { return };
+        let Some(id) = s(block, "tool_use_id") else {
+            return;
+        };
         let text = tool_result_text(block.get("content").unwrap_or(&Value::Null));
-        let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-        let rejected = frame.get("tool_result_meta").and_then(Value::as_array).is_some_and(|metas| {
-            metas.iter().any(|m| {
-                s(m, "id") == Some(id)
-                    && m.get("permission_decision").and_then(|d| s(d, "decision")) == Some("reject")
-            })
-        });
+        let is_error = block
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let rejected = frame
+            .get("tool_result_meta")
+            .and_then(Value::as_array)
+            .is_some_and(|metas| {
+                metas.iter().any(|m| {
+                    s(m, "id") == Some(id)
+                        && m.get("permission_decision").and_then(|d| s(d, "decision"))
+                            == Some("reject")
+                })
+            });
         if !self.tools.contains_key(id) {
             // A result whose call we never saw (history cut short): give it a row of its own.
             let key = format!("a:orphan:{id}");
@@ -868,7 +971,12 @@ impl Session {
                     message_id: String::new(),
                     uuid: None,
                     model: None,
-                    blocks: vec![Slot { index: None, durable: true, open: false, block: Block::ToolUse(id.into()) }],
+                    blocks: vec![Slot {
+                        index: None,
+                        durable: true,
+                        open: false,
+                        block: Block::ToolUse(id.into()),
+                    }],
                     streaming: false,
                     stop_reason: None,
                     error: None,
@@ -888,20 +996,30 @@ impl Session {
             ToolStatus::Error
         };
         tool.input_complete = true;
-        tool.output = Some(ToolOutput { text, is_error, structured });
+        tool.output = Some(ToolOutput {
+            text,
+            is_error,
+            structured,
+        });
         let request = tool.permission_request.clone();
         // The tool ran (or was refused): whatever prompt it had is settled.
         if let Some(rid) = request
             && let Some(p) = self.prompts.iter().find(|p| p.request_id == rid)
         {
-            let by = if p.answered_locally { SettledBy::Me } else { SettledBy::Other };
+            let by = if p.answered_locally {
+                SettledBy::Me
+            } else {
+                SettledBy::Other
+            };
             self.settle(&rid, by, None);
         }
         self.touch_tool(id);
     }
 
     fn on_tool_progress(&mut self, v: &Value) {
-        let Some(id) = s(v, "tool_use_id") else { return };
+        let Some(id) = s(v, "tool_use_id") else {
+            return;
+        };
         if let Some(tool) = self.tools.get_mut(id) {
             tool.progress_secs = f(v, "elapsed_time_seconds");
             if tool.status == ToolStatus::Streaming {
@@ -938,7 +1056,10 @@ impl Session {
 
     fn assistant_mut(&mut self, key: &str) -> Option<&mut AssistantMsg> {
         match self.items.get_mut(key) {
-            Some(Item { kind: ItemKind::Assistant(a), .. }) => Some(a),
+            Some(Item {
+                kind: ItemKind::Assistant(a),
+                ..
+            }) => Some(a),
             _ => None,
         }
     }
@@ -964,9 +1085,14 @@ impl Session {
     }
 
     fn on_assistant(&mut self, v: &Value) {
-        let Some(msg) = v.get("message") else { return self.push_raw(v) };
+        let Some(msg) = v.get("message") else {
+            return self.push_raw(v);
+        };
         let uuid = s(v, "uuid").map(str::to_string);
-        let message_id = s(msg, "id").map(str::to_string).or_else(|| uuid.clone()).unwrap_or_default();
+        let message_id = s(msg, "id")
+            .map(str::to_string)
+            .or_else(|| uuid.clone())
+            .unwrap_or_default();
         let parent = s(v, "parent_tool_use_id").map(str::to_string);
         if parent.is_none() {
             self.turn_running = true;
@@ -987,13 +1113,21 @@ impl Session {
             if let Some(r) = s(msg, "stop_reason") {
                 a.stop_reason = Some(r.to_string());
             }
-            let blocks = msg.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+            let blocks = msg
+                .get("content")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             for b in &blocks {
                 match s(b, "type").unwrap_or_default() {
                     "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                         let id = s(b, "id").unwrap_or_default().to_string();
                         let name = s(b, "name").unwrap_or("tool").to_string();
-                        match a.blocks.iter_mut().find(|sl| sl.block == Block::ToolUse(id.clone())) {
+                        match a
+                            .blocks
+                            .iter_mut()
+                            .find(|sl| sl.block == Block::ToolUse(id.clone()))
+                        {
                             Some(slot) => {
                                 slot.durable = true;
                                 slot.open = false;
@@ -1005,23 +1139,38 @@ impl Session {
                                 block: Block::ToolUse(id.clone()),
                             }),
                         }
-                        new_tools.push((id, name, b.get("input").cloned().unwrap_or(Value::Object(Map::new()))));
+                        new_tools.push((
+                            id,
+                            name,
+                            b.get("input").cloned().unwrap_or(Value::Object(Map::new())),
+                        ));
                     }
                     "text" => {
                         let text = s(b, "text").unwrap_or_default().to_string();
-                        replace_or_push(&mut a.blocks, Block::Text(text), |bl| matches!(bl, Block::Text(_)));
+                        replace_or_push(&mut a.blocks, Block::Text(text), |bl| {
+                            matches!(bl, Block::Text(_))
+                        });
                     }
                     "thinking" => {
                         let text = s(b, "thinking").unwrap_or_default().to_string();
-                        replace_or_push(&mut a.blocks, Block::Thinking(text), |bl| matches!(bl, Block::Thinking(_)));
+                        replace_or_push(&mut a.blocks, Block::Thinking(text), |bl| {
+                            matches!(bl, Block::Thinking(_))
+                        });
                     }
-                    "redacted_thinking" => replace_or_push(&mut a.blocks, Block::RedactedThinking, |bl| {
-                        matches!(bl, Block::RedactedThinking)
-                    }),
+                    "redacted_thinking" => {
+                        replace_or_push(&mut a.blocks, Block::RedactedThinking, |bl| {
+                            matches!(bl, Block::RedactedThinking)
+                        })
+                    }
                     _ => {
                         let other = Block::Other(b.clone());
                         if !a.blocks.iter().any(|sl| sl.block == other) {
-                            a.blocks.push(Slot { index: None, durable: true, open: false, block: other });
+                            a.blocks.push(Slot {
+                                index: None,
+                                durable: true,
+                                open: false,
+                                block: other,
+                            });
                         }
                     }
                 }
@@ -1056,7 +1205,10 @@ impl Session {
                 self.turn_running = true;
             }
             let key = self.ensure_assistant(&id, parent);
-            let model = ev.get("message").and_then(|m| s(m, "model")).map(str::to_string);
+            let model = ev
+                .get("message")
+                .and_then(|m| s(m, "model"))
+                .map(str::to_string);
             if let Some(a) = self.assistant_mut(&key) {
                 a.streaming = true;
                 if model.is_some() {
@@ -1067,7 +1219,9 @@ impl Session {
             self.touch(&key);
             return;
         }
-        let Some(message_id) = s(v, "api_message_id").map(str::to_string).or_else(|| self.current_stream.clone())
+        let Some(message_id) = s(v, "api_message_id")
+            .map(str::to_string)
+            .or_else(|| self.current_stream.clone())
         else {
             return;
         };
@@ -1086,7 +1240,9 @@ impl Session {
                 a.streaming = true;
                 let block = match s(&cb, "type").unwrap_or_default() {
                     "text" => Block::Text(s(&cb, "text").unwrap_or_default().to_string()),
-                    "thinking" => Block::Thinking(s(&cb, "thinking").unwrap_or_default().to_string()),
+                    "thinking" => {
+                        Block::Thinking(s(&cb, "thinking").unwrap_or_default().to_string())
+                    }
                     "redacted_thinking" => Block::RedactedThinking,
                     "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                         let id = s(&cb, "id").unwrap_or_default().to_string();
@@ -1096,11 +1252,18 @@ impl Session {
                     _ => Block::Other(cb.clone()),
                 };
                 if let Block::ToolUse(id) = &block
-                    && a.blocks.iter().any(|sl| sl.block == Block::ToolUse(id.clone()))
+                    && a.blocks
+                        .iter()
+                        .any(|sl| sl.block == Block::ToolUse(id.clone()))
                 {
                     return;
                 }
-                a.blocks.push(Slot { index: Some(index), durable: false, open: true, block });
+                a.blocks.push(Slot {
+                    index: Some(index),
+                    durable: false,
+                    open: true,
+                    block,
+                });
                 if let Some((id, name)) = tool {
                     self.ensure_tool(&id, &name, &key);
                 }
@@ -1109,19 +1272,30 @@ impl Session {
             "content_block_delta" => {
                 let Some(index) = index else { return };
                 let Some(delta) = ev.get("delta") else { return };
-                let Some(a) = self.assistant_mut(&key) else { return };
-                let Some(slot) = a.blocks.iter_mut().find(|sl| sl.index == Some(index) && !sl.durable) else {
+                let Some(a) = self.assistant_mut(&key) else {
+                    return;
+                };
+                let Some(slot) = a
+                    .blocks
+                    .iter_mut()
+                    .find(|sl| sl.index == Some(index) && !sl.durable)
+                else {
                     return;
                 };
                 match (s(delta, "type").unwrap_or_default(), &mut slot.block) {
-                    ("text_delta", Block::Text(t)) => t.push_str(s(delta, "text").unwrap_or_default()),
-                    ("thinking_delta", Block::Thinking(t)) => t.push_str(s(delta, "thinking").unwrap_or_default()),
+                    ("text_delta", Block::Text(t)) => {
+                        t.push_str(s(delta, "text").unwrap_or_default())
+                    }
+                    ("thinking_delta", Block::Thinking(t)) => {
+                        t.push_str(s(delta, "thinking").unwrap_or_default())
+                    }
                     ("input_json_delta", Block::ToolUse(id)) => {
                         let id = id.clone();
                         if let Some(tool) = self.tools.get_mut(&id)
                             && !tool.input_complete
                         {
-                            tool.partial_json.push_str(s(delta, "partial_json").unwrap_or_default());
+                            tool.partial_json
+                                .push_str(s(delta, "partial_json").unwrap_or_default());
                         }
                     }
                     _ => return,
@@ -1130,8 +1304,12 @@ impl Session {
             }
             "content_block_stop" => {
                 let Some(index) = index else { return };
-                let Some(a) = self.assistant_mut(&key) else { return };
-                let Some(slot) = a.blocks.iter_mut().find(|sl| sl.index == Some(index)) else { return };
+                let Some(a) = self.assistant_mut(&key) else {
+                    return;
+                };
+                let Some(slot) = a.blocks.iter_mut().find(|sl| sl.index == Some(index)) else {
+                    return;
+                };
                 slot.open = false;
                 if let Block::ToolUse(id) = &slot.block {
                     let id = id.clone();
@@ -1141,8 +1319,9 @@ impl Session {
                         tool.input = if tool.partial_json.trim().is_empty() {
                             Value::Object(Map::new())
                         } else {
-                            serde_json::from_str(&tool.partial_json)
-                                .unwrap_or_else(|_| super::partial_json::repair(&tool.partial_json).unwrap_or_default())
+                            serde_json::from_str(&tool.partial_json).unwrap_or_else(|_| {
+                                super::partial_json::repair(&tool.partial_json).unwrap_or_default()
+                            })
                         };
                         tool.input_complete = true;
                         tool.partial_json.clear();
@@ -1154,7 +1333,10 @@ impl Session {
                 self.touch(&key);
             }
             "message_delta" => {
-                let reason = ev.get("delta").and_then(|d| s(d, "stop_reason")).map(str::to_string);
+                let reason = ev
+                    .get("delta")
+                    .and_then(|d| s(d, "stop_reason"))
+                    .map(str::to_string);
                 if let Some(a) = self.assistant_mut(&key)
                     && reason.is_some()
                 {
@@ -1163,7 +1345,9 @@ impl Session {
                 }
             }
             "message_stop" => {
-                let abandoned = v.get("abandoned_blocks").or_else(|| ev.get("abandoned_blocks"));
+                let abandoned = v
+                    .get("abandoned_blocks")
+                    .or_else(|| ev.get("abandoned_blocks"));
                 let mut target = key.clone();
                 let mut from: Option<u64> = None;
                 if let Some(ab) = abandoned {
@@ -1190,7 +1374,9 @@ impl Session {
     /// Drops streamed blocks (that no durable frame confirmed) from `from` on.
     fn abandon(&mut self, key: &str, from: u64) {
         let mut dropped_tools = Vec::new();
-        let Some(a) = self.assistant_mut(key) else { return };
+        let Some(a) = self.assistant_mut(key) else {
+            return;
+        };
         a.blocks.retain(|sl| {
             let drop = !sl.durable && sl.index.is_some_and(|i| i >= from);
             if drop && let Block::ToolUse(id) = &sl.block {
@@ -1205,7 +1391,9 @@ impl Session {
     }
 
     fn finish_stream(&mut self, key: &str) {
-        let Some(a) = self.assistant_mut(key) else { return };
+        let Some(a) = self.assistant_mut(key) else {
+            return;
+        };
         a.streaming = false;
         for slot in &mut a.blocks {
             slot.open = false;
@@ -1244,7 +1432,11 @@ impl Session {
         let mut errors: Vec<String> = v
             .get("errors")
             .and_then(Value::as_array)
-            .map(|e| e.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string)).collect())
+            .map(|e| {
+                e.iter()
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
         if is_error
             && errors.is_empty()
@@ -1255,7 +1447,10 @@ impl Session {
         if let Some(ids) = v.get("user_message_uuids").and_then(Value::as_array) {
             for id in ids.iter().filter_map(Value::as_str) {
                 let key = format!("u:{id}");
-                if let Some(Item { kind: ItemKind::User(m), .. }) = self.items.get_mut(&key)
+                if let Some(Item {
+                    kind: ItemKind::User(m),
+                    ..
+                }) = self.items.get_mut(&key)
                     && m.send != SendState::Confirmed
                 {
                     m.send = SendState::Confirmed;
@@ -1285,7 +1480,10 @@ impl Session {
                 turn_cost,
                 session_cost: self.cost.total,
                 errors,
-                denials: v.get("permission_denials").and_then(Value::as_array).map_or(0, Vec::len),
+                denials: v
+                    .get("permission_denials")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len),
             }),
         });
     }
@@ -1295,21 +1493,32 @@ impl Session {
         let status = s(&info, "status").unwrap_or("allowed").to_string();
         let limit_type = s(&info, "rateLimitType").map(str::to_string);
         let resets_at = f(&info, "resetsAt");
-        self.rate_limit = Some(RateLimit { status: status.clone(), limit_type: limit_type.clone(), resets_at });
+        self.rate_limit = Some(RateLimit {
+            status: status.clone(),
+            limit_type: limit_type.clone(),
+            resets_at,
+        });
         self.push_system(
             v,
-            SystemKind::RateLimit { status, limit_type, resets_at, utilization: f(&info, "utilization") },
+            SystemKind::RateLimit {
+                status,
+                limit_type,
+                resets_at,
+                utilization: f(&info, "utilization"),
+            },
         );
     }
 
     fn on_system(&mut self, source: Source, v: &Value) {
         let sub = s(v, "subtype").unwrap_or_default();
         let text_of = |v: &Value| -> String {
-            ["content", "text", "message", "reason", "error", "output", "summary"]
-                .iter()
-                .find_map(|k| s(v, k))
-                .unwrap_or_default()
-                .to_string()
+            [
+                "content", "text", "message", "reason", "error", "output", "summary",
+            ]
+            .iter()
+            .find_map(|k| s(v, k))
+            .unwrap_or_default()
+            .to_string()
         };
         match sub {
             "init" => {
@@ -1320,7 +1529,12 @@ impl Session {
                 let tools: Vec<String> = v
                     .get("tools")
                     .and_then(Value::as_array)
-                    .map(|t| t.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    .map(|t| {
+                        t.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 self.info.model = Some(model.clone());
                 self.info.cwd = Some(cwd.clone());
@@ -1331,7 +1545,16 @@ impl Session {
                 let sig = (model.clone(), mode.clone(), cwd.clone());
                 if self.last_init.as_ref() != Some(&sig) {
                     self.last_init = Some(sig);
-                    self.push_system(v, SystemKind::Init { model, cwd, tools, permission_mode: mode, version });
+                    self.push_system(
+                        v,
+                        SystemKind::Init {
+                            model,
+                            cwd,
+                            tools,
+                            permission_mode: mode,
+                            version,
+                        },
+                    );
                 } else {
                     self.bump();
                 }
@@ -1346,8 +1569,17 @@ impl Session {
                     self.info.permission_mode = Some(mode.to_string());
                 }
                 if s(v, "compact_result") == Some("failed") {
-                    let text = s(v, "compact_error").unwrap_or("Compaction failed.").to_string();
-                    self.push_system(v, SystemKind::Notice { title: "compaction".into(), text, level: "error".into() });
+                    let text = s(v, "compact_error")
+                        .unwrap_or("Compaction failed.")
+                        .to_string();
+                    self.push_system(
+                        v,
+                        SystemKind::Notice {
+                            title: "compaction".into(),
+                            text,
+                            level: "error".into(),
+                        },
+                    );
                 }
                 self.bump();
             }
@@ -1398,7 +1630,14 @@ impl Session {
             },
             "informational" => {
                 let level = s(v, "level").unwrap_or("info").to_string();
-                self.push_system(v, SystemKind::Notice { title: "information".into(), text: text_of(v), level });
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "information".into(),
+                        text: text_of(v),
+                        level,
+                    },
+                );
             }
             "permission_denied" => {
                 if let Some(id) = s(v, "tool_use_id")
@@ -1408,10 +1647,23 @@ impl Session {
                     tool.deny_message = s(v, "message").map(str::to_string);
                     self.touch_tool(id);
                 }
-                let text = format!("{} was denied: {}", s(v, "tool_name").unwrap_or("A tool"), text_of(v));
-                self.push_system(v, SystemKind::Notice { title: "permission denied".into(), text, level: "warning".into() });
+                let text = format!(
+                    "{} was denied: {}",
+                    s(v, "tool_name").unwrap_or("A tool"),
+                    text_of(v)
+                );
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "permission denied".into(),
+                        text,
+                        level: "warning".into(),
+                    },
+                );
             }
-            "task_started" | "task_progress" | "task_updated" | "task_notification" => self.on_task(v, sub),
+            "task_started" | "task_progress" | "task_updated" | "task_notification" => {
+                self.on_task(v, sub)
+            }
             "hook_response" => {
                 let name = s(v, "hook_name").or(s(v, "hook_event")).unwrap_or("hook");
                 let outcome = s(v, "outcome").unwrap_or("success");
@@ -1421,36 +1673,85 @@ impl Session {
                     text.push('\n');
                     text.push_str(&out);
                 }
-                let level = if outcome == "success" { "info" } else { "warning" };
-                self.push_system(v, SystemKind::Notice { title: "hook".into(), text, level: level.into() });
+                let level = if outcome == "success" {
+                    "info"
+                } else {
+                    "warning"
+                };
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: "hook".into(),
+                        text,
+                        level: level.into(),
+                    },
+                );
             }
-            "local_command_output" | "notification" | "worker_shutting_down" | "model_refusal_fallback"
-            | "model_refusal_no_fallback" | "mirror_error" | "session_writes_lost" | "plugin_install" => {
+            "local_command_output"
+            | "notification"
+            | "worker_shutting_down"
+            | "model_refusal_fallback"
+            | "model_refusal_no_fallback"
+            | "mirror_error"
+            | "session_writes_lost"
+            | "plugin_install" => {
                 let level = match sub {
                     "local_command_output" | "plugin_install" => "info",
-                    "notification" => s(v, "priority").map_or("info", |p| if p == "high" || p == "immediate" { "warning" } else { "info" }),
+                    "notification" => s(v, "priority").map_or("info", |p| {
+                        if p == "high" || p == "immediate" {
+                            "warning"
+                        } else {
+                            "info"
+                        }
+                    }),
                     _ => "warning",
                 };
                 let mut text = text_of(v);
                 if text.is_empty() {
                     text = sub.replace('_', " ");
                 }
-                self.push_system(v, SystemKind::Notice { title: sub.replace('_', " "), text, level: level.into() });
+                self.push_system(
+                    v,
+                    SystemKind::Notice {
+                        title: sub.replace('_', " "),
+                        text,
+                        level: level.into(),
+                    },
+                );
             }
             "commands_changed" => {
                 if let Some(cmds) = v.get("commands").and_then(Value::as_array) {
-                    self.info.commands = cmds.iter().filter_map(|c| s(c, "name").map(str::to_string)).collect();
+                    self.info.commands = cmds
+                        .iter()
+                        .filter_map(|c| s(c, "name").map(str::to_string))
+                        .collect();
                 }
                 self.bump();
             }
             // Known, nothing to show.
-            "thinking_tokens" | "post_turn_summary" | "task_summary" | "background_tasks_changed" | "hook_started"
-            | "hook_progress" | "control_request_progress" | "session_metadata" | "elicitation_complete"
-            | "files_persisted" | "memory_recall" | "autocompact_state" => {}
+            "thinking_tokens"
+            | "post_turn_summary"
+            | "task_summary"
+            | "background_tasks_changed"
+            | "hook_started"
+            | "hook_progress"
+            | "control_request_progress"
+            | "session_metadata"
+            | "elicitation_complete"
+            | "files_persisted"
+            | "memory_recall"
+            | "autocompact_state" => {}
             _ => {
                 if source == Source::Relay && !sub.is_empty() {
                     let text = text_of(v);
-                    self.push_system(v, SystemKind::Notice { title: sub.replace('_', " "), text, level: "info".into() });
+                    self.push_system(
+                        v,
+                        SystemKind::Notice {
+                            title: sub.replace('_', " "),
+                            text,
+                            level: "info".into(),
+                        },
+                    );
                 } else {
                     self.push_raw(v);
                 }
@@ -1461,11 +1762,17 @@ impl Session {
     fn on_task(&mut self, v: &Value, sub: &str) {
         let task_id = s(v, "task_id").unwrap_or_default().to_string();
         let tool_id = s(v, "tool_use_id").map(str::to_string).or_else(|| {
-            self.tools.values().find(|t| t.task.as_ref().is_some_and(|k| k.task_id == task_id)).map(|t| t.id.clone())
+            self.tools
+                .values()
+                .find(|t| t.task.as_ref().is_some_and(|k| k.task_id == task_id))
+                .map(|t| t.id.clone())
         });
         let status = match sub {
             "task_started" | "task_progress" => Some("running".to_string()),
-            "task_updated" => v.get("patch").and_then(|p| s(p, "status")).map(str::to_string),
+            "task_updated" => v
+                .get("patch")
+                .and_then(|p| s(p, "status"))
+                .map(str::to_string),
             _ => s(v, "status").map(str::to_string),
         };
         let summary = s(v, "summary").map(str::to_string);
@@ -1473,7 +1780,10 @@ impl Session {
         if let Some(id) = tool_id.as_deref()
             && let Some(tool) = self.tools.get_mut(id)
         {
-            let task = tool.task.get_or_insert_with(|| TaskInfo { task_id: task_id.clone(), ..TaskInfo::default() });
+            let task = tool.task.get_or_insert_with(|| TaskInfo {
+                task_id: task_id.clone(),
+                ..TaskInfo::default()
+            });
             if status.is_some() {
                 task.status.clone_from(&status);
             }
@@ -1489,10 +1799,24 @@ impl Session {
             let st = status.unwrap_or_else(|| "finished".into());
             let text = summary.unwrap_or_default();
             let level = if st == "completed" { "info" } else { "warning" };
-            self.push_system(v, SystemKind::Notice { title: format!("task {st}"), text, level: level.into() });
+            self.push_system(
+                v,
+                SystemKind::Notice {
+                    title: format!("task {st}"),
+                    text,
+                    level: level.into(),
+                },
+            );
         } else if tool_id.is_none() && sub == "task_started" {
             let text = description.unwrap_or_default();
-            self.push_system(v, SystemKind::Notice { title: "task started".into(), text, level: "info".into() });
+            self.push_system(
+                v,
+                SystemKind::Notice {
+                    title: "task started".into(),
+                    text,
+                    level: "info".into(),
+                },
+            );
         } else {
             self.bump();
         }
@@ -1501,7 +1825,9 @@ impl Session {
     // ------------------------------------------------------------------ internals: control
 
     fn on_control_request(&mut self, source: Source, v: &Value) {
-        let Some(rid) = s(v, "request_id").map(str::to_string) else { return self.push_raw(v) };
+        let Some(rid) = s(v, "request_id").map(str::to_string) else {
+            return self.push_raw(v);
+        };
         let req = v.get("request").cloned().unwrap_or(Value::Null);
         let sub = s(&req, "subtype").unwrap_or_default();
         if source == Source::Client {
@@ -1520,7 +1846,10 @@ impl Session {
                     PromptKind::Question
                 } else if tool == "ExitPlanMode" {
                     PromptKind::PlanApproval
-                } else if req.get("requires_user_interaction").and_then(Value::as_bool) == Some(true)
+                } else if req
+                    .get("requires_user_interaction")
+                    .and_then(Value::as_bool)
+                    == Some(true)
                     && req.get("input").and_then(|i| i.get("questions")).is_some()
                 {
                     PromptKind::Question
@@ -1544,7 +1873,9 @@ impl Session {
         let tool_use_id = s(&req, "tool_use_id").map(str::to_string);
         let (tool_name, input) = match kind {
             PromptKind::Elicitation => (
-                s(&req, "mcp_server_name").unwrap_or("MCP server").to_string(),
+                s(&req, "mcp_server_name")
+                    .unwrap_or("MCP server")
+                    .to_string(),
                 req.get("requested_schema").cloned().unwrap_or(Value::Null),
             ),
             PromptKind::UserDialog => (
@@ -1553,7 +1884,9 @@ impl Session {
             ),
             _ => (
                 s(&req, "tool_name").unwrap_or("tool").to_string(),
-                req.get("input").cloned().unwrap_or(Value::Object(Map::new())),
+                req.get("input")
+                    .cloned()
+                    .unwrap_or(Value::Object(Map::new())),
             ),
         };
         let prompt = Prompt {
@@ -1562,13 +1895,19 @@ impl Session {
             tool_name,
             display_name: s(&req, "display_name").map(str::to_string),
             title: s(&req, "title").map(str::to_string),
-            description: s(&req, "description").or_else(|| s(&req, "message")).map(str::to_string),
+            description: s(&req, "description")
+                .or_else(|| s(&req, "message"))
+                .map(str::to_string),
             decision_reason: s(&req, "decision_reason").map(str::to_string),
             decision_reason_type: s(&req, "decision_reason_type").map(str::to_string),
             blocked_path: s(&req, "blocked_path").map(str::to_string),
             tool_use_id: tool_use_id.clone(),
             input,
-            suggestions: req.get("permission_suggestions").and_then(Value::as_array).cloned().unwrap_or_default(),
+            suggestions: req
+                .get("permission_suggestions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
             request: req.clone(),
             answered_locally: false,
         };
@@ -1586,7 +1925,9 @@ impl Session {
     }
 
     fn settle(&mut self, request_id: &str, by: SettledBy, answer: Option<&Value>) {
-        let Some(pos) = self.prompts.iter().position(|p| p.request_id == request_id) else { return };
+        let Some(pos) = self.prompts.iter().position(|p| p.request_id == request_id) else {
+            return;
+        };
         let prompt = self.prompts.remove(pos);
         if by != SettledBy::Me && !prompt.answered_locally && !self.observer {
             let what = prompt.display_name.as_deref().unwrap_or(&prompt.tool_name);
@@ -1633,14 +1974,24 @@ impl Session {
     }
 
     fn on_control_response(&mut self, source: Source, v: &Value) {
-        let Some(resp) = v.get("response") else { return };
-        let Some(rid) = s(resp, "request_id").map(str::to_string) else { return };
+        let Some(resp) = v.get("response") else {
+            return;
+        };
+        let Some(rid) = s(resp, "request_id").map(str::to_string) else {
+            return;
+        };
         let ok = s(resp, "subtype") != Some("error");
         let body = resp.get("response").cloned().unwrap_or(Value::Null);
         if let Some(p) = self.prompts.iter().find(|p| p.request_id == rid) {
-            let by = if p.answered_locally { SettledBy::Me } else { SettledBy::Other };
+            let by = if p.answered_locally {
+                SettledBy::Me
+            } else {
+                SettledBy::Other
+            };
             if source == Source::Relay && !p.answered_locally && !self.observer {
-                let msg = s(&body, "message").unwrap_or("no controller answered in time").to_string();
+                let msg = s(&body, "message")
+                    .unwrap_or("no controller answered in time")
+                    .to_string();
                 self.notice(format!("The relay answered for you: {msg}"));
             }
             self.settle(&rid, by, Some(&body));
@@ -1653,11 +2004,19 @@ impl Session {
             let error = s(resp, "error").unwrap_or("error").to_string();
             match req {
                 LocalRequest::Interrupt => {
-                    self.interrupt =
-                        Some(if ok { InterruptState::Acknowledged } else { InterruptState::Failed(error.clone()) });
+                    self.interrupt = Some(if ok {
+                        InterruptState::Acknowledged
+                    } else {
+                        InterruptState::Failed(error.clone())
+                    });
                 }
                 LocalRequest::SetModel(m) if ok => {
-                    self.info.model = Some(s(&body, "model").map(str::to_string).or(m).unwrap_or("default".into()));
+                    self.info.model = Some(
+                        s(&body, "model")
+                            .map(str::to_string)
+                            .or(m)
+                            .unwrap_or("default".into()),
+                    );
                 }
                 LocalRequest::SetPermissionMode(m) if ok => {
                     self.info.permission_mode = Some(s(&body, "mode").map_or(m, str::to_string));
@@ -1684,7 +2043,9 @@ impl Session {
     }
 
     fn on_cancel(&mut self, v: &Value) {
-        let Some(rid) = s(v, "request_id") else { return };
+        let Some(rid) = s(v, "request_id") else {
+            return;
+        };
         let rid = rid.to_string();
         if self.prompts.iter().any(|p| p.request_id == rid) {
             self.settle(&rid, SettledBy::Cancelled, None);
@@ -1699,7 +2060,11 @@ impl Session {
     /// tool cards, pending prompts, state). Two sessions that show the same thing have equal snapshots,
     /// whatever their history (e.g. with or without the streamed deltas).
     pub fn snapshot(&self) -> Value {
-        let rows: Vec<Value> = self.order.iter().filter_map(|k| self.snapshot_item(k, 0)).collect();
+        let rows: Vec<Value> = self
+            .order
+            .iter()
+            .filter_map(|k| self.snapshot_item(k, 0))
+            .collect();
         serde_json::json!({
             "rows": rows,
             "state": self.state().as_str(),
@@ -1746,12 +2111,16 @@ impl Session {
                     "error": a.error, "blocks": blocks,
                 })
             }
-            ItemKind::System(sr) => serde_json::json!({"role": "system", "uuid": sr.uuid, "kind": format!("{:?}", sr.kind)}),
+            ItemKind::System(sr) => {
+                serde_json::json!({"role": "system", "uuid": sr.uuid, "kind": format!("{:?}", sr.kind)})
+            }
             ItemKind::Result(r) => serde_json::json!({
                 "role": "result", "uuid": r.uuid, "subtype": r.subtype, "is_error": r.is_error,
                 "turn_cost": r.turn_cost, "session_cost": r.session_cost, "errors": r.errors,
             }),
-            ItemKind::Raw(r) => serde_json::json!({"role": "raw", "uuid": r.uuid, "label": r.label}),
+            ItemKind::Raw(r) => {
+                serde_json::json!({"role": "raw", "uuid": r.uuid, "label": r.label})
+            }
         })
     }
 }
@@ -1762,7 +2131,11 @@ fn replace_or_push(blocks: &mut Vec<Slot>, block: Block, same_kind: impl Fn(&Blo
     let pos = blocks
         .iter()
         .position(|sl| !sl.durable && sl.open && same_kind(&sl.block))
-        .or_else(|| blocks.iter().position(|sl| !sl.durable && same_kind(&sl.block)));
+        .or_else(|| {
+            blocks
+                .iter()
+                .position(|sl| !sl.durable && same_kind(&sl.block))
+        });
     match pos {
         Some(i) => {
             let slot = &mut blocks[i];
@@ -1770,6 +2143,11 @@ fn replace_or_push(blocks: &mut Vec<Slot>, block: Block, same_kind: impl Fn(&Blo
             slot.durable = true;
             slot.open = false;
         }
-        None => blocks.push(Slot { index: None, durable: true, open: false, block }),
+        None => blocks.push(Slot {
+            index: None,
+            durable: true,
+            open: false,
+            block,
+        }),
     }
 }

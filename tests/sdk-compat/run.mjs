@@ -7,8 +7,9 @@
 //   SDK_COMPAT_TIMEOUT_MS  per-phase time bound (default 30000)
 //   SDK_COMPAT_ONLY    "sse" or "ws" to run one transport only
 //   SDK_COMPAT_VERBOSE=1  print every message the SDK yields
-//   SDK_COMPAT_EXTENDED=1 also check that an agent crash and a relay permission timeout reach the SDK
-//                         consumer (two more relays: BRIDGE_DEMO_SCENARIO=crash, --permission-timeout-secs 1)
+//   SDK_COMPAT_EXTENDED=0 skip the checks that an agent crash and a relay permission timeout reach the
+//                         SDK consumer (on by default; two more relays: BRIDGE_DEMO_SCENARIO=crash,
+//                         --permission-timeout-secs 1)
 //
 // Browser globals: the browser entry point needs fetch, ReadableStream, TextDecoder, AbortController,
 // crypto.randomUUID (all built into Node 20) and, for the websocket transport, globalThis.WebSocket,
@@ -42,10 +43,27 @@ const sdkVersion = JSON.parse(
   readFileSync(join(here, 'node_modules/@anthropic-ai/claude-agent-sdk/package.json'), 'utf8'),
 );
 
+// Every GET of an SSE stream URL the SDK makes (to see how it reconnects), recorded by wrapping the
+// global fetch the SDK calls. Requests and responses pass through unchanged.
+const streamGets = [];
+{
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : (input?.url ?? String(input));
+    const method = String(init?.method ?? input?.method ?? 'GET').toUpperCase();
+    const watched = method === 'GET' && url.includes('/events/stream');
+    const rec = watched ? { url, at: Date.now(), lastEventId: init?.headers?.['Last-Event-ID'] ?? null, status: null } : null;
+    if (rec) streamGets.push(rec);
+    const r = await realFetch(input, init);
+    if (rec) rec.status = r.status;
+    return r;
+  };
+}
+
 const PHASE_MS = Number(process.env.SDK_COMPAT_TIMEOUT_MS || 30000);
 const VERBOSE = process.env.SDK_COMPAT_VERBOSE === '1';
 const ONLY = process.env.SDK_COMPAT_ONLY || '';
-const EXTENDED = process.env.SDK_COMPAT_EXTENDED === '1';
+const EXTENDED = process.env.SDK_COMPAT_EXTENDED !== '0';
 const RELAY_BIN = process.env.BRIDGE_RELAY_BIN
   ? resolve(process.env.BRIDGE_RELAY_BIN)
   : resolve(here, '../../target/debug/bridge-relay');
@@ -516,8 +534,11 @@ async function lastRelayEvents(base, sessionId, n = 4) {
   return (r?.json?.events ?? []).slice(-n).map((e) => ({ seq: e.sequence_num, source: e.source, payload: e.payload }));
 }
 
-/** The agent crashes mid-turn: the SDK consumer must learn it (a yielded session_state_changed "ended",
- * or the iterator ending/throwing) instead of waiting forever. */
+/** The agent crashes mid-turn: the SDK consumer must learn it instead of waiting forever.
+ * websocket: a yielded session_state_changed "ended" (or the iterator ending/throwing).
+ * sse: the yielded session_state_changed "ended" (source "worker", relay_generated), then the transport
+ * must end by itself: the relay closes the stream after the exit event, the SDK reconnects once, gets
+ * 404 session_ended (final) and the iterator throws. No reconnect loop afterwards. */
 async function phaseAgentExit(base, kind) {
   const label = `${kind}-crash`;
   const s = await createSession(base, `sdk-compat ${label}`);
@@ -532,7 +553,10 @@ async function phaseAgentExit(base, kind) {
     ...transportFor(kind, s),
   });
   const kinds = [];
+  const mine = () => streamGets.filter((g) => g.url === s.stream_url);
+  let ended = null;
   let outcome;
+  const t0 = Date.now();
   try {
     outcome = await withTimeout(
       (async () => {
@@ -540,27 +564,59 @@ async function phaseAgentExit(base, kind) {
           for await (const m of q) {
             kinds.push(m.type === 'system' ? `system:${m.subtype}` : m.type);
             if (m.type === 'system' && m.subtype === 'session_state_changed' && m.state === 'ended') {
-              return { how: 'yielded system:session_state_changed state=ended', exit_code: m.exit_code ?? null };
+              ended = {
+                exit_code: m.exit_code ?? null,
+                relay_generated: m.relay_generated ?? null,
+                source: kind === 'sse' ? (getCcrEvent(q, m)?.source ?? null) : undefined,
+                afterMs: Date.now() - t0,
+              };
+              if (kind !== 'sse') return { how: 'yielded system:session_state_changed state=ended', ...ended };
             }
           }
           return { how: 'iterator ended' };
         } catch (e) {
-          return { how: `iterator threw: ${e?.message}` };
+          return { how: `iterator threw: ${e?.name}: ${e?.message}`, code: e?.code ?? null, reason: e?.reason ?? null };
         }
       })(),
       PHASE_MS,
-      `[${label}] the SDK consumer to learn that the agent exited`,
+      `[${label}] the SDK consumer to learn that the agent exited${ended ? ' (it yielded the ended event, but its transport did not end)' : ''}`,
     );
   } catch (e) {
     abort.abort();
     const tail = await lastRelayEvents(base, s.session_id, 2);
     fail(
-      `${e.message}\n  yielded: ${short(kinds.join(', '), 1000)}${kind === 'sse' ? `\n  SSE drop counts: ${short(getSseDropCounts(q) ?? {})}` : ''}` +
+      `${e.message}\n  yielded: ${short(kinds.join(', '), 1000)}${kind === 'sse' ? `\n  SSE drop counts: ${short(getSseDropCounts(q) ?? {})}\n  stream GETs: ${short(mine())}` : ''}` +
         `\n  last events in the relay log: ${short(tail, 1200)}`,
     );
   }
+  if (kind !== 'sse') {
+    abort.abort();
+    return outcome;
+  }
+  const endedAfterMs = Date.now() - t0;
+  check(
+    ended,
+    `[${label}] the SDK never yielded system:session_state_changed state=ended (${outcome.how}); yielded: ${short(kinds.join(', '), 1000)}; ` +
+      `SSE drop counts: ${short(getSseDropCounts(q) ?? {})}`,
+  );
+  check(ended.source === 'worker' && ended.relay_generated === true, `[${label}] ended event: ${short(ended)} (want source worker, relay_generated true)`);
+  check(
+    outcome.code === 404 && outcome.reason === 'session_ended',
+    `[${label}] after the ended event the SDK's iterator should throw SSEHttpError 404 session_ended; got ${short(outcome)}; stream GETs: ${short(mine())}`,
+  );
+  // The transport is closed for good: no further GETs.
+  const getsAtEnd = mine().length;
+  await new Promise((r) => setTimeout(r, 3000));
+  const gets = mine();
+  check(gets.length === getsAtEnd, `[${label}] the SDK kept reconnecting after the 404: ${short(gets)}`);
+  check(gets.length <= 3, `[${label}] ${gets.length} stream GETs for one crashed session: ${short(gets)}`);
   abort.abort();
-  return outcome;
+  return {
+    how: `yielded system:session_state_changed state=ended, then ${outcome.how}`,
+    ended,
+    iteratorEndedAfterMs: endedAfterMs,
+    streamGets: gets.map((g) => `${g.status}${g.lastEventId ? ` (Last-Event-ID ${g.lastEventId})` : ''}`),
+  };
 }
 
 /** Nobody answers in time (`--permission-timeout-secs 1`): the relay denies. The turn must complete and the
@@ -660,7 +716,7 @@ async function main() {
   await relay.stop();
   if (!EXTENDED) return;
 
-  // Extended checks (SDK_COMPAT_EXTENDED=1): behaviours beyond one turn that an SDK consumer relies on.
+  // Extended checks (on unless SDK_COMPAT_EXTENDED=0): behaviours beyond one turn that an SDK consumer relies on.
   // Each runs even if an earlier one failed; the run fails at the end if any did.
   const kinds = ONLY === 'ws' ? ['websocket'] : ONLY === 'sse' ? ['sse'] : ['sse', 'websocket'];
   const failures = [];

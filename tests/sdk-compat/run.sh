@@ -2,7 +2,7 @@
 # Runs the official-browser-SDK compatibility check against bridge-relay (see run.mjs for the details).
 #   BRIDGE_RELAY_BIN=path   relay binary (default: ../../target/debug/bridge-relay; build it with
 #                           `cargo build -p bridge-relay`)
-#   SDK_COMPAT_EXTENDED=1   also run the agent-crash and permission-timeout checks
+#   SDK_COMPAT_EXTENDED=0   skip the agent-crash and permission-timeout checks (on by default)
 # Installs the pinned SDK with `npm ci` when node_modules is missing or stale. The SDK's optional
 # per-platform `claude` binaries (~400 MB) are not used by the browser entry point and are skipped.
 set -euo pipefail

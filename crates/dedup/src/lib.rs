@@ -284,6 +284,40 @@ mod tests {
     use super::*;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test;
+    #[cfg(target_arch = "wasm32")]
+    wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+    /// A randomized run against a naive `Vec` model with a fixed-seed generator, so the same check runs
+    /// natively and in the browser (the proptest version in tests/model.rs is native-only).
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn matches_a_naive_model_under_a_seeded_random_workload() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for capacity in [1usize, 2, 7, 64] {
+            let mut set = BoundedSet::with_capacity(capacity);
+            let mut model: Vec<u64> = Vec::new();
+            for _ in 0..5_000 {
+                let v = next() % (capacity as u64 * 3);
+                let expected = if model.contains(&v) {
+                    Insert::AlreadyPresent
+                } else {
+                    let evicted = (model.len() == capacity).then(|| model.remove(0));
+                    model.push(v);
+                    Insert::Inserted { evicted }
+                };
+                assert_eq!(set.insert(v), expected, "capacity {capacity}, value {v}");
+                assert_eq!(set.len(), model.len());
+                let probe = next() % (capacity as u64 * 3);
+                assert_eq!(set.contains(&probe), model.contains(&probe));
+            }
+        }
+    }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]

@@ -190,6 +190,18 @@ fn rss_kb(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Write syscalls (write, writev, …) made so far by a process.
+fn write_syscalls(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("syscw:"))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// utime + stime of a process, in seconds.
 fn cpu_secs(pid: &str) -> f64 {
     let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -221,6 +233,8 @@ struct Phase {
     elapsed: Duration,
     relay_cpu: f64,
     bench_cpu: f64,
+    /// Relay write syscalls per frame delivered (1.0: one write per frame per subscriber).
+    writes_per_frame: f64,
 }
 
 /// Reads one SSE stream, recording `now - t_ns` for every frame stamped by the generator.
@@ -298,6 +312,7 @@ async fn phase(
     }
     let started = Instant::now();
     let (relay_cpu0, bench_cpu0) = (cpu_secs(&relay.child.id().to_string()), cpu_secs("self"));
+    let writes0 = write_syscalls(&relay.child.id().to_string());
     let payload = json!({"type":"user","message":{"role":"user","content":format!("go {expected} {rate} {kind}")},"parent_tool_use_id":null,"session_id":""});
     http.post(format!("{}/v1/code/sessions/{sid}/events", relay.base))
         .bearer_auth(TOKEN)
@@ -332,6 +347,7 @@ async fn phase(
     let elapsed = started.elapsed();
     let relay_cpu = (cpu_secs(&relay.child.id().to_string()) - relay_cpu0) / elapsed.as_secs_f64();
     let bench_cpu = (cpu_secs("self") - bench_cpu0) / elapsed.as_secs_f64();
+    let writes = write_syscalls(&relay.child.id().to_string()).saturating_sub(writes0);
     let received: u64 = all.iter().map(|l| l.len() as u64).sum();
     let mut lat: Vec<u64> = all.into_iter().flatten().collect();
     lat.sort_unstable();
@@ -345,6 +361,7 @@ async fn phase(
         elapsed,
         relay_cpu,
         bench_cpu,
+        writes_per_frame: writes as f64 / received.max(1) as f64,
     })
 }
 
@@ -363,12 +380,12 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
     let hwm = rss_kb(pid, "VmHWM:");
     println!();
     println!(
-        "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU |"
+        "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU | relay writes/frame |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (p, rss) in [(&base, &base_rss), (&fan, &peak_rss)] {
         println!(
-            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% |",
+            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.2} |",
             p.subscribers,
             p.received,
             p.expected,
@@ -378,7 +395,8 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
             p.elapsed.as_secs_f64(),
             rss.load(Ordering::Relaxed) as f64 / 1024.0,
             p.relay_cpu * 100.0,
-            p.bench_cpu * 100.0
+            p.bench_cpu * 100.0,
+            p.writes_per_frame
         );
     }
     println!();

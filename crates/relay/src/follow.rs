@@ -1,6 +1,7 @@
 //! Following a session's log from a cursor: stored events first (strictly after the cursor), then live
 //! frames, never a durable frame twice. A subscriber that falls behind the broadcast buffer catches up
-//! from the store instead of losing events. Shared by the SSE stream and the WebSocket.
+//! from the replay path (recent frames in memory, older ones from the store) instead of losing events.
+//! Shared by the SSE stream and the WebSocket.
 
 use std::sync::Arc;
 
@@ -11,7 +12,9 @@ use crate::frames::Frame;
 use crate::session::Session;
 
 const REPLAY_PAGE: usize = 500;
-const LIVE_BATCH: usize = 256;
+/// At most this many live frames, or about this many bytes, per batch (one body chunk on SSE).
+const LIVE_BATCH: usize = 1024;
+const LIVE_BATCH_BYTES: usize = 512 * 1024;
 
 pub struct Follower {
     session: Arc<Session>,
@@ -20,19 +23,22 @@ pub struct Follower {
     cursor: u64,
     /// Replay from the store up to here before taking live frames.
     replay_to: u64,
+    /// The sequence number of the session's final durable event, once known.
+    end_seq: Option<u64>,
 }
 
 impl Follower {
     /// Starts after `cursor`. The flag says events after the cursor were pruned (catch_up_truncated).
     pub fn new(session: Arc<Session>, cursor: u64) -> (Follower, bool) {
         let sub = session.subscribe();
-        let truncated = sub.last_seq > 0 && cursor + 1 < sub.first_seq;
+        let truncated = sub.last_seq > 0 && cursor.saturating_add(1) < sub.first_seq;
         (
             Follower {
                 session,
                 rx: sub.rx,
                 cursor,
                 replay_to: sub.last_seq,
+                end_seq: sub.ended.then_some(sub.last_seq),
             },
             truncated,
         )
@@ -42,37 +48,61 @@ impl Follower {
         self.cursor
     }
 
+    /// The session has ended and everything up to its final event was handed out: nothing more will
+    /// come (ephemeral frames aside, and an ended agent sends none).
+    pub fn finished(&self) -> bool {
+        self.end_seq.is_some_and(|end| self.cursor >= end)
+    }
+
     fn accept(&mut self, f: &Frame) -> bool {
         match f.seq {
             Some(s) if s <= self.cursor => false,
             Some(s) => {
                 self.cursor = s;
+                if f.ends_session {
+                    self.end_seq = Some(s);
+                }
                 true
             }
             None => self.cursor >= self.replay_to,
         }
     }
 
+    /// After a lag: replay up to the current end of the log, and learn whether the session ended.
+    fn resync(&mut self) {
+        let (last, ended) = self.session.tail();
+        self.replay_to = last;
+        if ended {
+            self.end_seq = Some(last);
+        }
+    }
+
     /// The next frames in order. `None`: the session is gone. Cancel-safe (its only await is the
-    /// broadcast receive).
+    /// broadcast receive). Live frames already queued are drained into one batch.
     pub async fn next_batch(&mut self) -> Option<Vec<Arc<Frame>>> {
         loop {
             if self.cursor < self.replay_to {
-                let events = match self.session.read_after(self.cursor, REPLAY_PAGE) {
-                    Ok(e) => e,
+                let frames = match self.session.replay_after(self.cursor, REPLAY_PAGE) {
+                    Ok(f) => f,
                     Err(e) => {
                         tracing::error!(session = %self.session.id, error = %e, "replay from the store failed");
                         Vec::new()
                     }
                 };
-                let frames: Vec<Arc<Frame>> = events
-                    .iter()
-                    .filter(|e| e.seq <= self.replay_to)
-                    .map(Frame::durable)
+                let frames: Vec<Arc<Frame>> = frames
+                    .into_iter()
+                    .filter(|f| f.seq.is_some_and(|s| s <= self.replay_to))
                     .collect();
                 match frames.last().and_then(|f| f.seq) {
                     Some(last) => {
                         self.cursor = last;
+                        if frames.iter().any(|f| f.ends_session) {
+                            self.end_seq = frames
+                                .iter()
+                                .rev()
+                                .find(|f| f.ends_session)
+                                .and_then(|f| f.seq);
+                        }
                         return Some(frames);
                     }
                     None => {
@@ -86,7 +116,7 @@ impl Follower {
                 Ok(f) => f,
                 Err(RecvError::Lagged(n)) => {
                     tracing::debug!(session = %self.session.id, skipped = n, "subscriber lagged; catching up from the store");
-                    self.replay_to = self.session.last_seq();
+                    self.resync();
                     continue;
                 }
                 Err(RecvError::Closed) => return None,
@@ -95,22 +125,33 @@ impl Follower {
             if self.accept(&first) {
                 out.push(first);
             }
-            while out.len() < LIVE_BATCH {
-                match self.rx.try_recv() {
-                    Ok(f) => {
-                        if self.accept(&f) {
-                            out.push(f);
-                        }
-                    }
-                    Err(TryRecvError::Lagged(_)) => {
-                        self.replay_to = self.session.last_seq();
-                        break;
-                    }
-                    Err(TryRecvError::Empty | TryRecvError::Closed) => break,
-                }
-            }
+            self.drain_ready(&mut out);
             if !out.is_empty() {
                 return Some(out);
+            }
+        }
+    }
+
+    /// Appends the live frames already queued (no waiting), up to the batch bounds. After a lag it
+    /// stops; the next [`Self::next_batch`] replays what was missed.
+    pub fn drain_ready(&mut self, out: &mut Vec<Arc<Frame>>) {
+        if self.cursor < self.replay_to {
+            return;
+        }
+        let mut bytes: usize = out.iter().map(|f| f.sse.len()).sum();
+        while out.len() < LIVE_BATCH && bytes < LIVE_BATCH_BYTES {
+            match self.rx.try_recv() {
+                Ok(f) => {
+                    if self.accept(&f) {
+                        bytes += f.sse.len();
+                        out.push(f);
+                    }
+                }
+                Err(TryRecvError::Lagged(_)) => {
+                    self.resync();
+                    break;
+                }
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
         }
     }

@@ -1,8 +1,9 @@
 //! What subscribers receive, pre-rendered once per event and shared by every subscriber:
 //! SSE text, the WebSocket envelope, and the bare payload line.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use axum::extract::ws::Utf8Bytes;
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -30,18 +31,23 @@ impl FrameKind {
     }
 }
 
-/// One frame for subscribers.
+/// One frame for subscribers, rendered once and shared by all of them: `data` and `payload` are
+/// slices of `sse` (one allocation per frame); the WebSocket texts are rendered on first use.
 #[derive(Debug)]
 pub struct Frame {
     pub kind: FrameKind,
     pub seq: Option<u64>,
     pub source: Source,
+    /// The relay's agent-exit event: nothing durable follows it (SSE streams close after it).
+    pub ends_session: bool,
     /// The JSON of the SSE `data:` line (envelope, ephemeral wrapper or delivery update).
     pub data: Bytes,
     /// The bare payload JSON (empty for delivery updates).
     pub payload: Bytes,
     /// The whole SSE frame, terminated by a blank line.
     pub sse: Bytes,
+    ws_envelope: OnceLock<Utf8Bytes>,
+    ws_line: OnceLock<Utf8Bytes>,
 }
 
 /// Delivery statuses per CCR-WIRE §9.4.
@@ -64,45 +70,100 @@ impl Delivery {
 
 /// The durable envelope JSON; `payload` is spliced in verbatim.
 pub fn envelope_json(e: &StoredEvent) -> String {
-    format!(
-        "{{\"event_id\":{},\"sequence_num\":{},\"event_type\":{},\"source\":\"{}\",\"created_at\":{},\"payload\":{}}}",
-        json_str(&e.event_id),
-        e.seq,
-        json_str(&e.event_type),
-        e.source.as_str(),
-        json_str(&e.created_at),
-        e.payload
-    )
+    let mut out = String::with_capacity(e.payload.len() + 160);
+    push_envelope(&mut out, e);
+    out
+}
+
+/// Appends the envelope JSON of `e` (ends with `"payload":<payload>}`).
+fn push_envelope(out: &mut String, e: &StoredEvent) {
+    out.push_str("{\"event_id\":");
+    out.push_str(&json_str(&e.event_id));
+    out.push_str(",\"sequence_num\":");
+    out.push_str(&e.seq.to_string());
+    out.push_str(",\"event_type\":");
+    out.push_str(&json_str(&e.event_type));
+    out.push_str(",\"source\":\"");
+    out.push_str(e.source.as_str());
+    out.push_str("\",\"created_at\":");
+    out.push_str(&json_str(&e.created_at));
+    out.push_str(",\"payload\":");
+    out.push_str(&e.payload);
+    out.push('}');
+}
+
+/// A frame from its whole SSE text and the byte ranges of its `data:` JSON and of the payload in it.
+fn assemble(
+    kind: FrameKind,
+    seq: Option<u64>,
+    source: Source,
+    ends_session: bool,
+    sse: String,
+    data: std::ops::Range<usize>,
+    payload: std::ops::Range<usize>,
+) -> Arc<Frame> {
+    let sse = Bytes::from(sse);
+    Arc::new(Frame {
+        kind,
+        seq,
+        source,
+        ends_session,
+        data: sse.slice(data),
+        payload: sse.slice(payload),
+        sse,
+        ws_envelope: OnceLock::new(),
+        ws_line: OnceLock::new(),
+    })
 }
 
 impl Frame {
     pub fn durable(e: &StoredEvent) -> Arc<Frame> {
-        let data = envelope_json(e);
-        let sse = format!("id: {}\nevent: client_event\ndata: {data}\n\n", e.seq);
-        Arc::new(Frame {
-            kind: FrameKind::ClientEvent,
-            seq: Some(e.seq),
-            source: e.source,
-            data: Bytes::from(data),
-            payload: Bytes::from(e.payload.clone()),
-            sse: Bytes::from(sse),
-        })
+        Self::durable_with(e, false)
+    }
+
+    /// A durable frame; `ends_session` marks the relay's agent-exit event.
+    pub fn durable_with(e: &StoredEvent, ends_session: bool) -> Arc<Frame> {
+        let mut sse = String::with_capacity(e.payload.len() + 200);
+        sse.push_str("id: ");
+        sse.push_str(&e.seq.to_string());
+        sse.push_str("\nevent: client_event\ndata: ");
+        let data_start = sse.len();
+        push_envelope(&mut sse, e);
+        let data_end = sse.len();
+        sse.push_str("\n\n");
+        let payload = data_end - 1 - e.payload.len()..data_end - 1;
+        assemble(
+            FrameKind::ClientEvent,
+            Some(e.seq),
+            e.source,
+            ends_session,
+            sse,
+            data_start..data_end,
+            payload,
+        )
     }
 
     pub fn ephemeral(event_type: &str, payload: &str) -> Arc<Frame> {
-        let data = format!(
-            "{{\"event_type\":{},\"payload\":{payload}}}",
-            json_str(event_type)
-        );
-        let sse = format!("event: ephemeral_event\ndata: {data}\n\n");
-        Arc::new(Frame {
-            kind: FrameKind::Ephemeral,
-            seq: None,
-            source: Source::Worker,
-            data: Bytes::from(data),
-            payload: Bytes::from(payload.to_owned()),
-            sse: Bytes::from(sse),
-        })
+        let mut sse = String::with_capacity(payload.len() + 64);
+        sse.push_str("event: ephemeral_event\ndata: {\"event_type\":");
+        let data_start = sse.len() - "{\"event_type\":".len();
+        sse.push_str(&json_str(event_type));
+        sse.push_str(",\"payload\":");
+        let payload_start = sse.len();
+        sse.push_str(payload);
+        let payload_end = sse.len();
+        sse.push('}');
+        let data_end = sse.len();
+        sse.push_str("\n\n");
+        assemble(
+            FrameKind::Ephemeral,
+            None,
+            Source::Worker,
+            false,
+            sse,
+            data_start..data_end,
+            payload_start..payload_end,
+        )
     }
 
     pub fn delivery(event_id: &str, status: Delivery, timestamp: &str) -> Arc<Frame> {
@@ -112,27 +173,43 @@ impl Frame {
             status.as_str(),
             json_str(timestamp)
         );
-        let sse = format!("event: delivery_update\ndata: {data}\n\n");
-        Arc::new(Frame {
-            kind: FrameKind::DeliveryUpdate,
-            seq: None,
-            source: Source::Relay,
-            data: Bytes::from(data),
-            payload: Bytes::new(),
-            sse: Bytes::from(sse),
-        })
+        let prefix = "event: delivery_update\ndata: ";
+        let sse = format!("{prefix}{data}\n\n");
+        let data_range = prefix.len()..prefix.len() + data.len();
+        assemble(
+            FrameKind::DeliveryUpdate,
+            None,
+            Source::Relay,
+            false,
+            sse,
+            data_range,
+            0..0,
+        )
     }
 
-    /// `{"event":…,"id":…,"data":…}` for `/ws?envelope=1`.
-    pub fn ws_envelope(&self) -> String {
-        let id = self
-            .seq
-            .map_or_else(|| "null".to_owned(), |s| s.to_string());
-        let data = std::str::from_utf8(&self.data).unwrap_or("{}");
-        format!(
-            "{{\"event\":\"{}\",\"id\":{id},\"data\":{data}}}",
-            self.kind.event_name()
-        )
+    /// `{"event":…,"id":…,"data":…}` for `/ws?envelope=1` (rendered once, then shared).
+    pub fn ws_envelope(&self) -> Utf8Bytes {
+        self.ws_envelope
+            .get_or_init(|| {
+                let id = self
+                    .seq
+                    .map_or_else(|| "null".to_owned(), |s| s.to_string());
+                let data = std::str::from_utf8(&self.data).unwrap_or("{}");
+                Utf8Bytes::from(format!(
+                    "{{\"event\":\"{}\",\"id\":{id},\"data\":{data}}}",
+                    self.kind.event_name()
+                ))
+            })
+            .clone()
+    }
+
+    /// The bare payload plus `\n`, for the SDK's `websocket` transport (rendered once, then shared).
+    pub fn ws_line(&self) -> Utf8Bytes {
+        self.ws_line
+            .get_or_init(|| {
+                Utf8Bytes::from(format!("{}\n", String::from_utf8_lossy(&self.payload)))
+            })
+            .clone()
     }
 }
 
@@ -226,6 +303,17 @@ mod tests {
         let v: Value = serde_json::from_slice(&f.data).unwrap();
         assert_eq!(v["source"], "worker");
         assert_eq!(v["payload"]["z"], "é");
+        assert_eq!(&f.payload[..], raw.as_bytes(), "payload is the exact bytes");
+        assert_eq!(&f.data[..], envelope_json(&e).as_bytes());
+        assert_eq!(
+            sse,
+            format!(
+                "id: 7\nevent: client_event\ndata: {}\n\n",
+                envelope_json(&e)
+            )
+        );
+        assert_eq!(f.ws_line().as_str(), format!("{raw}\n"));
+        assert!(!f.ends_session && Frame::durable_with(&e, true).ends_session);
         let ws: Value = serde_json::from_str(&f.ws_envelope()).unwrap();
         assert_eq!(ws["event"], "client_event");
         assert_eq!(ws["id"], 7);
@@ -239,7 +327,21 @@ mod tests {
             std::str::from_utf8(&d.sse).unwrap(),
             "event: delivery_update\ndata: {\"event_id\":\"e1\",\"status\":\"DELIVERY_STATUS_RECEIVED\",\"timestamp\":\"t\"}\n\n"
         );
+        assert_eq!(
+            &d.data[..],
+            &b"{\"event_id\":\"e1\",\"status\":\"DELIVERY_STATUS_RECEIVED\",\"timestamp\":\"t\"}"[..]
+        );
+        assert!(d.payload.is_empty());
         let e = Frame::ephemeral("stream_event", "{\"type\":\"stream_event\"}");
+        assert_eq!(
+            std::str::from_utf8(&e.sse).unwrap(),
+            "event: ephemeral_event\ndata: {\"event_type\":\"stream_event\",\"payload\":{\"type\":\"stream_event\"}}\n\n"
+        );
+        assert_eq!(&e.payload[..], b"{\"type\":\"stream_event\"}");
+        assert_eq!(
+            &e.data[..],
+            &b"{\"event_type\":\"stream_event\",\"payload\":{\"type\":\"stream_event\"}}"[..]
+        );
         let ws: Value = serde_json::from_str(&e.ws_envelope()).unwrap();
         assert_eq!(
             ws,

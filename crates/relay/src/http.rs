@@ -10,13 +10,13 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
+use bytes::BytesMut;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::auth::{COOKIE_NAME, Principal};
 use crate::error::ApiError;
-use crate::frames::envelope_json;
 use crate::relay::{CreateSession, Relay};
 use crate::session::Session;
 
@@ -521,23 +521,24 @@ async fn list_events(
         .unwrap_or(EVENTS_PAGE_DEFAULT)
         .clamp(1, EVENTS_PAGE_MAX);
     let (first, last) = session.bounds();
-    let events = session.read_after(after, limit)?;
-    let truncated = last > 0 && after + 1 < first;
+    let frames = session.replay_after(after, limit)?;
+    let truncated = last > 0 && after.saturating_add(1) < first;
     let mut out =
-        String::with_capacity(events.iter().map(|e| e.payload.len() + 200).sum::<usize>() + 64);
-    out.push_str("{\"events\":[");
-    for (i, e) in events.iter().enumerate() {
+        BytesMut::with_capacity(frames.iter().map(|f| f.data.len() + 1).sum::<usize>() + 96);
+    out.extend_from_slice(b"{\"events\":[");
+    for (i, f) in frames.iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.extend_from_slice(b",");
         }
-        out.push_str(&envelope_json(e));
+        // The SSE data line of a durable frame is its envelope.
+        out.extend_from_slice(&f.data);
     }
-    out.push_str(&format!(
-        "],\"truncated\":{truncated},\"last_sequence_num\":{last}}}"
-    ));
+    out.extend_from_slice(
+        format!("],\"truncated\":{truncated},\"last_sequence_num\":{last}}}").as_bytes(),
+    );
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
-        Body::from(out),
+        Body::from(out.freeze()),
     )
         .into_response())
 }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use bridge_dedup::BoundedSet;
+
 use crate::agent::{AgentControl, AgentEvents, AgentHandle};
 use crate::audit::AuditLog;
 use crate::auth::Principal;
@@ -24,7 +26,13 @@ pub const BROADCAST_CAPACITY: usize = 8192;
 /// How much of an undecodable line is echoed in a `relay_error` event.
 pub const RELAY_ERROR_RAW_BYTES: usize = 4096;
 const SETTLED_MEMORY: usize = 1024;
-const UUID_MEMORY: usize = 4096;
+/// Posted `payload.uuid`s remembered per session (with their original result), so a retry is
+/// recognised even after retention pruned its event.
+pub const UUID_MEMORY: usize = bridge_dedup::DEFAULT_CAPACITY;
+/// Recent durable frames kept in memory for replays (reconnects, lagging subscribers, REST pages):
+/// at most this many frames and this many bytes of SSE text.
+pub const RECENT_FRAMES: usize = 4096;
+pub const RECENT_BYTES: usize = 8 << 20;
 const DELIVERY_MEMORY: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,8 +164,12 @@ struct Inner {
     first_seq: u64,
     pending: Vec<Pending>,
     settled: VecDeque<(String, String)>,
+    /// Recently posted uuids (bounded, oldest evicted first) and their original results.
+    posted: BoundedSet<String>,
     uuids: HashMap<String, (String, u64)>,
-    uuid_order: VecDeque<String>,
+    /// The last durable frames, oldest first, dense in `seq`, all `>= first_seq`.
+    recent: VecDeque<Arc<Frame>>,
+    recent_bytes: usize,
     stdin: Option<mpsc::UnboundedSender<Bytes>>,
     relay_init_id: Option<String>,
     deliveries: VecDeque<DeliveryTrack>,
@@ -177,6 +189,8 @@ pub struct Subscription {
     pub rx: broadcast::Receiver<Arc<Frame>>,
     pub last_seq: u64,
     pub first_seq: u64,
+    /// The session had ended: `last_seq` is final.
+    pub ended: bool,
 }
 
 pub struct Session {
@@ -217,8 +231,10 @@ impl Session {
                 first_seq,
                 pending: Vec::new(),
                 settled: VecDeque::new(),
+                posted: BoundedSet::with_capacity(UUID_MEMORY),
                 uuids: HashMap::new(),
-                uuid_order: VecDeque::new(),
+                recent: VecDeque::new(),
+                recent_bytes: 0,
                 stdin: None,
                 relay_init_id: None,
                 deliveries: VecDeque::new(),
@@ -281,11 +297,37 @@ impl Session {
             rx: self.tx.subscribe(),
             last_seq: g.last_seq,
             first_seq: g.first_seq,
+            ended: g.meta.state == SessionState::Ended,
         }
     }
 
     pub fn last_seq(&self) -> u64 {
         self.lock().last_seq
+    }
+
+    /// `(last_seq, ended)` read together.
+    pub fn tail(&self) -> (u64, bool) {
+        let g = self.lock();
+        (g.last_seq, g.meta.state == SessionState::Ended)
+    }
+
+    /// Durable frames with `seq > after`, ascending, at most `limit`: from memory when the recent
+    /// window covers `after + 1`, otherwise rendered from the store.
+    pub fn replay_after(&self, after: u64, limit: usize) -> Result<Vec<Arc<Frame>>, StoreError> {
+        {
+            let g = self.lock();
+            if let Some(front) = g.recent.front().and_then(|f| f.seq)
+                && front <= after.saturating_add(1)
+            {
+                let skip = usize::try_from(after.saturating_add(1) - front).unwrap_or(usize::MAX);
+                return Ok(g.recent.iter().skip(skip).take(limit).cloned().collect());
+            }
+        }
+        Ok(self
+            .read_after(after, limit)?
+            .iter()
+            .map(Frame::durable)
+            .collect())
     }
 
     /// `(first retained, last)` sequence numbers.
@@ -364,6 +406,19 @@ impl Session {
         payload: String,
         client_uuid: Option<String>,
     ) -> Result<(u64, String), StoreError> {
+        self.append_with(g, source, event_type, payload, client_uuid, false)
+    }
+
+    /// [`Self::append`]; `ends_session` marks the agent-exit event (streams close after it).
+    fn append_with(
+        &self,
+        g: &mut Inner,
+        source: Source,
+        event_type: &str,
+        payload: String,
+        client_uuid: Option<String>,
+        ends_session: bool,
+    ) -> Result<(u64, String), StoreError> {
         let ev = StoredEvent {
             session_id: self.id.clone(),
             seq: g.last_seq + 1,
@@ -380,7 +435,17 @@ impl Session {
         if let Some(u) = &ev.client_uuid {
             remember_uuid(g, u, &ev.event_id, ev.seq);
         }
-        let _ = self.tx.send(Frame::durable(&ev));
+        let frame = Frame::durable_with(&ev, ends_session);
+        g.recent_bytes += frame.sse.len();
+        g.recent.push_back(frame.clone());
+        while g.recent.len() > RECENT_FRAMES
+            || (g.recent_bytes > RECENT_BYTES && g.recent.len() > 1)
+        {
+            if let Some(old) = g.recent.pop_front() {
+                g.recent_bytes -= old.sse.len();
+            }
+        }
+        let _ = self.tx.send(frame);
         self.maybe_prune(g);
         Ok((ev.seq, ev.event_id))
     }
@@ -402,7 +467,19 @@ impl Session {
         }
         if first_kept > g.first_seq {
             match self.ctx.store.prune_before(&self.id, first_kept) {
-                Ok(()) => g.first_seq = first_kept,
+                Ok(()) => {
+                    g.first_seq = first_kept;
+                    while g
+                        .recent
+                        .front()
+                        .and_then(|f| f.seq)
+                        .is_some_and(|s| s < first_kept)
+                    {
+                        if let Some(old) = g.recent.pop_front() {
+                            g.recent_bytes -= old.sse.len();
+                        }
+                    }
+                }
                 Err(e) => tracing::error!(session = %self.id, error = %e, "retention prune failed"),
             }
         }
@@ -660,7 +737,9 @@ impl Session {
         }
     }
 
-    /// Surfaces a line the relay could not decode as a durable `relay_error` event.
+    /// Surfaces a line the relay could not decode as a durable `relay_error` event. It stands in for
+    /// the worker's output, so it goes out as `source:"worker"` (the SDK drops other sources) and
+    /// says `relay_generated: true`.
     fn relay_error(&self, error: &str, raw: &str) {
         tracing::warn!(session = %self.id, error, "undecodable agent output");
         let payload = json!({
@@ -669,11 +748,12 @@ impl Session {
             "raw": truncate_utf8(raw, RELAY_ERROR_RAW_BYTES),
             "uuid": uuid::Uuid::new_v4().to_string(),
             "session_id": self.id,
+            "relay_generated": true,
         });
         let mut g = self.lock();
         if let Err(e) = self.append(
             &mut g,
-            Source::Relay,
+            Source::Worker,
             "relay_error",
             payload.to_string(),
             None,
@@ -974,13 +1054,10 @@ impl Session {
 }
 
 fn remember_uuid(g: &mut Inner, uuid: &str, event_id: &str, seq: u64) {
-    g.uuids.insert(uuid.to_owned(), (event_id.to_owned(), seq));
-    g.uuid_order.push_back(uuid.to_owned());
-    while g.uuid_order.len() > UUID_MEMORY {
-        if let Some(old) = g.uuid_order.pop_front() {
-            g.uuids.remove(&old);
-        }
+    if let Some(old) = g.posted.insert(uuid.to_owned()).evicted() {
+        g.uuids.remove(&old);
     }
+    g.uuids.insert(uuid.to_owned(), (event_id.to_owned(), seq));
 }
 
 impl AgentEvents for Session {
@@ -1014,9 +1091,19 @@ impl AgentEvents for Session {
             "reason": exit.reason,
             "uuid": uuid::Uuid::new_v4().to_string(),
             "session_id": self.id,
+            "relay_generated": true,
         });
         g.meta.exit = Some(exit);
-        if let Err(e) = self.append(&mut g, Source::Relay, "system", payload.to_string(), None) {
+        // Stands in for the worker (the SDK drops non-worker system events): source "worker",
+        // marked `relay_generated`.
+        if let Err(e) = self.append_with(
+            &mut g,
+            Source::Worker,
+            "system",
+            payload.to_string(),
+            None,
+            true,
+        ) {
             tracing::error!(session = %self.id, error = %e, "event store failure");
         }
         self.save_meta(&g);
@@ -1244,7 +1331,8 @@ mod tests {
         assert_eq!(r.session.state(), SessionState::Ended);
         let log = payloads(&r);
         let last = &log.last().unwrap();
-        assert_eq!(last.1, Source::Relay);
+        assert_eq!(last.1, Source::Worker, "stands in for the worker");
+        assert_eq!(last.2["relay_generated"], true);
         assert_eq!(last.2["subtype"], "session_state_changed");
         assert_eq!(last.2["state"], "ended");
         assert_eq!(last.2["exit_code"], 3);
@@ -1278,7 +1366,8 @@ mod tests {
         assert!(sub.rx.try_recv().is_err(), "keep_alive dropped");
         let log = payloads(&r);
         assert_eq!(log.len(), 1);
-        assert_eq!(log[0].1, Source::Relay);
+        assert_eq!(log[0].1, Source::Worker);
+        assert_eq!(log[0].2["relay_generated"], true);
         assert_eq!(log[0].2["type"], "relay_error");
         assert_eq!(log[0].2["raw"], "this is not json");
     }
@@ -1305,6 +1394,126 @@ mod tests {
         assert_eq!(last, 122);
         assert!(first > 100 && last + 1 - first >= 10, "first={first}");
         assert_eq!(r.store.bounds("cse_t").unwrap(), (first, last));
+    }
+
+    fn user_msg(uuid: &str) -> Value {
+        json!({"type":"user","message":{"role":"user","content":"x"},"parent_tool_use_id":null,"session_id":"","uuid":uuid})
+    }
+
+    #[tokio::test]
+    async fn a_retry_is_recognised_after_its_event_was_pruned() {
+        let mut r = rig(None, Some(10));
+        drain(&mut r.stdin);
+        let who = controller();
+        let first = r.session.ingest(&who, vec![user_msg("u-0")]).unwrap();
+        for i in 1..50 {
+            r.session
+                .ingest(&who, vec![user_msg(&format!("u-{i}"))])
+                .unwrap();
+        }
+        let (first_kept, last) = r.session.bounds();
+        assert!(
+            first_kept > 1,
+            "u-0's event was pruned (first kept {first_kept})"
+        );
+        assert_eq!(r.store.find_client_uuid("cse_t", "u-0").unwrap(), None);
+        assert_eq!(drain(&mut r.stdin).len(), 50);
+        let retry = r.session.ingest(&who, vec![user_msg("u-0")]).unwrap();
+        assert_eq!(retry, first, "the original result");
+        assert_eq!(r.session.last_seq(), last, "nothing appended");
+        assert!(drain(&mut r.stdin).is_empty(), "nothing forwarded twice");
+    }
+
+    #[tokio::test]
+    async fn uuid_memory_is_bounded() {
+        let mut r = rig(None, Some(10));
+        let who = controller();
+        for i in 0..=UUID_MEMORY {
+            r.session
+                .ingest(&who, vec![user_msg(&format!("u-{i}"))])
+                .unwrap();
+        }
+        drain(&mut r.stdin);
+        {
+            let g = r.session.lock();
+            assert_eq!(g.posted.len(), UUID_MEMORY);
+            assert_eq!(g.uuids.len(), UUID_MEMORY, "map and set evict together");
+            assert!(!g.uuids.contains_key("u-0"));
+        }
+        let last = r.session.last_seq();
+        // The newest is still known; the oldest (pruned and forgotten) is treated as new.
+        r.session
+            .ingest(&who, vec![user_msg(&format!("u-{UUID_MEMORY}"))])
+            .unwrap();
+        assert_eq!(r.session.last_seq(), last);
+        r.session.ingest(&who, vec![user_msg("u-0")]).unwrap();
+        assert_eq!(r.session.last_seq(), last + 1);
+    }
+
+    #[tokio::test]
+    async fn replays_come_from_memory_and_match_the_store() {
+        let r = rig(None, Some(100));
+        for i in 0..300 {
+            r.session
+                .on_line(&format!(r#"{{"type":"assistant","n":{i}}}"#));
+        }
+        let (first, last) = r.session.bounds();
+        assert_eq!(last, 300);
+        let from_memory = r.session.replay_after(first + 4, 7).unwrap();
+        let from_store: Vec<Arc<Frame>> = r
+            .store
+            .read_after("cse_t", first + 4, 7)
+            .unwrap()
+            .iter()
+            .map(Frame::durable)
+            .collect();
+        assert_eq!(from_memory.len(), 7);
+        for (m, s) in from_memory.iter().zip(&from_store) {
+            assert_eq!((m.seq, &m.sse), (s.seq, &s.sse));
+        }
+        {
+            let g = r.session.lock();
+            assert_eq!(
+                g.recent.front().and_then(|f| f.seq),
+                Some(first),
+                "pruned frames left memory too"
+            );
+            assert_eq!(g.recent.len() as u64, last + 1 - first);
+        }
+        // Below the retained window: whatever the store still has (nothing older than `first`).
+        let older = r.session.replay_after(0, 3).unwrap();
+        assert_eq!(older.first().and_then(|f| f.seq), Some(first));
+    }
+
+    #[tokio::test]
+    async fn followers_finish_after_the_exit_event() {
+        let r = rig(None, None);
+        r.session.on_line(r#"{"type":"assistant","n":1}"#);
+        let (mut live, _) = crate::follow::Follower::new(r.session.clone(), 0);
+        assert!(!live.finished());
+        let batch = live.next_batch().await.unwrap();
+        assert_eq!(batch.len(), 1);
+        r.session.on_exit(ExitInfo {
+            exit_code: Some(1),
+            signal: None,
+            stderr_tail: String::new(),
+            at: now_rfc3339(),
+            reason: None,
+        });
+        let batch = live.next_batch().await.unwrap();
+        assert!(batch.last().unwrap().ends_session);
+        assert!(live.finished(), "the exit event is the last durable event");
+        // Joining an ended session: at the end → finished at once; from 0 → after the replay.
+        let (at_end, _) = crate::follow::Follower::new(r.session.clone(), 2);
+        assert!(at_end.finished());
+        let (mut fresh, _) = crate::follow::Follower::new(r.session.clone(), 0);
+        assert!(!fresh.finished());
+        let all = fresh.next_batch().await.unwrap();
+        assert_eq!(
+            all.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            vec![Some(1), Some(2)]
+        );
+        assert!(fresh.finished());
     }
 
     #[tokio::test]

@@ -36,7 +36,8 @@ pub enum Source {
     Worker,
     /// A browser or API client (POSTed or sent over the WebSocket).
     Client,
-    /// The relay itself (agent exit, undecodable line, permission timeout).
+    /// The relay itself (its permission-timeout deny). The events the relay writes in the worker's
+    /// place (agent exit, undecodable line) are `Worker` with `relay_generated: true` in the payload.
     Relay,
 }
 

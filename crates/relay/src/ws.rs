@@ -165,9 +165,9 @@ async fn run(
                         if f.kind == FrameKind::DeliveryUpdate || f.source == Source::Client {
                             continue;
                         }
-                        format!("{}\n", String::from_utf8_lossy(&f.payload))
+                        f.ws_line()
                     };
-                    if sink.feed(Message::Text(Utf8Bytes::from(text))).await.is_err() {
+                    if sink.feed(Message::Text(text)).await.is_err() {
                         return;
                     }
                 }

@@ -486,13 +486,51 @@ async fn relay_restarted_on_the_same_data_dir_keeps_the_log() {
     );
     let ended = &after[before.len()];
     assert_eq!(ended["sequence_num"], before.len() as u64 + 1);
-    assert_eq!(ended["source"], "relay");
+    // Stands in for the worker (the SDK drops non-worker system events), marked as relay-made.
+    assert_eq!(ended["source"], "worker");
+    assert_eq!(ended["payload"]["relay_generated"], true);
     assert_eq!(ended["payload"]["subtype"], "session_state_changed");
     assert_eq!(ended["payload"]["state"], "ended");
-    // A client resuming where it was gets exactly the rest.
+    // A client resuming where it was gets exactly the rest, then the response ends.
     let mut sse = relay.sse(&sid, Some(before.len() as u64)).await;
     let f = sse.until("ended", |f| f.id.is_some()).await.pop().unwrap();
     assert_eq!(f.data, *ended);
+    sse.expect_end(Duration::from_secs(5)).await;
+    // Reconnecting at the end of an ended session's log is final for the SDK: 404 session_ended.
+    let last = ended["sequence_num"].as_u64().unwrap();
+    let r = http()
+        .get(relay.url(&format!("/v1/code/sessions/{sid}/events/stream")))
+        .bearer_auth(TOKEN)
+        .header("last-event-id", last.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "session_ended");
+    let r = http()
+        .get(relay.url(&format!(
+            "/v1/code/sessions/{sid}/events/stream?from_sequence_num={}",
+            last + 5
+        )))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404, "a cursor past the end is at the end too");
+    // A fresh load (cursor 0) still gets the whole transcript, then the end.
+    let mut full = relay.sse(&sid, None).await;
+    assert_eq!(full.status, 200);
+    let mut got = Vec::new();
+    while let Some(f) = full.next(Duration::from_secs(5)).await {
+        got.push(f.data);
+    }
+    assert!(
+        full.ended,
+        "the replay of an ended session ends the response"
+    );
+    assert_eq!(got, after, "every event, in order, exactly once");
     // The ended session refuses messages; new sessions work.
     let r = relay.post(&sid, TOKEN, user("anyone?")).await;
     assert_eq!(r.status(), 410);
@@ -531,11 +569,15 @@ async fn agent_crash_is_surfaced_with_exit_status_and_stderr() {
         .iter()
         .find(|f| is_type(f, "relay_error"))
         .expect("relay_error for the bad line");
-    assert_eq!(err.source(), "relay");
+    assert_eq!(err.source(), "worker");
+    assert_eq!(err.payload()["relay_generated"], true);
     assert_eq!(err.payload()["raw"], "this is not json");
     let ended = frames.last().unwrap();
-    assert_eq!(ended.source(), "relay");
+    assert_eq!(ended.source(), "worker");
+    assert_eq!(ended.payload()["relay_generated"], true);
     assert_eq!(ended.payload()["exit_code"], 3);
+    // Nothing follows the exit event: a live subscriber's response ends after it.
+    sse.expect_end(Duration::from_secs(5)).await;
     assert!(
         ended.payload()["stderr_tail"]
             .as_str()

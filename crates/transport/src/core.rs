@@ -955,8 +955,12 @@ impl Core {
             }
             return;
         }
-        if let Frame::Ignored(_) = frame {
-            self.counters.dropped += 1;
+        if let Frame::Ignored(name) = &frame {
+            // A keepalive frame (browsers cannot see WebSocket pings) only
+            // proves liveness; anything else unknown is counted.
+            if name != "keepalive" {
+                self.counters.dropped += 1;
+            }
             return;
         }
         if self.gap.is_some() {

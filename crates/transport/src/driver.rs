@@ -69,7 +69,11 @@ pub trait Io: 'static {
     /// Resolves after `ms`.
     fn sleep(&self, ms: u64) -> BoxFut<()>;
     /// Opens the read side (resolves once headers / the socket are open).
-    fn connect(&self, mode: ReadMode, from_sequence_num: u64) -> BoxFut<Result<Connection, Failure>>;
+    fn connect(
+        &self,
+        mode: ReadMode,
+        from_sequence_num: u64,
+    ) -> BoxFut<Result<Connection, Failure>>;
     /// POSTs `body` to the events URL.
     fn post(&self, body: Value) -> BoxFut<PostOutcome>;
     /// `GET …/events?after=&limit=`.
@@ -227,7 +231,10 @@ impl std::ops::Deref for Transport {
 
 impl Stream for Transport {
     type Item = TransportEvent;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Option<TransportEvent>> {
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<TransportEvent>> {
         self.events.poll_next_unpin(cx)
     }
 }
@@ -309,7 +316,11 @@ async fn run<I: Io>(
             }
             if let Some(id) = writer_gone {
                 let now = io.now_ms();
-                c.on_failure(now, id, Failure::Network("the websocket writer stopped".into()));
+                c.on_failure(
+                    now,
+                    id,
+                    Failure::Network("the websocket writer stopped".into()),
+                );
                 // its actions are carried out on the next turn
             }
             while let Some(e) = c.poll_event() {
@@ -371,7 +382,11 @@ async fn run<I: Io>(
                     }
                 }
                 if out.iter().any(|h| {
-                    matches!(h, Happened::Incoming(_, None) | Happened::Incoming(_, Some(Incoming::Failed(_))))
+                    matches!(
+                        h,
+                        Happened::Incoming(_, None)
+                            | Happened::Incoming(_, Some(Incoming::Failed(_)))
+                    )
                 }) {
                     conn = None;
                 }

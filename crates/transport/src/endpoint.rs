@@ -32,7 +32,11 @@ impl std::fmt::Debug for Endpoint {
 
 impl Endpoint {
     /// An endpoint with a token.
-    pub fn new(base_url: impl Into<String>, session_id: impl Into<String>, token: Option<String>) -> Self {
+    pub fn new(
+        base_url: impl Into<String>,
+        session_id: impl Into<String>,
+        token: Option<String>,
+    ) -> Self {
         Self {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             session_id: session_id.into(),
@@ -47,7 +51,10 @@ impl Endpoint {
     /// `GET …/events/stream[?from_sequence_num=N]`.
     pub fn stream_url(&self, from: u64) -> String {
         if from > 0 {
-            format!("{}/events/stream?from_sequence_num={from}", self.session_base())
+            format!(
+                "{}/events/stream?from_sequence_num={from}",
+                self.session_base()
+            )
         } else {
             format!("{}/events/stream", self.session_base())
         }
@@ -94,7 +101,12 @@ pub fn error_type(body: &str) -> (String, String) {
 
 /// Maps a POST answer to an outcome. 2xx: the results; 400/401/403/404/409/
 /// 410/413/422: refused (not retried); anything else: retryable.
-pub fn classify_post_status(status: u16, retry_after: Option<&str>, body: &str, now_unix_ms: u64) -> PostOutcome {
+pub fn classify_post_status(
+    status: u16,
+    retry_after: Option<&str>,
+    body: &str,
+    now_unix_ms: u64,
+) -> PostOutcome {
     if (200..300).contains(&status) {
         let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let results = v
@@ -141,7 +153,10 @@ pub fn events_page(body: &str) -> Result<EventsPage, Failure> {
     Ok(EventsPage {
         events: events.clone(),
         truncated: v.get("truncated").and_then(Value::as_bool).unwrap_or(false),
-        last_sequence_num: v.get("last_sequence_num").and_then(Value::as_u64).unwrap_or(0),
+        last_sequence_num: v
+            .get("last_sequence_num")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
     })
 }
 
@@ -155,42 +170,83 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn urls() {
         let e = Endpoint::new("http://127.0.0.1:9/", "cse_1", Some("secret".into()));
-        assert_eq!(e.stream_url(0), "http://127.0.0.1:9/v1/code/sessions/cse_1/events/stream");
+        assert_eq!(
+            e.stream_url(0),
+            "http://127.0.0.1:9/v1/code/sessions/cse_1/events/stream"
+        );
         assert_eq!(
             e.stream_url(12),
             "http://127.0.0.1:9/v1/code/sessions/cse_1/events/stream?from_sequence_num=12"
         );
-        assert_eq!(e.send_url(), "http://127.0.0.1:9/v1/code/sessions/cse_1/events");
-        assert_eq!(e.events_url(3, 10), "http://127.0.0.1:9/v1/code/sessions/cse_1/events?after=3&limit=10");
-        assert_eq!(e.ws_url(5), "ws://127.0.0.1:9/v1/code/sessions/cse_1/ws?envelope=1&from_sequence_num=5");
+        assert_eq!(
+            e.send_url(),
+            "http://127.0.0.1:9/v1/code/sessions/cse_1/events"
+        );
+        assert_eq!(
+            e.events_url(3, 10),
+            "http://127.0.0.1:9/v1/code/sessions/cse_1/events?after=3&limit=10"
+        );
+        assert_eq!(
+            e.ws_url(5),
+            "ws://127.0.0.1:9/v1/code/sessions/cse_1/ws?envelope=1&from_sequence_num=5"
+        );
         let s = Endpoint::new("https://relay.example", "cse_1", None);
         assert!(s.ws_url(0).starts_with("wss://relay.example/"));
-        assert!(!format!("{e:?}").contains("secret"), "the token is never logged");
+        assert!(
+            !format!("{e:?}").contains("secret"),
+            "the token is never logged"
+        );
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn post_statuses() {
         assert_eq!(
-            classify_post_status(200, None, r#"{"results":[{"event_id":"e","sequence_num":4},{"event_id":null,"sequence_num":null}]}"#, 0),
+            classify_post_status(
+                200,
+                None,
+                r#"{"results":[{"event_id":"e","sequence_num":4},{"event_id":null,"sequence_num":null}]}"#,
+                0
+            ),
             PostOutcome::Accepted(vec![(Some("e".into()), Some(4)), (None, None)])
         );
         assert_eq!(
-            classify_post_status(409, None, r#"{"error":{"type":"request_not_pending","message":"m"}}"#, 0),
-            PostOutcome::Rejected { status: 409, kind: "request_not_pending".into(), message: "m".into() }
+            classify_post_status(
+                409,
+                None,
+                r#"{"error":{"type":"request_not_pending","message":"m"}}"#,
+                0
+            ),
+            PostOutcome::Rejected {
+                status: 409,
+                kind: "request_not_pending".into(),
+                message: "m".into()
+            }
         );
         assert_eq!(
             classify_post_status(503, Some("2"), "", 0),
-            PostOutcome::Retryable { error: "HTTP 503".into(), retry_after_ms: Some(2_000) }
+            PostOutcome::Retryable {
+                error: "HTTP 503".into(),
+                retry_after_ms: Some(2_000)
+            }
         );
-        assert!(matches!(classify_post_status(429, None, "", 0), PostOutcome::Retryable { .. }));
+        assert!(matches!(
+            classify_post_status(429, None, "", 0),
+            PostOutcome::Retryable { .. }
+        ));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn pages() {
-        let p = events_page(r#"{"events":[{"sequence_num":1}],"truncated":true,"last_sequence_num":9}"#).unwrap();
-        assert_eq!((p.events.len(), p.truncated, p.last_sequence_num), (1, true, 9));
+        let p = events_page(
+            r#"{"events":[{"sequence_num":1}],"truncated":true,"last_sequence_num":9}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.events.len(), p.truncated, p.last_sequence_num),
+            (1, true, 9)
+        );
         assert!(events_page("{}").is_err());
     }
 }

@@ -99,7 +99,10 @@ impl Io for NativeIo {
                     rb = rb.header("Last-Event-ID", from.to_string());
                 }
                 Box::pin(async move {
-                    let resp = rb.send().await.map_err(|e| Failure::Network(e.to_string()))?;
+                    let resp = rb
+                        .send()
+                        .await
+                        .map_err(|e| Failure::Network(e.to_string()))?;
                     if !resp.status().is_success() {
                         return Err(http_failure(resp).await);
                     }
@@ -122,9 +125,9 @@ impl Io for NativeIo {
                         .into_client_request()
                         .map_err(|e| Failure::Network(e.to_string()))?;
                     if let Some(t) = token {
-                        let v = format!("Bearer {t}")
-                            .parse()
-                            .map_err(|_| Failure::Network("the token is not a valid header value".into()))?;
+                        let v = format!("Bearer {t}").parse().map_err(|_| {
+                            Failure::Network("the token is not a valid header value".into())
+                        })?;
                         req.headers_mut().insert("authorization", v);
                     }
                     let (ws, _) = match tokio_tungstenite::connect_async(req).await {
@@ -218,11 +221,17 @@ impl Io for NativeIo {
             .auth(self.client.get(self.endpoint.events_url(after, limit)))
             .timeout(REQUEST_TIMEOUT);
         Box::pin(async move {
-            let resp = rb.send().await.map_err(|e| Failure::Network(e.to_string()))?;
+            let resp = rb
+                .send()
+                .await
+                .map_err(|e| Failure::Network(e.to_string()))?;
             if !resp.status().is_success() {
                 return Err(http_failure(resp).await);
             }
-            let text = resp.text().await.map_err(|e| Failure::Network(e.to_string()))?;
+            let text = resp
+                .text()
+                .await
+                .map_err(|e| Failure::Network(e.to_string()))?;
             events_page(&text)
         })
     }

@@ -807,6 +807,7 @@ fn malformed_frames_are_counted_reported_and_skipped() {
     s.push_str("id: 2\nevent: client_event\ndata: {\"sequence_num\":2,\"payload\":{\"type\":\"assistant\",\"message\":7}}\n\n");
     s.push_str("event: client_event\ndata: not json\n\n");
     s.push_str("event: session_update\ndata: {}\n\n");
+    s.push_str("event: keepalive\ndata: {}\n\n");
     s.push_str(&sse_durable(3, "worker", &user("c", "3")));
     c.on_bytes(1, 1, s.as_bytes());
     let evs = events(&mut c);

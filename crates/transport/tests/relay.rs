@@ -51,7 +51,10 @@ impl Drop for Relay {
 
 fn relay_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
     let bin = dir.join(format!("bridge-relay{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
@@ -73,7 +76,13 @@ fn start_relay_with(scenario: &str, extra: &[String]) -> Relay {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(relay_binary())
-        .args(["--demo", "--bind", "127.0.0.1:0", "--demo-scenario", scenario])
+        .args([
+            "--demo",
+            "--bind",
+            "127.0.0.1:0",
+            "--demo-scenario",
+            scenario,
+        ])
         .arg("--data-dir")
         .arg(dir.join("data"))
         .arg("--cwd")
@@ -123,12 +132,44 @@ impl Relay {
         v["session_id"].as_str().unwrap().to_owned()
     }
 
+    /// The session's state and the relay's newest sequence number.
+    async fn session_state(&self, session: &str) -> (String, u64) {
+        let client = reqwest::Client::new();
+        let s: Value = client
+            .get(format!("{}/v1/code/sessions/{session}", self.base()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let page: Value = client
+            .get(format!(
+                "{}/v1/code/sessions/{session}/events?after=0&limit=1",
+                self.base()
+            ))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (
+            s["state"].as_str().unwrap_or_default().to_owned(),
+            page["last_sequence_num"].as_u64().unwrap_or_default(),
+        )
+    }
+
     /// The whole REST log of a session.
     async fn log(&self, session: &str) -> Vec<Value> {
         let client = reqwest::Client::new();
         let mut out: Vec<Value> = Vec::new();
         loop {
-            let after = out.last().map_or(0, |e| e["sequence_num"].as_u64().unwrap());
+            let after = out
+                .last()
+                .map_or(0, |e| e["sequence_num"].as_u64().unwrap());
             let page: Value = client
                 .get(format!(
                     "{}/v1/code/sessions/{session}/events?after={after}&limit=1000",
@@ -182,7 +223,12 @@ impl Drop for Proxy {
 /// Forwards to `target`; every connection is cut (FIN or RST) once it has
 /// carried a random number of bytes in `1..=max_bytes`, possibly in the
 /// middle of a frame or of an HTTP request.
-async fn start_proxy(listener: TcpListener, target: SocketAddr, seed: u64, max_bytes: u64) -> Proxy {
+async fn start_proxy(
+    listener: TcpListener,
+    target: SocketAddr,
+    seed: u64,
+    max_bytes: u64,
+) -> Proxy {
     let addr = listener.local_addr().unwrap();
     let cuts = Arc::new(AtomicU64::new(0));
     let connections = Arc::new(AtomicU64::new(0));
@@ -190,7 +236,9 @@ async fn start_proxy(listener: TcpListener, target: SocketAddr, seed: u64, max_b
     let task = tokio::spawn(async move {
         let mut rng = Rng(seed | 1);
         loop {
-            let Ok((inbound, _)) = listener.accept().await else { return };
+            let Ok((inbound, _)) = listener.accept().await else {
+                return;
+            };
             n2.fetch_add(1, Ordering::Relaxed);
             let budget = 1 + rng.below(max_bytes);
             let rst = rng.below(2) == 0;
@@ -205,8 +253,16 @@ async fn start_proxy(listener: TcpListener, target: SocketAddr, seed: u64, max_b
     }
 }
 
-async fn pipe(inbound: TcpStream, target: SocketAddr, budget: u64, rst: bool, cuts: Arc<AtomicU64>) {
-    let Ok(outbound) = TcpStream::connect(target).await else { return };
+async fn pipe(
+    inbound: TcpStream,
+    target: SocketAddr,
+    budget: u64,
+    rst: bool,
+    cuts: Arc<AtomicU64>,
+) {
+    let Ok(outbound) = TcpStream::connect(target).await else {
+        return;
+    };
     let _ = inbound.set_nodelay(true);
     let _ = outbound.set_nodelay(true);
     if rst {
@@ -293,13 +349,21 @@ fn payload(m: &bridge_transport::Inbound) -> Value {
 }
 
 fn user_message(text: &str) -> Value {
-    serde_json::to_value(bridge_protocol::build::user_text(text, uuid::Uuid::new_v4())).unwrap()
+    serde_json::to_value(bridge_protocol::build::user_text(
+        text,
+        uuid::Uuid::new_v4(),
+    ))
+    .unwrap()
 }
 
 async fn wait_open(t: &mut Transport, deadline: Instant) -> Vec<TransportEvent> {
     let mut seen = Vec::new();
     while t.state() != ConnectionState::Open {
-        assert!(Instant::now() < deadline, "not open in time: {:?}", t.state());
+        assert!(
+            Instant::now() < deadline,
+            "not open in time: {:?}",
+            t.state()
+        );
         match tokio::time::timeout(Duration::from_millis(200), t.next()).await {
             Ok(Some(e)) => seen.push(e),
             Ok(None) => panic!("transport ended: {:?}", t.state()),
@@ -315,10 +379,13 @@ async fn demo_turn(kind: TransportKind) {
     let relay = start_relay("default");
     let session = relay.create_session().await;
     let endpoint = Endpoint::new(relay.base(), &session, Some(TOKEN.to_owned()));
-    let mut t = bridge_transport::native::connect(endpoint, Config::new(kind, &session), Resume::default());
+    let mut t =
+        bridge_transport::native::connect(endpoint, Config::new(kind, &session), Resume::default());
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut events = wait_open(&mut t, deadline).await;
-    let prompt = t.send(user_message("hello from the transport test")).unwrap();
+    let prompt = t
+        .send(user_message("hello from the transport test"))
+        .unwrap();
     let mut answer = None;
     let mut kinds: Vec<String> = Vec::new();
     let mut delivered = HashSet::new();
@@ -350,7 +417,9 @@ async fn demo_turn(kind: TransportKind) {
                 assert!(seq.is_some(), "stored events have a seq");
                 delivered.insert(uuid.clone());
             }
-            TransportEvent::SendFailed { uuid, error } => panic!("{kind:?}: send {uuid} failed: {error}"),
+            TransportEvent::SendFailed { uuid, error } => {
+                panic!("{kind:?}: send {uuid} failed: {error}")
+            }
             _ => {}
         }
         events.push(e);
@@ -365,9 +434,21 @@ async fn demo_turn(kind: TransportKind) {
             delivered.insert(uuid);
         }
     }
-    assert!(delivered.contains(&prompt) && delivered.contains(&answer), "{kind:?}: both sends confirmed");
-    for k in ["system/init", "stream_event", "assistant", "control_request/can_use_tool", "result/success"] {
-        assert!(kinds.iter().any(|x| x == k), "{kind:?}: no {k} in {kinds:?}");
+    assert!(
+        delivered.contains(&prompt) && delivered.contains(&answer),
+        "{kind:?}: both sends confirmed"
+    );
+    for k in [
+        "system/init",
+        "stream_event",
+        "assistant",
+        "control_request/can_use_tool",
+        "result/success",
+    ] {
+        assert!(
+            kinds.iter().any(|x| x == k),
+            "{kind:?}: no {k} in {kinds:?}"
+        );
     }
     // own echoes are not delivered; the tool result (worker user message) is
     let c = t.counters();
@@ -385,7 +466,10 @@ async fn demo_turn(kind: TransportKind) {
     let expected = expected_seqs(&log, &HashSet::from([prompt, answer]));
     assert_eq!(got, expected[..got.len()].to_vec(), "{kind:?}");
     t.close();
-    println!("demo turn over {kind:?}: {} messages, counters {c:?}", kinds.len());
+    println!(
+        "demo turn over {kind:?}: {} messages, counters {c:?}",
+        kinds.len()
+    );
 }
 
 /// The sequence numbers a client that posted `mine` must deliver: every
@@ -430,64 +514,101 @@ async fn chaos(kind: TransportKind, seed: u64) {
     let relay = start_relay_with("many", &["--allowed-host".into(), proxy_addr.to_string()]);
     let session = relay.create_session().await;
     let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
-    let endpoint = Endpoint::new(format!("http://{}", proxy.addr), &session, Some(TOKEN.to_owned()));
-    let mut t = bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
+    let endpoint = Endpoint::new(
+        format!("http://{}", proxy.addr),
+        &session,
+        Some(TOKEN.to_owned()),
+    );
+    let mut t =
+        bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
     let deadline = started + Duration::from_secs(600);
 
     let mut sent: Vec<String> = Vec::new();
     let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
     let mut received: Vec<(u64, Value)> = Vec::new();
-    let mut results = 0usize;
-    // a few turns queued at once, then one more per finished turn
-    for i in 0..3 {
+    // Two turns queued at once, then one more per finished turn until the
+    // session has 10,000 durable events and the proxy has cut 200 times.
+    for i in 0..2 {
         sent.push(t.send(user_message(&format!("chaos {i}"))).unwrap());
     }
+    let mut last_progress = Instant::now();
+    let mut settled_checks = 0;
     loop {
-        let done = t.cursor() >= TARGET_EVENTS
-            && results >= sent.len()
-            && delivered.len() == sent.len()
-            && proxy.cuts.load(Ordering::Relaxed) >= MIN_CUTS;
-        if done {
-            break;
-        }
+        let enough = t.cursor() >= TARGET_EVENTS && proxy.cuts.load(Ordering::Relaxed) >= MIN_CUTS;
         assert!(
             Instant::now() < deadline,
-            "{kind:?}: not done in time: cursor {}, results {results}/{}, cuts {}, state {:?}",
+            "{kind:?}: not done in time: cursor {}, sent {}, confirmed {}, cuts {}, state {:?}",
             t.cursor(),
             sent.len(),
+            delivered.len(),
             proxy.cuts.load(Ordering::Relaxed),
             t.state()
         );
-        let e = match tokio::time::timeout(Duration::from_millis(500), t.next()).await {
+        if last_progress.elapsed() > Duration::from_secs(15) {
+            last_progress = Instant::now();
+            println!(
+                "  … {kind:?} {:.0} s: cursor {}, sent {}, confirmed {}, cuts {}, {:?}",
+                started.elapsed().as_secs_f64(),
+                t.cursor(),
+                sent.len(),
+                delivered.len(),
+                proxy.cuts.load(Ordering::Relaxed),
+                t.state()
+            );
+        }
+        let e = match tokio::time::timeout(Duration::from_millis(300), t.next()).await {
             Ok(Some(e)) => e,
             Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
             Err(_) => {
-                // Idle (all turns done) but not enough cuts yet: another turn
-                // makes traffic for the proxy to cut.
-                if results >= sent.len() {
-                    sent.push(t.send(user_message(&format!("chaos {}", sent.len()))).unwrap());
+                // Quiet. Done once everything is confirmed, the agent is idle
+                // and the transport has applied the relay's whole log.
+                if enough && delivered.len() == sent.len() {
+                    let (state, last) = relay.session_state(&session).await;
+                    if state == "idle" && t.cursor() == last {
+                        settled_checks += 1;
+                        if settled_checks >= 2 {
+                            break;
+                        }
+                    }
+                } else if !enough
+                    && delivered.len() == sent.len()
+                    && relay.session_state(&session).await.0 == "idle"
+                {
+                    // idle but not done: another turn makes traffic to cut
+                    sent.push(
+                        t.send(user_message(&format!("chaos {}", sent.len())))
+                            .unwrap(),
+                    );
                 }
                 continue;
             }
         };
+        settled_checks = 0;
         match e {
             TransportEvent::Message(m) => {
                 let Some(seq) = m.seq else { continue };
                 let v = payload(&m);
-                if v["type"] == "result" {
-                    results += 1;
-                    if t.cursor() < TARGET_EVENTS || proxy.cuts.load(Ordering::Relaxed) < MIN_CUTS {
-                        sent.push(t.send(user_message(&format!("chaos {}", sent.len()))).unwrap());
-                    }
+                if v["type"] == "result" && !enough {
+                    sent.push(
+                        t.send(user_message(&format!("chaos {}", sent.len())))
+                            .unwrap(),
+                    );
                 }
                 received.push((seq, v));
             }
             TransportEvent::Delivered { uuid, seq, .. } => {
-                assert!(delivered.insert(uuid.clone(), seq).is_none(), "{kind:?}: {uuid} confirmed twice");
+                assert!(
+                    delivered.insert(uuid.clone(), seq).is_none(),
+                    "{kind:?}: {uuid} confirmed twice"
+                );
             }
-            TransportEvent::SendFailed { uuid, error } => panic!("{kind:?}: send {uuid} failed: {error}"),
+            TransportEvent::SendFailed { uuid, error } => {
+                panic!("{kind:?}: send {uuid} failed: {error}")
+            }
             TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
-            TransportEvent::Malformed { seq, error } => panic!("{kind:?}: malformed {seq:?}: {error}"),
+            TransportEvent::Malformed { seq, error } => {
+                panic!("{kind:?}: malformed {seq:?}: {error}")
+            }
             _ => {}
         }
     }
@@ -523,9 +644,26 @@ async fn chaos(kind: TransportKind, seed: u64) {
             *applied.entry(u).or_default() += 1;
         }
     }
-    let posts_lost = sent.iter().filter(|u| !applied.contains_key(u.as_str())).count();
+    let posts_lost = sent
+        .iter()
+        .filter(|u| !applied.contains_key(u.as_str()))
+        .count();
     let posts_twice = applied.values().filter(|n| **n > 1).count();
-    let results_in_log = log.iter().filter(|e| e["payload"]["type"] == "result").count();
+    // the agent read each posted message once (its --replay-user-messages echo)
+    let mut consumed: HashMap<&str, usize> = HashMap::new();
+    for e in &log {
+        if e["source"] == "worker"
+            && e["payload"]["type"] == "user"
+            && let Some(u) = e["payload"]["uuid"].as_str()
+            && mine.contains(u)
+        {
+            *consumed.entry(u).or_default() += 1;
+        }
+    }
+    let results_in_log = log
+        .iter()
+        .filter(|e| e["payload"]["type"] == "result")
+        .count();
 
     println!(
         "chaos {kind:?} (seed {seed}): cuts {cuts}, connections {connections}, durable events {}, \
@@ -541,13 +679,27 @@ async fn chaos(kind: TransportKind, seed: u64) {
         counters.echoes,
         started.elapsed().as_secs_f64()
     );
-    assert!(log.len() as u64 >= TARGET_EVENTS, "{kind:?}: only {} durable events", log.len());
+    assert!(
+        log.len() as u64 >= TARGET_EVENTS,
+        "{kind:?}: only {} durable events",
+        log.len()
+    );
     assert!(cuts >= MIN_CUTS, "{kind:?}: only {cuts} cuts");
-    assert_eq!(got, expected, "{kind:?}: transcript differs from the relay's log");
+    assert_eq!(
+        got, expected,
+        "{kind:?}: transcript differs from the relay's log"
+    );
     assert_eq!((lost, duplicated, mismatched), (0, 0, 0), "{kind:?}");
     assert_eq!((posts_lost, posts_twice), (0, 0), "{kind:?}");
-    assert_eq!(results_in_log, sent.len(), "{kind:?}: one turn per posted message");
-    assert_eq!(delivered.len(), sent.len(), "{kind:?}: every send confirmed");
+    assert!(
+        sent.iter().all(|u| consumed.get(u.as_str()) == Some(&1)),
+        "{kind:?}: every posted message reached the agent exactly once"
+    );
+    assert_eq!(
+        delivered.len(),
+        sent.len(),
+        "{kind:?}: every send confirmed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,8 +35,16 @@ pub fn ResultFooter(
     if let Some(n) = row.num_turns {
         parts.push(format!("{n} turn{}", if n == 1 { "" } else { "s" }));
     }
-    parts.push(format!("{} in · {} out", format::tokens(row.input_tokens), format::tokens(row.output_tokens)));
-    parts.push(format!("{} (session {})", format::cost(row.turn_cost), format::cost(row.session_cost)));
+    parts.push(format!(
+        "{} in · {} out",
+        format::tokens(row.input_tokens),
+        format::tokens(row.output_tokens)
+    ));
+    parts.push(format!(
+        "{} (session {})",
+        format::cost(row.turn_cost),
+        format::cost(row.session_cost)
+    ));
     if row.denials > 0 {
         parts.push(format!("{} denied", row.denials));
     }

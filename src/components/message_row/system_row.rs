@@ -12,7 +12,13 @@ pub fn SystemRowView(
     row: SystemRow,
 ) -> impl IntoView {
     let (kind, level, body) = match row.kind {
-        SystemKind::Init { model, cwd, tools, permission_mode, version } => {
+        SystemKind::Init {
+            model,
+            cwd,
+            tools,
+            permission_mode,
+            version,
+        } => {
             let n = tools.len();
             (
                 "init",
@@ -28,15 +34,32 @@ pub fn SystemRowView(
                 .into_any(),
             )
         }
-        SystemKind::CompactBoundary { trigger, pre_tokens, post_tokens } => {
+        SystemKind::CompactBoundary {
+            trigger,
+            pre_tokens,
+            post_tokens,
+        } => {
             let tokens = match (pre_tokens, post_tokens) {
-                (Some(a), Some(b)) => format!(", {} → {} tokens", format::tokens(a), format::tokens(b)),
+                (Some(a), Some(b)) => {
+                    format!(", {} → {} tokens", format::tokens(a), format::tokens(b))
+                }
                 (Some(a), None) => format!(", {} tokens before", format::tokens(a)),
                 _ => String::new(),
             };
-            ("compact_boundary", "info".into(), view! { <span>{format!("Conversation compacted ({trigger}{tokens})")}</span> }.into_any())
+            (
+                "compact_boundary",
+                "info".into(),
+                view! { <span>{format!("Conversation compacted ({trigger}{tokens})")}</span> }
+                    .into_any(),
+            )
         }
-        SystemKind::ApiRetry { attempt, max_retries, delay_ms, error, status } => {
+        SystemKind::ApiRetry {
+            attempt,
+            max_retries,
+            delay_ms,
+            error,
+            status,
+        } => {
             let status = status.map(|s| format!(" {s}")).unwrap_or_default();
             (
                 "api_retry",
@@ -52,10 +75,25 @@ pub fn SystemRowView(
                 .into_any(),
             )
         }
-        SystemKind::RateLimit { status, limit_type, resets_at, utilization } => {
-            let level = if status == "rejected" { "error" } else if status == "allowed" { "info" } else { "warning" };
-            let what = limit_type.unwrap_or_else(|| "usage".into()).replace('_', " ");
-            let pct = utilization.map(|u| format!(" · {:.0}% used", u * 100.0)).unwrap_or_default();
+        SystemKind::RateLimit {
+            status,
+            limit_type,
+            resets_at,
+            utilization,
+        } => {
+            let level = if status == "rejected" {
+                "error"
+            } else if status == "allowed" {
+                "info"
+            } else {
+                "warning"
+            };
+            let what = limit_type
+                .unwrap_or_else(|| "usage".into())
+                .replace('_', " ");
+            let pct = utilization
+                .map(|u| format!(" · {:.0}% used", u * 100.0))
+                .unwrap_or_default();
             let reset = resets_at
                 .map(|t| {
                     let d = js_date(t);
@@ -67,16 +105,28 @@ pub fn SystemRowView(
                 "allowed_warning" => format!("Approaching the rate limit ({what}){pct}{reset}"),
                 _ => format!("Rate limit OK ({what}){pct}"),
             };
-            ("rate_limit", level.into(), view! { <span>{text}</span> }.into_any())
+            (
+                "rate_limit",
+                level.into(),
+                view! { <span>{text}</span> }.into_any(),
+            )
         }
-        SystemKind::Ended { exit_code, signal, stderr_tail } => {
+        SystemKind::Ended {
+            exit_code,
+            signal,
+            stderr_tail,
+        } => {
             let how = match (exit_code, signal) {
                 (Some(0), _) => "normally".to_string(),
                 (Some(c), _) => format!("with exit code {c}"),
                 (None, Some(s)) => format!("by signal {s}"),
                 _ => "unexpectedly".to_string(),
             };
-            let level = if exit_code == Some(0) { "info" } else { "error" };
+            let level = if exit_code == Some(0) {
+                "info"
+            } else {
+                "error"
+            };
             (
                 "ended",
                 level.into(),

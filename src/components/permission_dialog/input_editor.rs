@@ -41,9 +41,7 @@ pub fn InputEditor(
     match tool_name.as_str() {
         "Bash" => {
             let command = RwSignal::new(field(&input, "command").to_string());
-            let description = field(&input, "description").to_string();
             view! {
-                {(!description.is_empty()).then(|| view! { <p class="dialog-desc">{description}</p> })}
                 <label class="field">
                     <span>"Command"</span>
                     <textarea
@@ -106,7 +104,13 @@ pub fn InputEditor(
             let content = RwSignal::new(field(&input, "content").to_string());
             let push = move || {
                 updated.set(Ok(base.with_value(|b| {
-                    with_fields(b, &[("file_path", path.get_untracked()), ("content", content.get_untracked())])
+                    with_fields(
+                        b,
+                        &[
+                            ("file_path", path.get_untracked()),
+                            ("content", content.get_untracked()),
+                        ],
+                    )
                 })));
             };
             view! {
@@ -161,13 +165,20 @@ mod tests {
     #[test]
     fn fields_replace_and_keep_the_rest() {
         let base = json!({"command": "a", "timeout": 5});
-        assert_eq!(with_fields(&base, &[("command", "b".into())]), json!({"command": "b", "timeout": 5}));
+        assert_eq!(
+            with_fields(&base, &[("command", "b".into())]),
+            json!({"command": "b", "timeout": 5})
+        );
     }
 
     #[test]
     fn json_editor_accepts_objects_only() {
         assert!(parse_object("{\"a\": 1}").is_ok());
         assert!(parse_object("[1]").unwrap_err().contains("object"));
-        assert!(parse_object("{\"a\": ").unwrap_err().starts_with("Invalid JSON"));
+        assert!(
+            parse_object("{\"a\": ")
+                .unwrap_err()
+                .starts_with("Invalid JSON")
+        );
     }
 }

@@ -49,7 +49,11 @@ pub fn describe(update: &Value) -> String {
                 .and_then(Value::as_array)
                 .map(|d| d.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let verb = if field(update, "type") == "addDirectories" { "Allow access to" } else { "Remove access to" };
+            let verb = if field(update, "type") == "addDirectories" {
+                "Allow access to"
+            } else {
+                "Remove access to"
+            };
             format!("{verb} {} — {dest}", dirs.join(", "))
         }
         other => format!("{other} — {dest}"),
@@ -58,7 +62,11 @@ pub fn describe(update: &Value) -> String {
 
 /// Sets `rules[index].ruleContent` (an empty text removes it: a whole-tool rule).
 pub fn set_rule_content(update: &mut Value, index: usize, content: &str) {
-    if let Some(rule) = update.get_mut("rules").and_then(|r| r.get_mut(index)).and_then(Value::as_object_mut) {
+    if let Some(rule) = update
+        .get_mut("rules")
+        .and_then(|r| r.get_mut(index))
+        .and_then(Value::as_object_mut)
+    {
         if content.trim().is_empty() {
             rule.remove("ruleContent");
         } else {
@@ -198,11 +206,17 @@ mod tests {
     fn describes_and_edits_rules() {
         let mut u = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch created.txt"}],
             "behavior": "allow", "destination": "localSettings"});
-        assert_eq!(describe(&u), "Always allow Bash(touch created.txt) — this project (local settings)");
+        assert_eq!(
+            describe(&u),
+            "Always allow Bash(touch created.txt) — this project (local settings)"
+        );
         set_rule_content(&mut u, 0, "touch:*");
         assert_eq!(u["rules"][0]["ruleContent"], "touch:*");
         set_rule_content(&mut u, 0, "  ");
-        assert!(u["rules"][0].get("ruleContent").is_none(), "whole-tool rule omits ruleContent");
+        assert!(
+            u["rules"][0].get("ruleContent").is_none(),
+            "whole-tool rule omits ruleContent"
+        );
         let m = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
         assert_eq!(describe(&m), "Switch to acceptEdits mode — this session");
     }

@@ -21,14 +21,22 @@ pub fn SessionItem(
     let id_cur = id.clone();
     let id_archive = id.clone();
     let current = Memo::new(move |_| nav.session.with(|s| s.as_deref() == Some(id_cur.as_str())));
-    let controller = move || store.me.with(|m| m.as_ref().is_some_and(|m| !m.is_observer()));
+    let controller = move || {
+        store
+            .me
+            .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
+    };
     let name = summary
         .title
         .clone()
         .filter(|t| !t.is_empty())
         .or_else(|| summary.cwd.clone())
         .unwrap_or_else(|| summary.id.chars().take(8).collect());
-    let ago = summary.last_activity_at.as_ref().map(|t| format::ago(t, js_sys::Date::now())).unwrap_or_default();
+    let ago = summary
+        .last_activity_at
+        .as_ref()
+        .map(|t| format::ago(t, js_sys::Date::now()))
+        .unwrap_or_default();
     let mut meta = Vec::new();
     if let Some(m) = &summary.model {
         meta.push(m.clone());

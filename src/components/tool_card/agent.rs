@@ -14,7 +14,10 @@ pub fn AgentBody(
     let input = tool.display_input();
     let kind = field(&input, "subagent_type").to_string();
     let prompt = field(&input, "prompt").to_string();
-    let background = input.get("run_in_background").and_then(|v| v.as_bool()).unwrap_or(false);
+    let background = input
+        .get("run_in_background")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
     view! {
         <div class="agent-meta">
             {(!kind.is_empty()).then(|| view! { <span class="chip">{kind}</span> })}

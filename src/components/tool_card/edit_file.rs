@@ -20,14 +20,19 @@ pub fn EditBody(
                 (
                     field(e, "old_string").to_string(),
                     field(e, "new_string").to_string(),
-                    e.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+                    e.get("replace_all")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 )
             })
             .collect(),
         None => vec![(
             field(&input, "old_string").to_string(),
             field(&input, "new_string").to_string(),
-            input.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+            input
+                .get("replace_all")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         )],
     };
     let n = edits.len();

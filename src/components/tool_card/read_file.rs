@@ -12,7 +12,10 @@ pub fn ReadBody(
     input: Value,
 ) -> impl IntoView {
     let path = field(&input, "file_path").to_string();
-    let range = match (input.get("offset").and_then(Value::as_u64), input.get("limit").and_then(Value::as_u64)) {
+    let range = match (
+        input.get("offset").and_then(Value::as_u64),
+        input.get("limit").and_then(Value::as_u64),
+    ) {
         (Some(o), Some(l)) => format!("lines {o}–{}", o + l),
         (Some(o), None) => format!("from line {o}"),
         (None, Some(l)) => format!("first {l} lines"),

@@ -17,7 +17,9 @@ pub fn TodoList(
         .map(|t| {
             t.iter()
                 .map(|i| {
-                    let text = if field(i, "status") == "in_progress" && !field(i, "activeForm").is_empty() {
+                    let text = if field(i, "status") == "in_progress"
+                        && !field(i, "activeForm").is_empty()
+                    {
                         field(i, "activeForm")
                     } else {
                         field(i, "content")

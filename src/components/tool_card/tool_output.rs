@@ -16,7 +16,10 @@ pub fn collapse(text: &str) -> (String, bool) {
         end = end.min(i);
     }
     if end > COLLAPSED_CHARS {
-        end = text.char_indices().nth(COLLAPSED_CHARS).map_or(text.len(), |(i, _)| i);
+        end = text
+            .char_indices()
+            .nth(COLLAPSED_CHARS)
+            .map_or(text.len(), |(i, _)| i);
     }
     (text[..end].to_string(), end < text.len())
 }

@@ -258,6 +258,8 @@ pub struct Sse {
     pub comments: Vec<String>,
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,
+    /// The server ended the response.
+    pub ended: bool,
 }
 
 impl Sse {
@@ -282,6 +284,7 @@ impl Sse {
             comments: Vec::new(),
             status,
             headers,
+            ended: false,
         }
     }
 
@@ -318,9 +321,21 @@ impl Sse {
             }
             match tokio::time::timeout_at(deadline, self.stream.next()).await {
                 Ok(Some(Ok(chunk))) => self.buf.push_str(std::str::from_utf8(&chunk).unwrap()),
-                _ => return None,
+                Ok(_) => {
+                    self.ended = true;
+                    return None;
+                }
+                Err(_) => return None,
             }
         }
+    }
+
+    /// Asserts that the server ends the response within `d` with no further frame.
+    pub async fn expect_end(&mut self, d: Duration) {
+        if let Some(f) = self.next(d).await {
+            panic!("wanted the stream to end, got another frame: {f:#?}");
+        }
+        assert!(self.ended, "the stream was still open after {d:?}");
     }
 
     /// Frames until `stop` matches (inclusive). Panics on timeout.

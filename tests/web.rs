@@ -1,0 +1,421 @@
+//! Browser tests of the components (wasm-bindgen-test in headless Chromium): streaming text
+//! appears (painted once per animation frame), the permission dialog sends the edited command as
+//! `updatedInput`, raw HTML from the model never becomes DOM, the composer never sends during an
+//! IME composition, and observers get no controls.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use bridge_console::components::{Composer, PromptDock, SessionView, Transcript};
+use bridge_console::nav::Nav;
+use bridge_console::net::{Incoming, NetError, Sender};
+use bridge_console::state::{Session, Source};
+use bridge_console::store::Store;
+use futures::future::LocalBoxFuture;
+use leptos::prelude::*;
+use leptos::task::tick;
+use serde_json::{Value, json};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Records what the console would post.
+#[derive(Default)]
+struct FakeSender {
+    sent: Rc<RefCell<Vec<Value>>>,
+}
+
+impl Sender for FakeSender {
+    fn post_event(
+        &self,
+        _session_id: &str,
+        payload: Value,
+    ) -> LocalBoxFuture<'static, Result<(), NetError>> {
+        self.sent.borrow_mut().push(payload);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+struct Mounted {
+    root: web_sys::HtmlElement,
+    store: Store,
+    sent: Rc<RefCell<Vec<Value>>>,
+    _handle: Box<dyn std::any::Any>,
+}
+
+impl Mounted {
+    fn all(&self, selector: &str) -> Vec<web_sys::Element> {
+        let list = self.root.query_selector_all(selector).unwrap();
+        (0..list.length())
+            .filter_map(|i| list.item(i))
+            .filter_map(|n| n.dyn_into().ok())
+            .collect()
+    }
+    fn one(&self, selector: &str) -> web_sys::HtmlElement {
+        self.root
+            .query_selector(selector)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no element matches {selector}"))
+            .dyn_into()
+            .unwrap()
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        self.root.remove();
+    }
+}
+
+/// Mounts `view` under a fresh store (fake sender, an open session "s1") and a router.
+fn mount<V: IntoView + 'static>(observer: bool, view: impl FnOnce() -> V + 'static) -> Mounted {
+    let doc = document();
+    let root: web_sys::HtmlElement = doc.create_element("div").unwrap().dyn_into().unwrap();
+    root.style().set_property("height", "600px").unwrap();
+    doc.body().unwrap().append_child(&root).unwrap();
+    let sender = FakeSender::default();
+    let sent = sender.sent.clone();
+    let slot: Rc<RefCell<Option<Store>>> = Rc::default();
+    let slot2 = slot.clone();
+    let handle = leptos::mount::mount_to(root.clone(), move || {
+        let store = Store::new(Rc::new(sender)).provide();
+        provide_context(Nav {
+            session: RwSignal::new(Some("s1".to_string())),
+        });
+        store.session_id.set(Some("s1".into()));
+        if observer {
+            store.session.set(Session::observer());
+        }
+        *slot2.borrow_mut() = Some(store);
+        view()
+    });
+    let store = slot.borrow_mut().take().unwrap();
+    Mounted {
+        root,
+        store,
+        sent,
+        _handle: Box::new(handle),
+    }
+}
+
+/// Waits for the next animation frame (and the work scheduled in it).
+async fn next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let cb = wasm_bindgen::closure::Closure::once_into_js(move || {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        });
+        web_sys::window()
+            .unwrap()
+            .request_animation_frame(cb.unchecked_ref())
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+    tick().await;
+}
+
+fn stream(msg: &str, event: Value) -> Incoming {
+    Incoming {
+        source: Source::Worker,
+        seq: None,
+        payload: json!({"type": "stream_event", "event": event, "parent_tool_use_id": null, "session_id": "s",
+                        "uuid": format!("se-{}", js_sys::Math::random()), "api_message_id": msg}),
+    }
+}
+
+fn assistant(msg: &str, uuid: &str, block: Value) -> Value {
+    json!({"type": "assistant", "message": {"id": msg, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+           "content": [block], "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid})
+}
+
+#[wasm_bindgen_test]
+async fn streaming_text_appears_once_per_frame_and_settles() {
+    let m = mount(false, || view! { <Transcript /> });
+    m.store.ingest(stream(
+        "msg_1",
+        json!({"type": "message_start", "message": {"id": "msg_1", "model": "m", "content": []}}),
+    ));
+    m.store.ingest(stream("msg_1", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+    for piece in ["Hello ", "**streaming** ", "world"] {
+        m.store.ingest(stream("msg_1", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
+    }
+    tick().await;
+    // Coalesced: nothing is applied until the next animation frame.
+    assert_eq!(m.store.session.with_untracked(|s| s.applied()), 0);
+    assert!(m.all("[data-testid=assistant-text]").is_empty());
+    next_frame().await;
+    next_frame().await;
+    let texts = m.all("[data-testid=assistant-text]");
+    assert_eq!(texts.len(), 1);
+    assert_eq!(
+        texts[0].get_attribute("data-streaming").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        texts[0].text_content().unwrap().trim(),
+        "Hello streaming world"
+    );
+    assert_eq!(
+        m.all("[data-testid=assistant-text] strong").len(),
+        1,
+        "markdown renders"
+    );
+
+    // The durable frame replaces the streamed block: same text, no duplicate, no longer streaming.
+    m.store.ingest(Incoming {
+        source: Source::Worker,
+        seq: Some(5),
+        payload: assistant(
+            "msg_1",
+            "a-1",
+            json!({"type": "text", "text": "Hello **streaming** world"}),
+        ),
+    });
+    m.store.ingest(stream(
+        "msg_1",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    m.store
+        .ingest(stream("msg_1", json!({"type": "message_stop"})));
+    next_frame().await;
+    next_frame().await;
+    let texts = m.all("[data-testid=assistant-text]");
+    assert_eq!(texts.len(), 1);
+    assert_eq!(
+        texts[0].get_attribute("data-streaming").as_deref(),
+        Some("false")
+    );
+    let rows = m.all("[data-testid=message][data-role=assistant]");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get_attribute("data-uuid").as_deref(), Some("a-1"));
+}
+
+#[wasm_bindgen_test]
+async fn permission_dialog_sends_the_edited_command_as_updated_input() {
+    let m = mount(false, || view! { <Transcript /> <PromptDock /> });
+    m.store.apply_now(assistant(
+        "msg_p",
+        "a-p",
+        json!({"type": "tool_use", "id": "toolu_9", "name": "Bash",
+        "input": {"command": "rm -rf build", "description": "Clean the build"}}),
+    ));
+    m.store.apply_now(json!({"type": "control_request", "request_id": "req-1", "request": {"subtype": "can_use_tool",
+        "tool_name": "Bash", "input": {"command": "rm -rf build", "description": "Clean the build"}, "tool_use_id": "toolu_9",
+        "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "rm -rf build"}],
+                                    "behavior": "allow", "destination": "localSettings"}]}}));
+    tick().await;
+    let dialog = m.one("[data-testid=permission-dialog]");
+    assert_eq!(
+        dialog.get_attribute("data-request-id").as_deref(),
+        Some("req-1")
+    );
+    assert_eq!(dialog.get_attribute("role").as_deref(), Some("dialog"));
+    assert_eq!(
+        m.one("[data-testid=tool-call]")
+            .get_attribute("data-status")
+            .as_deref(),
+        Some("pending-permission")
+    );
+
+    tick().await;
+    let field: web_sys::HtmlTextAreaElement = m
+        .one("[data-testid=permission-field-command]")
+        .dyn_into()
+        .unwrap();
+    assert_eq!(field.value(), "rm -rf build");
+    field.set_value("rm -rf build/tmp");
+    field
+        .dispatch_event(&web_sys::Event::new("input").unwrap())
+        .unwrap();
+    // Take the suggested rule too.
+    let rule: web_sys::HtmlInputElement = m
+        .one("[data-testid=permission-suggestion]")
+        .dyn_into()
+        .unwrap();
+    rule.set_checked(true);
+    rule.dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+    tick().await;
+    assert_eq!(
+        m.one("[data-testid=permission-allow]")
+            .text_content()
+            .as_deref(),
+        Some("Allow edited")
+    );
+    m.one("[data-testid=permission-allow]").click();
+    tick().await;
+    tick().await;
+
+    let sent = m.sent.borrow().clone();
+    assert_eq!(sent.len(), 1, "one answer: {sent:?}");
+    let resp = &sent[0]["response"];
+    assert_eq!(sent[0]["type"], "control_response");
+    assert_eq!(resp["request_id"], "req-1");
+    assert_eq!(resp["response"]["behavior"], "allow");
+    assert_eq!(
+        resp["response"]["updatedInput"],
+        json!({"command": "rm -rf build/tmp", "description": "Clean the build"})
+    );
+    assert_eq!(resp["response"]["toolUseID"], "toolu_9");
+    assert_eq!(
+        resp["response"]["updatedPermissions"][0]["rules"][0]["ruleContent"],
+        "rm -rf build"
+    );
+    assert!(
+        m.all("[data-testid=permission-dialog]").is_empty(),
+        "the dialog closes once answered"
+    );
+
+    // The echo of the answer marks the card as edited, showing what ran.
+    m.store.apply_now(json!({"type": "control_response", "response": {"subtype": "success", "request_id": "req-1",
+        "response": {"behavior": "allow", "updatedInput": {"command": "rm -rf build/tmp", "description": "Clean the build"}}}}));
+    tick().await;
+    assert_eq!(m.all("[data-testid=tool-edited]").len(), 1);
+    assert!(
+        m.one("[data-testid=tool-call]")
+            .text_content()
+            .unwrap()
+            .contains("rm -rf build/tmp")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn raw_html_and_unsafe_links_in_model_text_never_become_dom() {
+    let m = mount(false, || view! { <Transcript /> });
+    let hostile = "Look: <script>window.__pwned = 1</script> <img src=x onerror=\"window.__pwned = 2\"> \
+                   <iframe src=\"https://example.com\"></iframe>\n\n<div onclick=\"x()\">block html</div>\n\n\
+                   [click me](javascript:window.__pwned=3) [data](data:text/html;base64,PHNjcmlwdD4=) \
+                   ![pixel](https://tracker.example/p.gif) [fine](https://example.com)";
+    m.store.apply_now(assistant(
+        "msg_h",
+        "a-h",
+        json!({"type": "text", "text": hostile}),
+    ));
+    tick().await;
+    let text = m.one("[data-testid=assistant-text]");
+    assert_eq!(m.all("[data-testid=assistant-text] script, [data-testid=assistant-text] img, [data-testid=assistant-text] iframe").len(), 0);
+    assert_eq!(
+        m.all("[data-testid=assistant-text] [onclick], [data-testid=assistant-text] [onerror]")
+            .len(),
+        0
+    );
+    let links = m.all("[data-testid=assistant-text] a");
+    assert_eq!(links.len(), 1, "only the https link is a link");
+    assert_eq!(
+        links[0].get_attribute("href").as_deref(),
+        Some("https://example.com")
+    );
+    let shown = text.text_content().unwrap();
+    assert!(
+        shown.contains("<script>window.__pwned = 1</script>"),
+        "raw HTML is shown as text: {shown}"
+    );
+    assert!(shown.contains("click me"));
+    let pwned = js_sys::Reflect::get(&web_sys::window().unwrap(), &"__pwned".into()).unwrap();
+    assert!(pwned.is_undefined());
+}
+
+fn key_event(kind: &str, key: &str, composing: bool) -> web_sys::KeyboardEvent {
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key(key);
+    init.set_is_composing(composing);
+    init.set_cancelable(true);
+    web_sys::KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn composer_never_sends_during_ime_composition() {
+    let m = mount(false, || view! { <Transcript /> <Composer /> });
+    let input: web_sys::HtmlTextAreaElement =
+        m.one("[data-testid=composer-input]").dyn_into().unwrap();
+    input.set_value("かんじ");
+    input
+        .dispatch_event(&web_sys::Event::new("input").unwrap())
+        .unwrap();
+    input
+        .dispatch_event(&web_sys::Event::new("compositionstart").unwrap())
+        .unwrap();
+    input
+        .dispatch_event(&key_event("keydown", "Enter", true))
+        .unwrap();
+    input
+        .dispatch_event(&key_event("keydown", "Enter", false))
+        .unwrap();
+    tick().await;
+    assert!(
+        m.sent.borrow().is_empty(),
+        "Enter during composition must not send"
+    );
+    input
+        .dispatch_event(&web_sys::Event::new("compositionend").unwrap())
+        .unwrap();
+    gloo_timers::future::TimeoutFuture::new(60).await;
+    // Shift+Enter is a newline, not a send.
+    let shift = web_sys::KeyboardEventInit::new();
+    shift.set_key("Enter");
+    shift.set_shift_key(true);
+    input
+        .dispatch_event(
+            &web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &shift).unwrap(),
+        )
+        .unwrap();
+    tick().await;
+    assert!(m.sent.borrow().is_empty());
+    input
+        .dispatch_event(&key_event("keydown", "Enter", false))
+        .unwrap();
+    tick().await;
+    tick().await;
+    let sent = m.sent.borrow().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["type"], "user");
+    assert_eq!(sent[0]["message"]["content"], "かんじ");
+    assert_eq!(sent[0]["parent_tool_use_id"], Value::Null);
+    // Shown at once as pending, keyed by the same uuid as what was sent.
+    let uuid = sent[0]["uuid"].as_str().unwrap().to_string();
+    next_frame().await;
+    let row = m.one(&format!("[data-testid=message][data-uuid='{uuid}']"));
+    assert_eq!(row.get_attribute("data-role").as_deref(), Some("user"));
+    assert_eq!(input.value(), "");
+}
+
+#[wasm_bindgen_test]
+async fn observers_get_no_controls_and_see_waiting_prompts() {
+    let m = mount(true, || view! { <SessionView /> });
+    m.store.apply_now(assistant(
+        "msg_o",
+        "a-o",
+        json!({"type": "tool_use", "id": "toolu_o", "name": "Bash", "input": {"command": "make"}}),
+    ));
+    m.store.apply_now(json!({"type": "control_request", "request_id": "req-o", "request": {"subtype": "can_use_tool",
+        "tool_name": "Bash", "input": {"command": "make"}, "tool_use_id": "toolu_o"}}));
+    tick().await;
+    assert_eq!(m.all("[data-testid=observer-banner]").len(), 1);
+    assert_eq!(m.all("[data-testid=waiting-for-controller]").len(), 1);
+    for absent in [
+        "composer-input",
+        "composer-send",
+        "model-select",
+        "permission-mode-select",
+        "permission-allow",
+        "permission-dialog",
+    ] {
+        assert!(
+            m.all(&format!("[data-testid={absent}]")).is_empty(),
+            "{absent} must not show for observers"
+        );
+    }
+    assert_eq!(
+        m.one("[data-testid=session-state]")
+            .get_attribute("data-state")
+            .as_deref(),
+        Some("requires_action")
+    );
+    assert!(
+        m.one("[data-testid=tool-call]")
+            .text_content()
+            .unwrap()
+            .contains("waiting for the controller")
+    );
+}
