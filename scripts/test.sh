@@ -39,7 +39,10 @@ export BRIDGE_RELAY_BIN="$CARGO_TARGET_DIR/debug/bridge-relay"
 export BRIDGE_FAKE_MODEL_BIN="$CARGO_TARGET_DIR/debug/bridge-fake-model"
 
 step "native tests"
-cargo test --workspace --features bridge-transport/native --no-fail-fast
+cargo test --workspace --exclude bridge-transport --no-fail-fast
+
+step "transport tests, incl. the chaos test against the relay (prints cuts / events / lost / duplicated)"
+cargo test -p bridge-transport --features native --no-fail-fast -- --nocapture
 
 step "official browser SDK (@anthropic-ai/claude-agent-sdk/browser) against the relay"
 tests/sdk-compat/run.sh
@@ -50,8 +53,11 @@ cargo run -q -p bridge-protocol --example check -- tests/fixtures/real-cli-2.1.3
 step "wasm tests in headless Chromium"
 # A relay for the transport's browser test (its URL is baked in at compile time).
 relay_log=$(mktemp); relay_data=$(mktemp -d)
+# The test runner serves its page from a fixed address so that the relay can allow exactly that origin.
+runner_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export WASM_BINDGEN_TEST_ADDRESS="127.0.0.1:$runner_port"
 BRIDGE_RELAY_TOKEN=wasm-test-token BRIDGE_DEMO_SPEED=0 "$BRIDGE_RELAY_BIN" --demo --bind 127.0.0.1:0 \
-  --data-dir "$relay_data" --allowed-origin '*' >"$relay_log" 2>&1 &
+  --data-dir "$relay_data" --allowed-origin "http://127.0.0.1:$runner_port" >"$relay_log" 2>&1 &
 relay_pid=$!
 trap 'kill $relay_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'listening on' "$relay_log" && break; sleep 0.1; done

@@ -347,6 +347,46 @@ fn close(stack: &mut Vec<Frame>) {
     push(stack, node);
 }
 
+/// Splits markdown into its top-level blocks (paragraphs, headings, lists, code fences, tables …),
+/// as consecutive slices of the source. Rendering each block on its own gives the same result, so
+/// while a message streams only the (changing) last block needs re-rendering.
+pub fn split_blocks(markdown: &str) -> Vec<&str> {
+    let opts = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES;
+    let mut starts = Vec::new();
+    let mut depth = 0usize;
+    for (ev, range) in Parser::new_ext(markdown, opts).into_offset_iter() {
+        match ev {
+            Event::Start(_) => {
+                if depth == 0 {
+                    starts.push(range.start);
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ if depth == 0 => starts.push(range.start),
+            _ => {}
+        }
+    }
+    // Whatever precedes the first block (blank lines) belongs to it.
+    match starts.first_mut() {
+        Some(first) => *first = 0,
+        None if !markdown.is_empty() => starts.push(0),
+        None => {}
+    }
+    starts.dedup();
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, &s) in starts.iter().enumerate() {
+        let e = starts.get(i + 1).copied().unwrap_or(markdown.len());
+        if s < e {
+            out.push(&markdown[s..e]);
+        }
+    }
+    out
+}
+
 /// Plain text of a tree (for tests and accessibility labels).
 pub fn plain_text(nodes: &[MdNode]) -> String {
     let mut out = String::new();
@@ -481,6 +521,20 @@ mod tests {
             MdNode::El { attrs, .. } => assert_eq!(attrs[0].1, "language-js"),
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn blocks_render_like_the_whole() {
+        let md = "# T\n\npara *one*\ncontinued\n\n- a\n- b\n\n```rs\ncode\n\nmore\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> quote\n\n---\n\n<div>html</div>\n\nlast";
+        let blocks = split_blocks(md);
+        assert_eq!(blocks.concat(), md, "the blocks are the whole source");
+        assert_eq!(blocks.len(), 9, "{blocks:?}");
+        let whole = parse(md);
+        let pieces: Vec<MdNode> = blocks.iter().flat_map(|b| parse(b)).collect();
+        assert_eq!(plain_text(&whole), plain_text(&pieces));
+        assert_eq!(whole.len(), pieces.len());
+        assert_eq!(split_blocks(""), Vec::<&str>::new());
+        assert_eq!(split_blocks("  \n\nx"), vec!["  \n\nx"]);
     }
 
     #[test]

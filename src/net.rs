@@ -1,10 +1,9 @@
-//! All network I/O of the console, behind a small interface: the relay's REST calls, the session
-//! event stream (SSE over fetch streaming, resumed by sequence number), and posting events.
-//!
-//! Nothing else in the crate touches the network; swapping in `bridge-transport` means changing
-//! this file only. The SSE parser ([`SseParser`]) is sans-IO and tested natively.
+//! All network I/O of the console, behind a small interface: the relay's REST calls (login, me,
+//! sessions) and the session connection, which is `bridge-transport` (SSE + POST with reconnect,
+//! lossless resume, dedup and an outbox). Nothing else in the crate touches the network.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
@@ -130,10 +129,10 @@ pub enum ConnState {
     Connecting,
     /// Streaming.
     Live,
-    /// Waiting to retry (seconds left, attempt number).
+    /// Waiting to retry.
     Reconnecting {
-        /// Seconds until the next attempt.
-        in_secs: u32,
+        /// When the next attempt starts (ms since the epoch).
+        at_ms: f64,
         /// Attempt number.
         attempt: u32,
     },
@@ -152,12 +151,17 @@ impl ConnState {
         }
     }
 
-    /// Human label.
-    pub fn label(&self) -> String {
+    /// Human label at time `now_ms` (for the reconnect countdown).
+    pub fn label_at(&self, now_ms: f64) -> String {
         match self {
             ConnState::Connecting => "Connecting…".into(),
             ConnState::Live => "Live".into(),
-            ConnState::Reconnecting { in_secs, .. } => format!("Reconnecting in {in_secs}s"),
+            ConnState::Reconnecting { at_ms, .. } => {
+                format!(
+                    "Reconnecting in {}s",
+                    ((at_ms - now_ms) / 1000.0).ceil().max(0.0) as u64
+                )
+            }
             ConnState::Offline(why) => format!("Offline: {why}"),
         }
     }
@@ -310,150 +314,82 @@ pub async fn get_session(id: &str) -> Result<Value, NetError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// SSE
+// The session connection: bridge-transport (SSE + POST with reconnect, resume, dedup, outbox).
 
-/// One server-sent event.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SseEvent {
-    /// `event:` (default `message`).
-    pub event: String,
-    /// `data:` lines joined by `\n`.
-    pub data: String,
-    /// `id:`, if the event had one.
-    pub id: Option<String>,
-}
-
-/// A push parser for `text/event-stream`: feed it bytes split anywhere, get whole events.
-#[derive(Debug, Default)]
-pub struct SseParser {
-    buf: Vec<u8>,
-    event: String,
-    data: Option<String>,
-    id: Option<String>,
-    skip_lf: bool,
-}
-
-impl SseParser {
-    /// A new parser.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Feeds bytes; returns the events completed by them.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
-        let mut out = Vec::new();
-        for &b in chunk {
-            if self.skip_lf {
-                self.skip_lf = false;
-                if b == b'\n' {
-                    continue;
-                }
-            }
-            if b == b'\n' || b == b'\r' {
-                self.skip_lf = b == b'\r';
-                let line = std::mem::take(&mut self.buf);
-                self.line(&String::from_utf8_lossy(&line), &mut out);
-            } else {
-                self.buf.push(b);
-            }
-        }
-        out
-    }
-
-    fn line(&mut self, line: &str, out: &mut Vec<SseEvent>) {
-        if line.is_empty() {
-            if let Some(data) = self.data.take() {
-                out.push(SseEvent {
-                    event: if self.event.is_empty() {
-                        "message".into()
-                    } else {
-                        std::mem::take(&mut self.event)
-                    },
-                    data,
-                    id: self.id.take(),
-                });
-            }
-            self.event.clear();
-            self.id = None;
-            return;
-        }
-        if line.starts_with(':') {
-            return;
-        }
-        let (field, value) = match line.find(':') {
-            Some(i) => {
-                let v = &line[i + 1..];
-                (&line[..i], v.strip_prefix(' ').unwrap_or(v))
-            }
-            None => (line, ""),
-        };
-        match field {
-            "event" => self.event = value.to_string(),
-            "data" => match &mut self.data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
-                }
-                None => self.data = Some(value.to_string()),
-            },
-            "id" if !value.contains('\0') => self.id = Some(value.to_string()),
-            _ => {}
-        }
+/// Maps the transport's connection state to what the header shows.
+pub fn conn_state(state: &bridge_transport::ConnectionState, now_ms: f64) -> ConnState {
+    use bridge_transport::ConnectionState as C;
+    match state {
+        C::Connecting { .. } => ConnState::Connecting,
+        C::Open => ConnState::Live,
+        C::Reconnecting {
+            attempt,
+            next_retry_ms,
+            ..
+        } => ConnState::Reconnecting {
+            at_ms: now_ms + *next_retry_ms as f64,
+            attempt: *attempt,
+        },
+        C::Suspended => ConnState::Offline("paused while the page is hidden".into()),
+        C::Closed { reason } => ConnState::Offline(reason.to_string()),
     }
 }
 
-/// Turns one SSE event of the relay's session stream into what the console applies.
-pub fn decode_stream_event(ev: &SseEvent) -> Option<StreamEvent> {
-    match ev.event.as_str() {
-        "client_event" | "message" => {
-            let v: Value = serde_json::from_str(&ev.data).ok()?;
-            let payload = v.get("payload")?.clone();
-            let seq = v
-                .get("sequence_num")
-                .and_then(Value::as_u64)
-                .or_else(|| ev.id.as_deref()?.parse().ok());
-            let source = Source::parse(v.get("source").and_then(Value::as_str).unwrap_or("worker"));
-            Some(StreamEvent::Frame(Incoming {
+/// Maps the transport's send error.
+pub fn send_error(e: &bridge_transport::SendError) -> NetError {
+    match e {
+        bridge_transport::SendError::Rejected {
+            status, message, ..
+        } => NetError::Status(*status, message.clone()),
+        other => NetError::Network(other.to_string()),
+    }
+}
+
+/// Turns a transport event into what the store applies (None: nothing to show).
+pub fn stream_event(ev: bridge_transport::TransportEvent, now_ms: f64) -> Option<StreamEvent> {
+    use bridge_transport::TransportEvent as E;
+    Some(match ev {
+        E::Message(inbound) => {
+            let source = match inbound.source {
+                Some(bridge_transport::Source::Client) => Source::Client,
+                Some(bridge_transport::Source::Relay) => Source::Relay,
+                _ => Source::Worker,
+            };
+            let payload = serde_json::to_value(&inbound.message).ok()?;
+            StreamEvent::Frame(Incoming {
                 source,
-                seq,
+                seq: inbound.seq,
                 payload,
-            }))
+            })
         }
-        "ephemeral_event" => {
-            let v: Value = serde_json::from_str(&ev.data).ok()?;
-            let payload = v.get("payload")?.clone();
-            let source = Source::parse(v.get("source").and_then(Value::as_str).unwrap_or("worker"));
-            Some(StreamEvent::Frame(Incoming {
-                source,
-                seq: None,
-                payload,
-            }))
-        }
-        "catch_up_truncated" => Some(StreamEvent::Truncated),
-        _ => None,
-    }
+        E::State(s) => StreamEvent::State(conn_state(&s, now_ms)),
+        E::Gap { .. } => StreamEvent::Truncated,
+        E::Malformed { seq, error } => StreamEvent::Frame(Incoming {
+            source: Source::Relay,
+            seq,
+            payload: serde_json::json!({"type": "relay_error", "error": format!("A frame could not be read: {error}")}),
+        }),
+        E::Delivered { .. } | E::SendFailed { .. } | E::DeliveryUpdate(_) => return None,
+    })
 }
 
-/// Reconnect delay for an attempt (1 s → 30 s, exponential, with jitter `r` in 0..1).
-pub fn backoff_secs(attempt: u32, r: f64) -> u32 {
-    let base = 2f64.powi(attempt.min(5) as i32).min(30.0);
-    let jittered = base * (0.5 + 0.5 * r.clamp(0.0, 1.0));
-    jittered.ceil().clamp(1.0, 30.0) as u32
-}
+type Waiters =
+    Rc<RefCell<HashMap<String, futures::channel::oneshot::Sender<Result<(), NetError>>>>>;
 
-/// A live subscription to a session's events. Dropping it (or calling [`Subscription::close`])
-/// stops the stream.
+/// A live connection to one session. Dropping it (or [`Subscription::close`]) closes the transport.
 pub struct Subscription {
+    #[cfg(target_arch = "wasm32")]
+    handle: bridge_transport::TransportHandle,
+    waiters: Waiters,
     stopped: Rc<Cell<bool>>,
-    abort: Rc<RefCell<Option<web_sys::AbortController>>>,
 }
 
 impl Subscription {
-    /// Stops the stream.
+    /// Stops the stream (pending sends get a short grace period).
     pub fn close(&self) {
-        self.stopped.set(true);
-        if let Some(c) = self.abort.borrow_mut().take() {
-            c.abort();
+        if !self.stopped.replace(true) {
+            #[cfg(target_arch = "wasm32")]
+            self.handle.close();
         }
     }
 }
@@ -464,182 +400,151 @@ impl Drop for Subscription {
     }
 }
 
-/// Subscribes to `GET /v1/code/sessions/{id}/events/stream`, replaying after `from_seq`, and
-/// reconnects with backoff, resuming from the last durable sequence number it delivered.
-pub fn subscribe(session_id: &str, from_seq: u64, sink: Rc<dyn Fn(StreamEvent)>) -> Subscription {
-    let stopped = Rc::new(Cell::new(false));
-    let abort: Rc<RefCell<Option<web_sys::AbortController>>> = Rc::new(RefCell::new(None));
-    let sub = Subscription {
-        stopped: stopped.clone(),
-        abort: abort.clone(),
+impl Sender for Subscription {
+    /// Queues the payload in the transport's outbox; resolves when the relay confirmed it (its
+    /// echo) or it failed for good.
+    fn post_event(
+        &self,
+        _session_id: &str,
+        payload: Value,
+    ) -> LocalBoxFuture<'static, Result<(), NetError>> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let (tx, rx) = futures::channel::oneshot::channel();
+            match self.handle.send(payload) {
+                Ok(uuid) => {
+                    self.waiters.borrow_mut().insert(uuid, tx);
+                    Box::pin(async move {
+                        rx.await
+                            .unwrap_or_else(|_| Err(NetError::Network("connection closed".into())))
+                    })
+                }
+                Err(e) => {
+                    let err = send_error(&e);
+                    Box::pin(async move { Err(err) })
+                }
+            }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = (&self.waiters, payload);
+            Box::pin(async { Err(NetError::Network("no browser".into())) })
+        }
+    }
+}
+
+/// Connects to a session's event stream (from the start, `from_seq` = 0, or after a cursor) with
+/// bridge-transport's SSE + POST transport and feeds `sink`; sends go through the returned
+/// subscription (a [`Sender`]).
+#[cfg(target_arch = "wasm32")]
+pub fn subscribe(
+    session_id: &str,
+    from_seq: u64,
+    sink: Rc<dyn Fn(StreamEvent)>,
+) -> Rc<Subscription> {
+    use bridge_transport::{Config, Endpoint, Resume, TransportEvent, TransportKind};
+    let endpoint = Endpoint::new("", session_id, None);
+    let config = Config::new(TransportKind::SsePost, session_id);
+    let resume = Resume {
+        from_sequence_num: from_seq,
+        ..Resume::default()
     };
-    let id = session_id.to_string();
+    let mut transport = bridge_transport::web::connect(endpoint, config, resume);
+    let waiters: Waiters = Rc::default();
+    let stopped = Rc::new(Cell::new(false));
+    let sub = Rc::new(Subscription {
+        handle: transport.handle(),
+        waiters: waiters.clone(),
+        stopped: stopped.clone(),
+    });
     wasm_bindgen_futures::spawn_local(async move {
-        run_stream(id, from_seq, sink, stopped, abort).await;
+        while let Some(ev) = transport.next_event().await {
+            match ev {
+                TransportEvent::Delivered { uuid, .. } => {
+                    if let Some(tx) = waiters.borrow_mut().remove(&uuid) {
+                        let _ = tx.send(Ok(()));
+                    }
+                }
+                TransportEvent::SendFailed { uuid, error } => {
+                    if let Some(tx) = waiters.borrow_mut().remove(&uuid) {
+                        let _ = tx.send(Err(send_error(&error)));
+                    }
+                }
+                other => {
+                    if let Some(se) = stream_event(other, js_sys::Date::now()) {
+                        sink(se);
+                    }
+                }
+            }
+        }
+        for (_, tx) in waiters.borrow_mut().drain() {
+            let _ = tx.send(Err(NetError::Network("connection closed".into())));
+        }
     });
     sub
 }
 
-async fn run_stream(
-    id: String,
-    from_seq: u64,
-    sink: Rc<dyn Fn(StreamEvent)>,
-    stopped: Rc<Cell<bool>>,
-    abort: Rc<RefCell<Option<web_sys::AbortController>>>,
-) {
-    use futures::FutureExt;
-    use gloo_timers::future::TimeoutFuture;
-    use wasm_bindgen::JsCast;
-
-    let mut last_seq = from_seq;
-    let mut attempt: u32 = 0;
-    let mut unhealthy_since = js_sys::Date::now();
-    while !stopped.get() {
-        sink(StreamEvent::State(ConnState::Connecting));
-        let ctrl = web_sys::AbortController::new().ok();
-        *abort.borrow_mut() = ctrl.clone();
-        let url = format!(
-            "/v1/code/sessions/{}/events/stream?from_sequence_num={last_seq}",
-            enc(&id)
-        );
-        let req = gloo_net::http::Request::get(&url)
-            .header("Accept", "text/event-stream")
-            .abort_signal(ctrl.as_ref().map(|c| c.signal()).as_ref());
-        let mut retry_after: Option<u32> = None;
-        match req.send().await {
-            Ok(resp) if resp.ok() => {
-                sink(StreamEvent::State(ConnState::Live));
-                let opened = js_sys::Date::now();
-                if let Some(body) = resp.body() {
-                    let reader: web_sys::ReadableStreamDefaultReader =
-                        body.get_reader().unchecked_into();
-                    let mut parser = SseParser::new();
-                    loop {
-                        if stopped.get() {
-                            break;
-                        }
-                        let read = wasm_bindgen_futures::JsFuture::from(reader.read()).fuse();
-                        let timeout = TimeoutFuture::new(45_000).fuse();
-                        futures::pin_mut!(read, timeout);
-                        let chunk = futures::select! {
-                            r = read => r,
-                            _ = timeout => break, // no bytes (not even a keepalive) for 45 s
-                        };
-                        let Ok(obj) = chunk else { break };
-                        let done = js_sys::Reflect::get(&obj, &"done".into())
-                            .ok()
-                            .and_then(|d| d.as_bool())
-                            .unwrap_or(true);
-                        if done {
-                            break;
-                        }
-                        let Ok(value) = js_sys::Reflect::get(&obj, &"value".into()) else {
-                            break;
-                        };
-                        let bytes = js_sys::Uint8Array::new(&value).to_vec();
-                        for ev in parser.feed(&bytes) {
-                            if let Some(se) = decode_stream_event(&ev) {
-                                if let StreamEvent::Frame(Incoming { seq: Some(seq), .. }) = &se {
-                                    last_seq = last_seq.max(*seq);
-                                }
-                                sink(se);
-                            }
-                        }
-                        // Healthy for 10 s: forget earlier failures.
-                        if js_sys::Date::now() - opened > 10_000.0 {
-                            attempt = 0;
-                            unhealthy_since = js_sys::Date::now();
-                        }
-                    }
-                    let _ = reader.cancel();
-                }
-            }
-            Ok(resp) if matches!(resp.status(), 401 | 403 | 404) => {
-                let why = match resp.status() {
-                    401 => "not signed in (open the login link printed by bridge-relay)",
-                    403 => "not allowed to see this session",
-                    _ => "no such session",
-                };
-                sink(StreamEvent::State(ConnState::Offline(why.into())));
-                return;
-            }
-            Ok(resp) => {
-                retry_after = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.trim().parse().ok());
-            }
-            Err(_) => {}
-        }
-        if stopped.get() {
-            return;
-        }
-        if js_sys::Date::now() - unhealthy_since > 600_000.0 {
-            sink(StreamEvent::State(ConnState::Offline(
-                "gave up after 10 minutes; reload to retry".into(),
-            )));
-            return;
-        }
-        attempt += 1;
-        let mut wait = retry_after
-            .unwrap_or_else(|| backoff_secs(attempt - 1, js_sys::Math::random()))
-            .clamp(1, 60);
-        while wait > 0 && !stopped.get() {
-            sink(StreamEvent::State(ConnState::Reconnecting {
-                in_secs: wait,
-                attempt,
-            }));
-            TimeoutFuture::new(1_000).await;
-            wait -= 1;
-        }
-    }
+/// Native builds (tests) have no browser: a subscription that never connects.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn subscribe(
+    _session_id: &str,
+    _from_seq: u64,
+    _sink: Rc<dyn Fn(StreamEvent)>,
+) -> Rc<Subscription> {
+    Rc::new(Subscription {
+        waiters: Rc::default(),
+        stopped: Rc::new(Cell::new(true)),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const STREAM: &str = "id: 1\nevent: client_event\ndata: {\"sequence_num\":1,\"source\":\"worker\",\"payload\":{\"type\":\"x\"}}\n\n: keepalive\n\nevent: ephemeral_event\r\ndata: {\"event_type\":\"stream_event\",\r\ndata: \"payload\":{\"type\":\"stream_event\"}}\r\n\r\nevent: catch_up_truncated\rdata: {}\r\r";
-
     #[test]
-    fn sse_events_split_at_every_byte() {
-        let whole = SseParser::new().feed(STREAM.as_bytes());
-        assert_eq!(whole.len(), 3);
-        assert_eq!(whole[0].id.as_deref(), Some("1"));
-        assert_eq!(whole[1].event, "ephemeral_event");
-        assert!(whole[1].data.contains('\n'));
-        for cut in 0..STREAM.len() {
-            let mut p = SseParser::new();
-            let mut got = p.feed(&STREAM.as_bytes()[..cut]);
-            got.extend(p.feed(&STREAM.as_bytes()[cut..]));
-            assert_eq!(got, whole, "cut at {cut}");
-        }
-    }
-
-    #[test]
-    fn decodes_relay_frames() {
-        let evs = SseParser::new().feed(STREAM.as_bytes());
-        match decode_stream_event(&evs[0]) {
-            Some(StreamEvent::Frame(f)) => {
-                assert_eq!(f.seq, Some(1));
-                assert_eq!(f.source, Source::Worker);
-                assert_eq!(f.payload["type"], "x");
+    fn transport_states_map_to_the_header() {
+        use bridge_transport::{CloseReason, ConnectionState as C};
+        assert_eq!(conn_state(&C::Open, 0.0), ConnState::Live);
+        assert_eq!(
+            conn_state(&C::Connecting { attempt: 2 }, 0.0).as_str(),
+            "connecting"
+        );
+        let r = conn_state(
+            &C::Reconnecting {
+                attempt: 3,
+                next_retry_ms: 4_000,
+                last_error: "x".into(),
+            },
+            1_000.0,
+        );
+        assert_eq!(
+            r,
+            ConnState::Reconnecting {
+                at_ms: 5_000.0,
+                attempt: 3
             }
-            other => panic!("{other:?}"),
-        }
-        match decode_stream_event(&evs[1]) {
-            Some(StreamEvent::Frame(f)) => assert_eq!(f.seq, None),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(decode_stream_event(&evs[2]), Some(StreamEvent::Truncated));
+        );
+        assert_eq!(r.label_at(2_100.0), "Reconnecting in 3s");
+        let closed = conn_state(
+            &C::Closed {
+                reason: CloseReason::Client,
+            },
+            0.0,
+        );
+        assert_eq!(closed.as_str(), "offline");
     }
 
     #[test]
-    fn backoff_grows_and_is_clamped() {
-        assert_eq!(backoff_secs(0, 1.0), 1);
-        assert_eq!(backoff_secs(3, 1.0), 8);
-        assert_eq!(backoff_secs(20, 1.0), 30);
-        assert!(backoff_secs(4, 0.0) >= 8);
+    fn rejected_sends_keep_their_status() {
+        let e = bridge_transport::SendError::Rejected {
+            status: 409,
+            kind: "conflict".into(),
+            message: "already answered".into(),
+        };
+        assert_eq!(
+            send_error(&e),
+            NetError::Status(409, "already answered".into())
+        );
     }
 
     #[test]

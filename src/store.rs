@@ -41,8 +41,10 @@ pub struct Store {
     /// Ids of collapsed things the person expanded ("show all"), kept across re-renders.
     pub expanded: RwSignal<std::collections::HashSet<String>>,
     inbox: StoredValue<Inbox, LocalStorage>,
+    /// The injected sender (HTTP, or a fake in tests), used when no session connection exists.
     sender: StoredValue<Rc<dyn Sender>, LocalStorage>,
-    subscription: StoredValue<Option<Subscription>, LocalStorage>,
+    /// The open session's connection (bridge-transport): its stream and its outbox.
+    subscription: StoredValue<Option<Rc<Subscription>>, LocalStorage>,
 }
 
 impl Store {
@@ -118,7 +120,8 @@ impl Store {
         if frames.is_empty() {
             return;
         }
-        self.session.update(|s| {
+        // `try_update`: a frame scheduled before the view was unmounted must not panic.
+        self.session.try_update(|s| {
             for f in &frames {
                 s.apply_from(f.source, &f.payload);
             }
@@ -170,8 +173,8 @@ impl Store {
             }
         });
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
-        let sub = net::subscribe(&id, 0, sink);
-        self.subscription.set_value(Some(sub));
+        self.subscription
+            .set_value(Some(net::subscribe(&id, 0, sink)));
     }
 
     /// Leaves the open session.
@@ -199,9 +202,20 @@ impl Store {
         let Some(sid) = self.session_id.get_untracked() else {
             return done(Err(NetError::Network("no session is open".into())));
         };
-        let sender = self.sender.get_value();
+        let sender: Rc<dyn Sender> = match self.subscription.get_value() {
+            Some(sub) => sub,
+            None => self.sender.get_value(),
+        };
+        let store = *self;
         leptos::task::spawn_local(async move {
-            done(sender.post_event(&sid, payload).await);
+            let result = sender.post_event(&sid, payload.clone()).await;
+            if result.is_ok() && store.session_id.get_untracked().as_deref() == Some(sid.as_str()) {
+                // Delivered: apply it as its echo would be (the transport drops our own echoes).
+                store
+                    .session
+                    .update(|s| s.apply_from(Source::Client, &payload));
+            }
+            done(result);
         });
     }
 
@@ -226,7 +240,7 @@ impl Store {
         let id = uuid.to_string();
         self.post(Self::payload(&build::user_text(text, uuid)), move |r| {
             let state = match r {
-                Ok(()) => SendState::Sent,
+                Ok(()) => SendState::Confirmed,
                 Err(NetError::Status(409 | 410, _)) => {
                     SendState::Failed("the session has ended".into())
                 }

@@ -30,10 +30,13 @@ pub fn Composer() -> impl IntoView {
         }
         match store.conn.get() {
             crate::net::ConnState::Live => None,
-            c => Some(format!(
-                "{} — messages are sent when you press Enter; failed ones can be retried.",
-                c.label()
-            )),
+            crate::net::ConnState::Offline(why) => {
+                Some(format!("Offline ({why}): reload the page to reconnect."))
+            }
+            _ => Some(
+                "Reconnecting — messages you send now go out, in order, once the connection is back."
+                    .to_string(),
+            ),
         }
     };
     let send = move || {

@@ -2,18 +2,34 @@
 
 use leptos::prelude::*;
 
-use crate::markdown::{MdNode, MdTag, parse};
+use crate::markdown::{MdNode, MdTag, parse, split_blocks};
 
 /// Renders markdown as DOM built from a fixed set of elements (see [`crate::markdown`]): raw HTML
 /// shows as text, unsafe links are plain text, images show their alt text. Never uses `inner_html`.
+/// Top-level blocks are keyed by their source, so while text streams in only the block that changed
+/// (the last one) is rebuilt.
 #[component]
 pub fn Markdown(
-    /// The markdown source.
+    /// The markdown source (a plain `String` works too).
     #[prop(into)]
-    text: String,
+    text: Signal<String>,
 ) -> impl IntoView {
-    let nodes = parse(&text);
-    view! { <div class="md">{render_nodes(nodes)}</div> }
+    let blocks = Memo::new(move |_| {
+        text.with(|t| {
+            split_blocks(t)
+                .into_iter()
+                .map(str::to_string)
+                .enumerate()
+                .collect::<Vec<_>>()
+        })
+    });
+    view! {
+        <div class="md">
+            <For each=move || blocks.get() key=|b| b.clone() let:b>
+                {render_nodes(parse(&b.1))}
+            </For>
+        </div>
+    }
 }
 
 /// Renders a parsed tree.

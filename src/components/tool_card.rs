@@ -84,19 +84,29 @@ pub fn status_label(tool: &ToolCall, observer: bool) -> String {
 /// A tool call card keyed by `tool_use_id` (`data-testid="tool-call"`, `data-tool-name`,
 /// `data-tool-use-id`, `data-status`): a per-tool body, the edit a person made before it ran, the
 /// result (long output collapsed with "show all"), and a subagent's nested activity.
+/// It re-renders only when the call itself changes.
 #[component]
 pub fn ToolCard(
     /// `tool_use_id`.
     tool_id: String,
-) -> AnyView {
-    let store = Store::expect();
-    let (tool, observer) = store
-        .session
-        .with_untracked(|s| (s.tool(&tool_id).cloned(), s.is_observer()));
-    let Some(tool) = tool else {
-        return view! { <div class="tool-card missing">{format!("Tool call {tool_id}")}</div> }
-            .into_any();
-    };
+    /// Revision of the row holding the card (bumped by any change to the card).
+    rev: Memo<u64>,
+) -> impl IntoView {
+    let session = Store::expect().session;
+    let id = tool_id.clone();
+    let tool = Memo::new(move |_| {
+        let _ = rev.get();
+        session.with_untracked(|s| s.tool(&id).cloned())
+    });
+    let observer = session.with_untracked(|s| s.is_observer());
+    move || match tool.get() {
+        Some(t) => render_tool(t, observer),
+        None => view! { <div class="tool-card missing">{format!("Tool call {tool_id}")}</div> }
+            .into_any(),
+    }
+}
+
+fn render_tool(tool: ToolCall, observer: bool) -> AnyView {
     let status = tool.status.as_str();
     let label = status_label(&tool, observer);
     let input = tool.display_input();

@@ -76,10 +76,17 @@ pub struct Args {
     /// SSE keepalive comment interval.
     #[arg(long, default_value_t = 15, hide = true)]
     pub sse_keepalive_secs: u64,
+    /// Least time between two writes to one SSE subscriber (frames arriving meanwhile share the next
+    /// write); 0 writes every batch at once.
+    #[arg(long, default_value_t = DEFAULT_SSE_COALESCE_MS, hide = true)]
+    pub sse_coalesce_ms: u64,
     /// Extra arguments for every agent, after `--`.
     #[arg(last = true, value_name = "EXTRA CLAUDE ARGS")]
     pub extra: Vec<String>,
 }
+
+/// Default `--sse-coalesce-ms`.
+pub const DEFAULT_SSE_COALESCE_MS: u64 = 2;
 
 /// Everything the relay runs with. Built from [`Args`] once the listener is bound.
 #[derive(Clone)]
@@ -97,6 +104,7 @@ pub struct Config {
     /// Configured cross-origin origins (CORS), lower case, no trailing slash.
     pub cors_origins: Vec<String>,
     pub sse_keepalive: Duration,
+    pub sse_coalesce: Duration,
     pub default_model: Option<String>,
     pub default_permission_mode: Option<String>,
     pub launcher: Arc<dyn AgentLauncher>,
@@ -207,6 +215,7 @@ impl Args {
                 .map(|o| normalize_origin(o))
                 .collect(),
             sse_keepalive: Duration::from_secs(self.sse_keepalive_secs.max(1)),
+            sse_coalesce: Duration::from_millis(self.sse_coalesce_ms),
             default_model: self.model,
             default_permission_mode: self.permission_mode,
             launcher,

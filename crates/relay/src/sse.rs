@@ -6,6 +6,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -61,6 +63,7 @@ pub async fn stream(
         follower,
         truncated,
         app.config.sse_keepalive,
+        app.config.sse_coalesce,
         app.shutdown_signal(),
     ));
     Response::builder()
@@ -71,23 +74,26 @@ pub async fn stream(
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// A live batch smaller than this waits for one scheduler round before it is written.
-const COALESCE_BELOW: usize = 8;
-
 struct Pump {
     follower: Follower,
     first: Option<Bytes>,
     keepalive: tokio::time::Interval,
+    coalesce: Duration,
+    last_write: Option<Instant>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The response body, polled directly by the connection (no task or channel in between): each poll
-/// drains every frame already queued for this subscriber into one chunk. The stream ends after the
-/// final event of an ended session, and when the relay shuts down.
+/// drains every frame already queued for this subscriber into one chunk. A frame that follows the
+/// previous write by less than `coalesce` waits out the rest of that interval, and whatever arrived
+/// meanwhile goes in the same chunk: a busy stream costs at most one write per subscriber per
+/// interval, an idle one is written at once. The stream ends after the final event of an ended
+/// session, and when the relay shuts down.
 fn frames(
     follower: Follower,
     truncated: bool,
     keepalive: Duration,
+    coalesce: Duration,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     // Bytes at once, so the headers are flushed (the SDK times out after 15 s without them).
@@ -98,7 +104,9 @@ fn frames(
     let pump = Pump {
         follower,
         first: Some(Bytes::from(first)),
-        keepalive: tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive),
+        keepalive: tokio::time::interval_at(Instant::now() + keepalive, keepalive),
+        coalesce,
+        last_write: None,
         shutdown,
     };
     futures::stream::unfold(pump, |mut p| async move {
@@ -113,13 +121,13 @@ fn frames(
             _ = p.keepalive.tick() => return Some((Ok(Bytes::from_static(SSE_KEEPALIVE.as_bytes())), p)),
             () = crate::util::until_true(&mut p.shutdown) => return None,
         };
-        if batch.len() < COALESCE_BELOW {
-            // Let the other woken subscribers (and the agent's reader) run once first, then take what
-            // arrived meanwhile: when the relay is busy this turns many small writes into fewer larger
-            // ones; when it is idle it costs one trip through the scheduler.
-            tokio::task::yield_now().await;
+        if let Some(due) = p.last_write.map(|t| t + p.coalesce)
+            && Instant::now() < due
+        {
+            tokio::time::sleep_until(due).await;
             p.follower.drain_ready(&mut batch);
         }
+        p.last_write = Some(Instant::now());
         Some((Ok(concat(&batch)), p))
     })
 }
@@ -134,4 +142,125 @@ fn concat(frames: &[Arc<Frame>]) -> Bytes {
         buf.extend_from_slice(&f.sse);
     }
     buf.freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{AgentControl, AgentEvents as _, AgentHandle};
+    use crate::audit::AuditLog;
+    use crate::session::{ExitInfo, Session, SessionCtx, SessionMeta};
+    use crate::store::MemoryStore;
+    use futures::StreamExt as _;
+
+    fn session(dir: &std::path::Path) -> Arc<Session> {
+        let ctx = Arc::new(SessionCtx {
+            store: Arc::new(MemoryStore::default()),
+            audit: Arc::new(AuditLog::open(&dir.join("audit.jsonl")).unwrap()),
+            permission_timeout: None,
+            retention_events: None,
+            ended_tx: None,
+        });
+        let s = Session::create(
+            SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None),
+            ctx,
+        )
+        .unwrap();
+        let (stdin, _) = tokio::sync::mpsc::unbounded_channel();
+        s.attach_agent(AgentHandle {
+            stdin,
+            control: AgentControl::detached(),
+        });
+        s
+    }
+
+    fn ids(chunk: &Bytes) -> Vec<u64> {
+        std::str::from_utf8(chunk)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("id: ")?.parse().ok())
+            .collect()
+    }
+
+    fn line(n: u64) -> String {
+        format!(r#"{{"type":"assistant","n":{n}}}"#)
+    }
+
+    #[tokio::test]
+    async fn frames_close_together_share_one_write_and_the_stream_ends_after_the_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = session(dir.path());
+        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let (follower, _) = Follower::new(s.clone(), 0);
+        let coalesce = Duration::from_millis(300);
+        let body = frames(follower, false, Duration::from_secs(60), coalesce, shutdown);
+        // The connection's side: every chunk with the time it was produced.
+        let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut body = std::pin::pin!(body);
+            while let Some(Ok(chunk)) = body.next().await {
+                let _ = out_tx.send((std::time::Instant::now(), chunk));
+            }
+        });
+        let mut next = async || {
+            tokio::time::timeout(Duration::from_secs(5), out.recv())
+                .await
+                .unwrap()
+        };
+        assert_eq!(&next().await.unwrap().1[..], b": connected\n\n");
+        s.on_line(&line(1));
+        let (t1, chunk) = next().await.unwrap();
+        assert_eq!(ids(&chunk), vec![1], "idle: written at once");
+        s.on_line(&line(2));
+        s.on_line(&line(3));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.on_line(&line(4));
+        let (t2, chunk) = next().await.unwrap();
+        assert_eq!(
+            ids(&chunk),
+            vec![2, 3, 4],
+            "one write for what came within the interval"
+        );
+        assert!(
+            t2 - t1 >= coalesce - Duration::from_millis(2),
+            "{:?}",
+            t2 - t1
+        );
+        s.on_exit(ExitInfo {
+            exit_code: Some(0),
+            signal: None,
+            stderr_tail: String::new(),
+            at: crate::util::now_rfc3339(),
+            reason: None,
+        });
+        assert_eq!(ids(&next().await.unwrap().1), vec![5]);
+        assert!(
+            next().await.is_none(),
+            "the stream ended after the exit event"
+        );
+    }
+
+    #[tokio::test]
+    async fn without_coalescing_each_wakeup_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = session(dir.path());
+        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let (follower, _) = Follower::new(s.clone(), 0);
+        let mut body = Box::pin(frames(
+            follower,
+            false,
+            Duration::from_secs(60),
+            Duration::ZERO,
+            shutdown,
+        ));
+        body.next().await;
+        s.on_line(&line(1));
+        assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![1]);
+        s.on_line(&line(2));
+        assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![2]);
+        // Already queued when the subscriber wakes: drained into one chunk.
+        s.on_line(&line(3));
+        s.on_line(&line(4));
+        assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![3, 4]);
+    }
 }

@@ -34,7 +34,7 @@ test('flow 01: newcomer logs in, creates a session and watches an answer stream'
 
   await waitForTurns(page, 1);
   const footer = results(page).last();
-  await expect(footer).toContainText(/tok/i);
+  await expect(footer).toContainText(/\d[\d,.]*\s*(k\s*)?(tok|in\b)/i); // token counts ("22 in · 55 out" or "… tokens")
   await expect(footer).toContainText(/\$\s?\d/);
   await expectSessionState(page, 'idle');
 

@@ -8,7 +8,9 @@ test('flow 06: switching model and permission mode shows in the next turn', asyn
   const model = tid(page, 'model-select');
   const mode = tid(page, 'permission-mode-select');
   await expect(model).toBeEnabled();
-  await expect(model.locator('option[value="haiku"]')).toHaveCount(1); // filled from the initialize response
+  // Filled from the initialize response (the real CLI answers initialize about 1 s after it starts, so a
+  // console that read the session before that must pick the models up later).
+  await expect(model.locator('option[value="haiku"]'), 'model-select lists the initialize response\'s models').toHaveCount(1);
   await model.selectOption('haiku');
   await mode.selectOption('acceptEdits');
   await expect(mode).toHaveValue('acceptEdits');

@@ -28,7 +28,7 @@ test('flow 07: an observer mirrors the session live and cannot act', async ({ pa
   // A prompt: the controller answers it, the observer only sees that it waits for the controller.
   await sendMessage(page, `e2e-bash observed prompt ${uid}`);
   await expect(dialog(page)).toBeVisible();
-  await expect(obs.getByText(/waiting for the controller/i).first()).toBeVisible();
+  await expect(obs.getByText(/waiting for the controller/i).filter({ visible: true }).first()).toBeVisible();
   await expect(tid(obs, 'permission-allow')).toHaveCount(0);
   await press(tid(page, 'permission-allow'));
   await expect(toolCalls(obs, 'Bash').last()).toHaveAttribute('data-status', 'done');

@@ -1,7 +1,7 @@
 // Flow 10: reload the page mid-session (mid-stream): the transcript comes back from the log and the
 // session continues.
 import { test, expect } from '../support/fixtures';
-import { assistantTexts, expectLive, lineCounts, openSession, results, sendMessage, snapshot, tid, userMessages, waitForTurns } from '../support/console';
+import { assistantTexts, expectLive, lineCounts, openSession, sendMessage, snapshot, tid, waitForTurns } from '../support/console';
 
 test('flow 10: reload mid-stream, the transcript comes back and the session continues', async ({ page, backend, api, workDir, uid }) => {
   const sid = await api.createSession({ cwd: workDir, title: 'flow 10' });
@@ -17,7 +17,6 @@ test('flow 10: reload mid-stream, the transcript comes back and the session cont
   await expect(tid(page, 'transcript')).toBeVisible();
   await expectLive(page);
   // Everything from before the reload is back, in order.
-  await expect(userMessages(page).filter({ hasText: `e2e-basic before the reload ${uid}` })).toHaveCount(1);
   const after = await snapshot(page);
   expect(after.slice(0, before.length)).toEqual(before);
 
@@ -29,7 +28,6 @@ test('flow 10: reload mid-stream, the transcript comes back and the session cont
   await sendMessage(page, `e2e-basic after the reload ${uid}`);
   await waitForTurns(page, 3);
   await expect(assistantTexts(page).last()).toContainText('E2E-BASIC-DONE');
-  await expect(results(page)).toHaveCount(3);
   const uuids = (await snapshot(page)).map((m) => m.uuid).filter((u) => u);
   expect(new Set(uuids).size).toBe(uuids.length);
 });

@@ -1,7 +1,7 @@
 // Flow 11: hostile output (<script>, <img onerror>, javascript: links, a 100 KB line): no script runs
 // (page-level flag + dialog listener), raw HTML shows as text, layout holds.
 import { test, expect } from '../support/fixtures';
-import { assistantTexts, openSession, sendMessage, tid, waitForTurns } from '../support/console';
+import { assistantTexts, openSession, scrollTranscriptToBottom, sendMessage, tid, waitForTurns } from '../support/console';
 
 test('flow 11: hostile model output stays inert and the layout holds', async ({ page, backend, api, workDir, uid }) => {
   await page.addInitScript(() => {
@@ -45,6 +45,8 @@ test('flow 11: hostile model output stays inert and the layout holds', async ({ 
   expect(box!.y + box!.height).toBeLessThanOrEqual(vp.height + 1);
   const answerBox = await assistantTexts(page).filter({ hasText: 'LONGLINE-START' }).first().boundingBox();
   expect(answerBox!.width).toBeLessThanOrEqual(vp.width + 1);
+  // Clicking scrolled the transcript up; the newest rows are at the bottom (the list is virtualized).
+  await scrollTranscriptToBottom(page);
   await sendMessage(page, `e2e-basic still works ${uid}`);
   await waitForTurns(page, 2);
 });

@@ -57,17 +57,41 @@ export const toolCalls = (page: Page, name?: string): Locator =>
   page.locator(name ? `[data-testid="tool-call"][data-tool-name="${name}"]` : '[data-testid="tool-call"]');
 export const dialog = (page: Page): Locator => tid(page, 'permission-dialog');
 
-/** Wait until the page shows `n` result footers (n completed turns). */
+const resultsSeen = new WeakMap<Page, Set<string>>();
+
+/**
+ * Wait until the page has shown `n` result footers (n completed turns). The transcript is virtualized,
+ * so footers that scrolled far away leave the DOM: footers are remembered per page by their row's uuid.
+ */
 export async function waitForTurns(page: Page, n: number, timeout = 45_000): Promise<void> {
-  await expect(results(page)).toHaveCount(n, { timeout });
+  const seen = resultsSeen.get(page) ?? new Set<string>();
+  resultsSeen.set(page, seen);
+  await expect
+    .poll(
+      async () => {
+        const ids = await results(page).evaluateAll((els) =>
+          els.map((e) => (e.closest('[data-testid="message"]') as HTMLElement | null)?.dataset.uuid || e.textContent || ''),
+        );
+        for (const id of ids) seen.add(id);
+        return seen.size;
+      },
+      { timeout, message: `waiting for ${n} result footer(s)` },
+    )
+    .toBe(n);
 }
 
 export async function expectSessionState(page: Page, state: string, timeout = 15_000): Promise<void> {
   await expect(tid(page, 'session-state')).toHaveAttribute('data-state', state, { timeout });
 }
 
-/** The transcript as data: role, uuid and visible text of every message, in order. */
-export async function snapshot(page: Page): Promise<Array<{ role: string; uuid: string; text: string }>> {
+export interface Row {
+  role: string;
+  uuid: string;
+  text: string;
+}
+
+/** The rows in the DOM now, in order (the transcript is virtualized: only rows near the viewport). */
+export async function renderedRows(page: Page): Promise<Row[]> {
   return page.locator('[data-testid="message"]').evaluateAll((els) =>
     els.map((e) => ({
       role: e.getAttribute('data-role') ?? '',
@@ -75,6 +99,60 @@ export async function snapshot(page: Page): Promise<Array<{ role: string; uuid: 
       text: (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim(),
     })),
   );
+}
+
+/**
+ * The whole transcript as data (role, uuid, text of every row, in order): scrolls the virtualized list
+ * from top to bottom collecting rows, and leaves it at the bottom.
+ */
+export async function snapshot(page: Page): Promise<Row[]> {
+  const rows = new Map<string, Row>();
+  const collect = async () => {
+    for (const r of await renderedRows(page)) {
+      const key = r.uuid || `${r.role}:${r.text}`;
+      if (!rows.has(key)) rows.set(key, r);
+      else rows.set(key, r); // a later look (e.g. after streaming) wins, order stays
+    }
+  };
+  const scroller = async (to: 'top' | 'next' | 'bottom') =>
+    tid(page, 'transcript').evaluate((root, to) => {
+      const candidates = [root, ...Array.from(root.querySelectorAll('*'))] as HTMLElement[];
+      let el: HTMLElement | null = root.parentElement;
+      while (el) {
+        candidates.push(el);
+        el = el.parentElement;
+      }
+      const s = candidates.find((e) => e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== 'visible');
+      if (!s) return true;
+      if (to === 'top') s.scrollTop = 0;
+      else if (to === 'bottom') s.scrollTop = s.scrollHeight;
+      else s.scrollTop += Math.max(100, s.clientHeight * 0.6);
+      return s.scrollTop + s.clientHeight >= s.scrollHeight - 2;
+    }, to);
+  let atEnd = await scroller('top');
+  for (let i = 0; i < 500; i++) {
+    await page.waitForTimeout(60); // let the virtual window render
+    await collect();
+    if (atEnd) break;
+    atEnd = await scroller('next');
+  }
+  await scroller('bottom');
+  await page.waitForTimeout(60);
+  await collect();
+  return [...rows.values()];
+}
+
+/** Scroll the transcript (and whatever scrolls inside it) to the bottom, where the newest rows are. */
+export async function scrollTranscriptToBottom(page: Page): Promise<void> {
+  await tid(page, 'transcript').evaluate((root) => {
+    const all = [root, ...Array.from(root.querySelectorAll('*'))] as HTMLElement[];
+    let el: HTMLElement | null = root.parentElement;
+    while (el) {
+      all.push(el);
+      el = el.parentElement;
+    }
+    for (const e of all) if (e.scrollHeight > e.clientHeight + 1) e.scrollTop = e.scrollHeight;
+  });
 }
 
 /** Deny the open prompt with a message to the model. */

@@ -1,0 +1,300 @@
+//! Browser benchmark of the console (not a test: it asserts nothing about time, it prints a table).
+//!
+//! ```text
+//! CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
+//!   cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture
+//! ```
+//!
+//! * streaming: 2,000 `text_delta`s fed at a steady 5,000/s into one message, painted once per
+//!   animation frame (coalesced) vs applied and painted one by one (naive); frame-time p95 from
+//!   `requestAnimationFrame` timestamps, and the naive/coalesced ratios;
+//! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use bridge_console::components::Transcript;
+use bridge_console::dom;
+use bridge_console::net::{Incoming, NetError, Sender};
+use bridge_console::state::Source;
+use bridge_console::store::Store;
+use futures::future::LocalBoxFuture;
+use leptos::prelude::*;
+use leptos::task::tick;
+use serde_json::{Value, json};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+struct NoSend;
+
+impl Sender for NoSend {
+    fn post_event(&self, _: &str, _: Value) -> LocalBoxFuture<'static, Result<(), NetError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+fn mount_transcript() -> (web_sys::HtmlElement, Store, Box<dyn std::any::Any>) {
+    let doc = document();
+    let root: web_sys::HtmlElement = doc.create_element("div").unwrap().dyn_into().unwrap();
+    root.style().set_property("height", "800px").unwrap();
+    root.style().set_property("display", "flex").unwrap();
+    root.style()
+        .set_property("flex-direction", "column")
+        .unwrap();
+    doc.body().unwrap().append_child(&root).unwrap();
+    let slot: Rc<RefCell<Option<Store>>> = Rc::default();
+    let slot2 = slot.clone();
+    let handle = leptos::mount::mount_to(root.clone(), move || {
+        let store = Store::new(Rc::new(NoSend)).provide();
+        store.session_id.set(Some("bench".into()));
+        *slot2.borrow_mut() = Some(store);
+        view! { <Transcript /> }
+    });
+    let store = slot.borrow_mut().take().unwrap();
+    (root, store, Box::new(handle))
+}
+
+async fn sleep_ms(ms: u32) {
+    gloo_timers::future::TimeoutFuture::new(ms).await;
+}
+
+async fn next_frame() -> f64 {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let cb = wasm_bindgen::closure::Closure::once_into_js(move |t: f64| {
+            let _ = resolve.call1(&wasm_bindgen::JsValue::NULL, &t.into());
+        });
+        web_sys::window()
+            .unwrap()
+            .request_animation_frame(cb.unchecked_ref())
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap_or(0.0)
+}
+
+fn frame(payload: Value) -> Incoming {
+    Incoming {
+        source: Source::Worker,
+        seq: None,
+        payload,
+    }
+}
+
+fn delta(msg: &str, text: &str) -> Incoming {
+    frame(
+        json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": text}}, "parent_tool_use_id": null, "uuid": "d", "api_message_id": msg}),
+    )
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+struct StreamRun {
+    wall_ms: f64,
+    deltas_per_s: f64,
+    frame_p95: f64,
+    frames: usize,
+}
+
+/// Feeds `n` deltas at `rate`/s (batches every 4 ms) and samples frame intervals meanwhile.
+async fn stream_run(naive: bool, n: usize, rate: f64) -> StreamRun {
+    let (root, store, handle) = mount_transcript();
+    let msg = if naive { "msg_naive" } else { "msg_coalesced" };
+    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "model": "m", "content": []}},
+        "parent_tool_use_id": null, "uuid": "s", "api_message_id": msg})));
+    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
+        "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "api_message_id": msg})));
+    next_frame().await;
+    next_frame().await;
+    store.set_naive(naive);
+
+    let done = Rc::new(RefCell::new(false));
+    let intervals = Rc::new(RefCell::new(Vec::<f64>::new()));
+    {
+        let done = done.clone();
+        let intervals = intervals.clone();
+        leptos::task::spawn_local(async move {
+            let mut last = next_frame().await;
+            while !*done.borrow() {
+                let t = next_frame().await;
+                intervals.borrow_mut().push(t - last);
+                last = t;
+            }
+        });
+    }
+    let words = [
+        "lorem ",
+        "ipsum ",
+        "dolor ",
+        "sit ",
+        "amet, ",
+        "**bold** ",
+        "`code` ",
+        "consectetur\n\n",
+    ];
+    let start = dom::now_ms();
+    let mut sent = 0usize;
+    while sent < n {
+        let due = (((dom::now_ms() - start) / 1000.0) * rate).ceil() as usize;
+        // At most 50 per task, so the page keeps yielding to the event loop (and the test runner).
+        let target = due.clamp(sent + 1, n).min(sent + 50);
+        while sent < target {
+            store.ingest(delta(msg, words[sent % words.len()]));
+            if naive {
+                // The naive baseline repaints for every delta.
+                tick().await;
+            }
+            sent += 1;
+        }
+        sleep_ms(4).await;
+    }
+    // Until the last delta is on screen.
+    next_frame().await;
+    next_frame().await;
+    let wall_ms = dom::now_ms() - start;
+    *done.borrow_mut() = true;
+    next_frame().await;
+    let frames = intervals.borrow().len();
+    let p95 = percentile(intervals.borrow().clone(), 0.95);
+    let shown = root.text_content().unwrap_or_default().len();
+    assert!(shown > n, "the streamed text is on screen ({shown} chars)");
+    drop(handle);
+    root.remove();
+    StreamRun {
+        wall_ms,
+        deltas_per_s: n as f64 / (wall_ms / 1000.0),
+        frame_p95: p95,
+        frames,
+    }
+}
+
+fn ten_thousand_messages() -> Vec<Incoming> {
+    let mut out = Vec::with_capacity(10_000);
+    let mut seq = 0u64;
+    let mut push = |payload: Value| {
+        seq += 1;
+        out.push(Incoming {
+            source: Source::Worker,
+            seq: Some(seq),
+            payload,
+        });
+    };
+    let mut i = 0;
+    while i < 10_000 {
+        push(
+            json!({"type": "user", "message": {"role": "user", "content": format!("Question number {i}: what about it?")},
+            "parent_tool_use_id": null, "session_id": "s", "uuid": format!("u-{i}"), "isReplay": true}),
+        );
+        push(
+            json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": format!("Answer **{i}**: a paragraph of text with `code`, a [link](https://example.com) and a list:\n\n- one\n- two\n")}],
+            "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("a-{i}")}),
+        );
+        push(
+            json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "m",
+            "content": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash", "input": {"command": format!("echo {i}")}}],
+            "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("t-{i}")}),
+        );
+        push(
+            json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"),
+            "content": format!("{i}"), "is_error": false}]}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("r-{i}")}),
+        );
+        push(
+            json!({"type": "result", "subtype": "success", "is_error": false, "duration_ms": 1000, "num_turns": 1,
+            "total_cost_usd": 0.001 * (i as f64 + 1.0), "usage": {"input_tokens": 10, "output_tokens": 20},
+            "uuid": format!("res-{i}"), "session_id": "s"}),
+        );
+        i += 5;
+    }
+    out
+}
+
+#[wasm_bindgen_test]
+#[ignore = "benchmark: run with --include-ignored"]
+async fn benchmark_table() {
+    let n = 2_000;
+    let coalesced = stream_run(false, n, 5_000.0).await;
+    let naive = stream_run(true, n, 5_000.0).await;
+
+    // A 10,000-message session: mount, apply the history, first paint.
+    let frames = ten_thousand_messages();
+    let t0 = dom::now_ms();
+    let (root, store, handle) = mount_transcript();
+    for f in frames {
+        store.ingest(f);
+    }
+    store.flush();
+    let applied_ms = dom::now_ms() - t0;
+    next_frame().await;
+    tick().await;
+    let first_paint_ms = dom::now_ms() - t0;
+    let rows = store.session.with_untracked(|s| s.order().len());
+    let nodes = dom::count_elements(&root);
+    drop(handle);
+    root.remove();
+
+    let line = "+------------------------------------------+--------------+--------------+";
+    let mut table = vec![
+        line.to_string(),
+        format!(
+            "| {:<40} | {:>12} | {:>12} |",
+            "streaming 2,000 deltas at 5,000/s", "coalesced", "naive"
+        ),
+        line.to_string(),
+        format!(
+            "| {:<40} | {:>12.0} | {:>12.0} |",
+            "deltas/s achieved", coalesced.deltas_per_s, naive.deltas_per_s
+        ),
+        format!(
+            "| {:<40} | {:>12.1} | {:>12.1} |",
+            "wall time until all painted (ms)", coalesced.wall_ms, naive.wall_ms
+        ),
+        format!(
+            "| {:<40} | {:>12.1} | {:>12.1} |",
+            "frame interval p95 (ms)", coalesced.frame_p95, naive.frame_p95
+        ),
+        format!(
+            "| {:<40} | {:>12} | {:>12} |",
+            "frames sampled", coalesced.frames, naive.frames
+        ),
+        line.to_string(),
+        format!(
+            "| {:<40} | {:>27.2} |",
+            "naive / coalesced wall time",
+            naive.wall_ms / coalesced.wall_ms.max(1.0)
+        ),
+        format!(
+            "| {:<40} | {:>27.2} |",
+            "naive / coalesced frame p95",
+            naive.frame_p95 / coalesced.frame_p95.max(0.1)
+        ),
+        line.to_string(),
+        format!("| {:<40} | {:>27} |", "10,000-message session: rows", rows),
+        format!("| {:<40} | {:>27.1} |", "  model apply (ms)", applied_ms),
+        format!(
+            "| {:<40} | {:>27.1} |",
+            "  first paint after mount (ms)", first_paint_ms
+        ),
+        format!(
+            "| {:<40} | {:>27} |",
+            "  DOM elements in the transcript", nodes
+        ),
+        line.to_string(),
+    ];
+    table.insert(0, String::from("Bridge Console browser benchmark"));
+    for l in table {
+        console_log!("{l}");
+    }
+}
