@@ -69,9 +69,20 @@ kill $relay_pid 2>/dev/null || true
 step "trunk build --release"
 trunk build --release
 
-if [ "${SKIP_E2E:-0}" != 1 ] && [ -f tests/e2e/package.json ]; then
-  step "end-to-end (Playwright, desktop + phone, demo agent + real CLI)"
-  (cd tests/e2e && npx playwright test)
+if [ "${SKIP_E2E:-0}" != 1 ]; then
+  step "end-to-end (Playwright: 12 flows x desktop + phone x demo agent + real CLI 2.1.332)"
+  E2E_REQUIRE_REAL=1 tests/e2e/run.sh
+
+  # Second, non-blocking job: the newest published CLI, when it differs from the pinned one.
+  latest_bin=$(scripts/install-claude.sh latest 2>/dev/null || true)
+  pinned_bin=$(scripts/install-claude.sh)
+  if [ -n "$latest_bin" ] && [ "$latest_bin" != "$pinned_bin" ]; then
+    step "non-blocking: e2e against the latest CLI ($latest_bin)"
+    CLAUDE_BIN="$latest_bin" E2E_BACKENDS=real tests/e2e/run.sh --project real-desktop \
+      || echo "NOTE: the latest CLI differs from the pinned one (non-blocking); see the failures above"
+  else
+    echo "latest published CLI is the pinned one; no second job needed"
+  fi
 fi
 
 step "all tests passed"

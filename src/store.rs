@@ -169,7 +169,7 @@ impl Store {
             if let Ok(summary) = net::get_session(&sid).await
                 && store.session_id.get_untracked().as_deref() == Some(sid.as_str())
             {
-                store.session.update(|s| s.set_summary(&summary));
+                store.session.try_update(|s| s.set_summary(&summary));
             }
         });
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
@@ -191,7 +191,7 @@ impl Store {
         let store = *self;
         leptos::task::spawn_local(async move {
             if let Ok(list) = net::list_sessions().await {
-                store.sessions.set(list);
+                store.sessions.try_set(list);
             }
         });
     }
@@ -213,7 +213,7 @@ impl Store {
                 // Delivered: apply it as its echo would be (the transport drops our own echoes).
                 store
                     .session
-                    .update(|s| s.apply_from(Source::Client, &payload));
+                    .try_update(|s| s.apply_from(Source::Client, &payload));
             }
             done(result);
         });
@@ -246,7 +246,7 @@ impl Store {
                 }
                 Err(e) => SendState::Failed(e.to_string()),
             };
-            store.session.update(|s| s.set_send_state(&id, state));
+            store.session.try_update(|s| s.set_send_state(&id, state));
         });
     }
 
@@ -278,7 +278,7 @@ impl Store {
             if let Err(e) = r {
                 store
                     .session
-                    .update(|s| s.local_request_failed(&rid2, &e.to_string()));
+                    .try_update(|s| s.local_request_failed(&rid2, &e.to_string()));
             }
         });
     }
@@ -316,10 +316,14 @@ impl Store {
         let store = *self;
         self.post(payload, move |r| match r {
             Ok(()) => {}
-            Err(NetError::Status(409, _)) => store.session.update(|s| s.answer_conflict(&rid)),
-            Err(e) => store
-                .session
-                .update(|s| s.answer_failed(&rid, &e.to_string())),
+            Err(NetError::Status(409, _)) => {
+                store.session.try_update(|s| s.answer_conflict(&rid));
+            }
+            Err(e) => {
+                store
+                    .session
+                    .try_update(|s| s.answer_failed(&rid, &e.to_string()));
+            }
         });
     }
 

@@ -89,7 +89,7 @@ pub fn Composer() -> impl IntoView {
                     on:compositionstart=move |_| composing.set_value(true)
                     on:compositionend=move |_| {
                         // Some browsers send the committing Enter's keydown right after this event.
-                        set_timeout(move || composing.set_value(false), std::time::Duration::from_millis(30));
+                        set_timeout(move || { composing.try_update_value(|c| *c = false); }, std::time::Duration::from_millis(30));
                     }
                     on:keydown=on_keydown
                 ></textarea>

@@ -36,13 +36,16 @@ pub fn NewSessionForm() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match net::create_session(&req).await {
                 Ok(id) => {
-                    open.set(false);
+                    open.try_set(false);
                     store.refresh_sessions();
                     nav.go(Some(&id));
                 }
-                Err(e) => error.set(Some(e.to_string())),
+                Err(e) => {
+                    error.try_set(Some(e.to_string()));
+                }
             }
-            busy.set(false);
+            // The form may be gone by now (we navigated away).
+            busy.try_set(false);
         });
     };
     view! {

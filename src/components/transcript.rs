@@ -50,7 +50,8 @@ pub fn Transcript() -> impl IntoView {
             })
             .unwrap_or(false);
         if changed {
-            heights_rev.update(|r| *r += 1);
+            // The observer can report after unmount: never touch a disposed signal.
+            heights_rev.try_update(|r| *r += 1);
         }
     });
     provide_context(RowMeasure(StoredValue::new_local(Rc::new(
@@ -75,9 +76,9 @@ pub fn Transcript() -> impl IntoView {
     };
 
     let follow = move || {
-        if stick.get_value() {
+        if stick.try_get_value().unwrap_or(false) {
             request_animation_frame(move || {
-                if let Some(el) = scroller.get_untracked() {
+                if let Some(el) = scroller.try_get_untracked().flatten() {
                     dom::scroll_to_bottom(&el);
                 }
             });

@@ -84,7 +84,7 @@ pub fn SessionItem(
                             let id = id_archive.clone();
                             leptos::task::spawn_local(async move {
                                 let _ = net::archive_session(&id).await;
-                                archiving.set(false);
+                                archiving.try_set(false);
                                 if nav.session.get_untracked().as_deref() == Some(id.as_str()) {
                                     nav.go(None);
                                 }
