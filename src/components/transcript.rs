@@ -90,10 +90,17 @@ pub fn Transcript() -> impl IntoView {
         session.with(|s| s.rev());
         follow();
     });
+    let last_top = StoredValue::new(0.0f64);
     let measure_viewport = move || {
         if let Some(el) = scroller.get_untracked() {
             let (top, sh, ch) = dom::scroll_metrics(&el);
-            stick.set_value(top + ch >= sh - 48.0);
+            // Content growing under us does not unstick; only the person scrolling up does.
+            if top + ch >= sh - 48.0 {
+                stick.set_value(true);
+            } else if top < last_top.get_value() - 2.0 {
+                stick.set_value(false);
+            }
+            last_top.set_value(top);
             scroll_top.set(top);
             viewport_h.set(ch.max(200.0));
         }

@@ -107,14 +107,14 @@ fn render_slot(msg: Memo<Option<AssistantMsg>>, rev: Memo<u64>, key: SlotKey) ->
         }
         .into_any(),
         "thinking" => view! {
-            <details class="thinking" data-testid="thinking-block" data-streaming=move || live.get().to_string() open=move || live.get()>
+            <details class="thinking" data-testid="thinking-block" aria-label="Thinking" data-streaming=move || live.get().to_string() open=move || live.get()>
                 <summary>{move || if live.get() { "Thinking…" } else { "Thinking" }}</summary>
                 <div class="thinking-text">{move || text.get()}</div>
             </details>
         }
         .into_any(),
         "redacted" => view! {
-            <div class="thinking redacted" data-testid="thinking-block" data-redacted="true">"Thinking (redacted)"</div>
+            <div class="thinking redacted" data-testid="thinking-block" data-redacted="true" role="note" aria-label="Thinking (redacted)">"Thinking (redacted)"</div>
         }
         .into_any(),
         "tool" => view! { <ToolCard tool_id=key.tool rev=rev /> }.into_any(),

@@ -11,7 +11,7 @@ pub fn RawRowView(
     row: RawRow,
 ) -> impl IntoView {
     view! {
-        <details class="raw" data-testid="raw-message" data-label=row.label.clone()>
+        <details class="raw" data-testid="raw-message" aria-label="Unrecognised message" data-label=row.label.clone()>
             <summary>{format!("Unrecognised message: {}", row.label)}</summary>
             <pre class="code">{row.json}</pre>
         </details>

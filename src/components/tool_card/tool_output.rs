@@ -43,7 +43,9 @@ pub fn ToolOutputView(
     let expanded = Signal::derive(move || store.is_expanded(&key));
     let full = text.clone();
     view! {
-        <div class="tool-result" class:error=is_error data-testid="tool-result" data-is-error=is_error.to_string()>
+        <div class="tool-result" class:error=is_error data-testid="tool-result"
+            role="region"
+            aria-label=if is_error { "Tool error output" } else { "Tool output" } data-is-error=is_error.to_string()>
             {if text.is_empty() {
                 view! { <span class="muted">"(no output)"</span> }.into_any()
             } else {
