@@ -4,7 +4,7 @@
 # e.g. `scripts/demo.sh --bind 127.0.0.1:9000`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+. scripts/env.sh
 scripts/setup.sh
 trunk build --release
 exec cargo run --release -p bridge-relay -- --demo --static-dir dist "$@"

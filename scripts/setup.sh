@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Bridge Console needs to build and test, idempotently: a second run skips what is there.
-#   scripts/setup.sh            toolchain for building the console (wasm32 target, trunk, wasm-bindgen-cli, binaryen)
+#   scripts/setup.sh            toolchain for building the console (wasm32 target, trunk, wasm-bindgen-cli, binaryen's wasm-opt)
 #   scripts/setup.sh --test     also Chromium + chromedriver, the e2e npm packages and the real Claude Code CLI
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,8 @@ want_test=0
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else echo "need root for: $*" >&2; return 1; fi; }
 
-export PATH="$HOME/.cargo/bin:$PATH"
+. scripts/env.sh
+BINARYEN_VERSION=132
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding rust target wasm32-unknown-unknown"
@@ -31,8 +32,13 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION"
 fi
 
+if ! wasm-opt --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
+  say "installing binaryen $BINARYEN_VERSION (wasm-opt) from npm into $BRIDGE_CACHE/tools"
+  mkdir -p "$BRIDGE_CACHE/tools"
+  npm install --prefix "$BRIDGE_CACHE/tools" --no-audit --no-fund --loglevel=error "binaryen@$BINARYEN_VERSION"
+fi
+
 apt_pkgs=()
-command -v wasm-opt >/dev/null || apt_pkgs+=(binaryen)
 if [ $want_test = 1 ]; then
   command -v chromium >/dev/null || apt_pkgs+=(chromium)
   command -v chromedriver >/dev/null || apt_pkgs+=(chromium-driver)

@@ -7,16 +7,14 @@
 #   SKIP_E2E=1 scripts/test.sh everything but Playwright
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
+. scripts/env.sh
 
-export BRIDGE_CACHE="${BRIDGE_CACHE:-$HOME/.cache/bridge-console}"
 # One build of the workspace shared by every step (and by later runs, from a cache outside the repo).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$BRIDGE_CACHE/target}"
 export CARGO_TERM_COLOR=never
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export WASM_BINDGEN_TEST_TIMEOUT=120
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
-export PATH="$HOME/.cargo/bin:$PATH"
 
 started=$(date +%s)
 step() { printf '\n\033[1m==> %s\033[0m  (+%ss)\n' "$*" $(( $(date +%s) - started )); }

@@ -5,7 +5,7 @@
 //!   cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture
 //! ```
 //!
-//! * streaming: 2,000 `text_delta`s fed at a steady 5,000/s into one message, painted once per
+//! * streaming: 5,000 `text_delta`s fed at a steady 5,000/s into one message, painted once per
 //!   animation frame (coalesced) vs applied and painted one by one (naive); frame-time p95 from
 //!   `requestAnimationFrame` timestamps, and the naive/coalesced ratios;
 //! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size.
@@ -224,7 +224,7 @@ fn ten_thousand_messages() -> Vec<Incoming> {
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]
 async fn benchmark_table() {
-    let n = 2_000;
+    let n = 5_000;
     let coalesced = stream_run(false, n, 5_000.0).await;
     let naive = stream_run(true, n, 5_000.0).await;
 
@@ -250,7 +250,7 @@ async fn benchmark_table() {
         line.to_string(),
         format!(
             "| {:<40} | {:>12} | {:>12} |",
-            "streaming 2,000 deltas at 5,000/s", "coalesced", "naive"
+            "streaming 5,000 deltas at 5,000/s", "coalesced", "naive"
         ),
         line.to_string(),
         format!(

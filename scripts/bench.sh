@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and prints their figures (also saved under pkg/bench/):
+#   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS,
+#   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
+#   console transfer size (gzipped wasm + js + css).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$BRIDGE_CACHE/target}"
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+out=pkg/bench; mkdir -p "$out"
+scripts/setup.sh --test >/dev/null
+
+echo "== protocol decode (criterion)"
+cargo bench -q -p bridge-protocol --bench decode -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/protocol-decode.txt"
+echo "== dedup (criterion)"
+cargo bench -q -p bridge-dedup -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/dedup.txt"
+echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
+cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
+"$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
+echo "== console in headless Chromium (streaming, 10,000 messages)"
+cargo test -q --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
+echo "== console transfer size (trunk build --release, gzip -9)"
+trunk build --release >/dev/null 2>&1
+{
+  total=0
+  for f in dist/*.wasm dist/*.js dist/*.css; do
+    n=$(gzip -9 -c "$f" | wc -c); total=$((total + n))
+    printf '%-50s %8d bytes gzipped\n' "$(basename "$f")" "$n"
+  done
+  printf '%-50s %8d bytes gzipped (target <= 256000)\n' total "$total"
+} | tee "$out/transfer-size.txt"
