@@ -36,11 +36,9 @@ cargo build -p bridge-relay -p bridge-fake-model -p bridge-demo-agent
 export BRIDGE_RELAY_BIN="$CARGO_TARGET_DIR/debug/bridge-relay"
 export BRIDGE_FAKE_MODEL_BIN="$CARGO_TARGET_DIR/debug/bridge-fake-model"
 
-step "native tests"
-cargo test --workspace --exclude bridge-transport --no-fail-fast
-
-step "transport tests, incl. the chaos test against the relay (prints cuts / events / lost / duplicated)"
-cargo test -p bridge-transport --features native --no-fail-fast -- --nocapture
+step "native tests (incl. the transport chaos test, which prints cuts / events / lost / duplicated)"
+# One invocation with the same features as clippy, so dependencies are built once.
+cargo test --workspace --features bridge-transport/native --no-fail-fast -- --nocapture
 
 step "official browser SDK (@anthropic-ai/claude-agent-sdk/browser) against the relay"
 tests/sdk-compat/run.sh

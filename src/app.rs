@@ -23,6 +23,7 @@ enum Auth {
 pub fn App() -> impl IntoView {
     let store = Store::http().provide();
     let nav = Nav::install();
+    store.watch_visibility();
     dom::install_keyboard_inset();
     let auth = RwSignal::new(Auth::Checking);
     leptos::task::spawn_local(async move {

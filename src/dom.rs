@@ -216,3 +216,18 @@ pub fn count_elements(root: &web_sys::Element) -> u32 {
         .map(|l| l.length())
         .unwrap_or(0)
 }
+
+/// Whether the page is hidden (background tab, minimized, phone locked).
+pub fn page_hidden() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .is_some_and(|d| d.hidden())
+}
+
+/// The window's inner width in CSS px (a wide default without a window).
+pub fn viewport_width() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1280.0)
+}

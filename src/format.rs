@@ -91,6 +91,26 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
     Some(((days * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac) * 1000.0)
 }
 
+/// A session's display name: its title, else the last segment of its cwd, else a short id.
+pub fn session_name(title: Option<&str>, cwd: Option<&str>, id: &str) -> String {
+    if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
+        return t.to_string();
+    }
+    if let Some(c) = cwd.map(str::trim).filter(|c| !c.is_empty()) {
+        let last = c
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or_default();
+        return if last.is_empty() {
+            c.to_string()
+        } else {
+            last.to_string()
+        };
+    }
+    id.chars().take(8).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +139,23 @@ mod tests {
             "5m ago"
         );
         assert_eq!(ago(&Value::Null, now), "");
+    }
+
+    #[test]
+    fn session_names_prefer_the_title_then_the_cwd_tail() {
+        assert_eq!(
+            session_name(Some("Fix CI"), Some("/tmp/x"), "abcdef123"),
+            "Fix CI"
+        );
+        assert_eq!(
+            session_name(Some("  "), Some("/tmp/s1/proj/"), "abcdef123"),
+            "proj"
+        );
+        assert_eq!(
+            session_name(None, Some("C:\\work\\app"), "abcdef123"),
+            "app"
+        );
+        assert_eq!(session_name(None, Some("/"), "abcdef123"), "/");
+        assert_eq!(session_name(None, None, "abcdef123"), "abcdef12");
     }
 }

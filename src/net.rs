@@ -136,6 +136,10 @@ pub enum ConnState {
         /// Attempt number.
         attempt: u32,
     },
+    /// Paused while the page is hidden; resumes (from the cursor) when it is visible again.
+    Paused,
+    /// The session has ended: its stream is complete and will not reconnect.
+    Ended,
     /// Not connected and not retrying (reason).
     Offline(String),
 }
@@ -147,6 +151,8 @@ impl ConnState {
             ConnState::Connecting => "connecting",
             ConnState::Live => "live",
             ConnState::Reconnecting { .. } => "reconnecting",
+            ConnState::Paused => "paused",
+            ConnState::Ended => "ended",
             ConnState::Offline(_) => "offline",
         }
     }
@@ -162,6 +168,8 @@ impl ConnState {
                     ((at_ms - now_ms) / 1000.0).ceil().max(0.0) as u64
                 )
             }
+            ConnState::Paused => "Paused (page hidden)".into(),
+            ConnState::Ended => "Session ended".into(),
             ConnState::Offline(why) => format!("Offline: {why}"),
         }
     }
@@ -308,6 +316,18 @@ pub async fn archive_session(id: &str) -> Result<(), NetError> {
     .map(|_| ())
 }
 
+/// Delays (ms) between reads of a session's detail while its `initialize` answer is still null:
+/// 0.5 s doubling to 4 s, for at most a minute in all.
+pub fn detail_retry_delays() -> impl Iterator<Item = u32> {
+    let mut total = 0u32;
+    (0u32..)
+        .map(|i| 500u32.saturating_mul(1 << i.min(3)))
+        .take_while(move |d| {
+            total += d;
+            total <= 60_000
+        })
+}
+
 /// `GET /v1/code/sessions/{id}` (includes the `initialize` answer).
 pub async fn get_session(id: &str) -> Result<Value, NetError> {
     request_json("GET", &format!("/v1/code/sessions/{}", enc(id)), None).await
@@ -330,7 +350,12 @@ pub fn conn_state(state: &bridge_transport::ConnectionState, now_ms: f64) -> Con
             at_ms: now_ms + *next_retry_ms as f64,
             attempt: *attempt,
         },
-        C::Suspended => ConnState::Offline("paused while the page is hidden".into()),
+        C::Suspended => ConnState::Paused,
+        // The relay answers the stream of an ended session (cursor at its end) with 404
+        // `session_ended`: final, and not an outage.
+        C::Closed {
+            reason: bridge_transport::CloseReason::Permanent(why),
+        } if why.contains("session_ended") => ConnState::Ended,
         C::Closed { reason } => ConnState::Offline(reason.to_string()),
     }
 }
@@ -390,6 +415,25 @@ impl Subscription {
         if !self.stopped.replace(true) {
             #[cfg(target_arch = "wasm32")]
             self.handle.close();
+        }
+    }
+}
+
+impl Subscription {
+    /// Stops reading while the page is hidden (nothing is lost: [`Subscription::resume`]
+    /// reconnects from the cursor).
+    pub fn suspend(&self) {
+        #[cfg(target_arch = "wasm32")]
+        if !self.stopped.get() {
+            self.handle.suspend();
+        }
+    }
+
+    /// Reconnects at once after [`Subscription::suspend`].
+    pub fn resume(&self) {
+        #[cfg(target_arch = "wasm32")]
+        if !self.stopped.get() {
+            self.handle.resume();
         }
     }
 }
@@ -532,6 +576,22 @@ mod tests {
             0.0,
         );
         assert_eq!(closed.as_str(), "offline");
+        assert_eq!(conn_state(&C::Suspended, 0.0), ConnState::Paused);
+        let ended = conn_state(
+            &C::Closed {
+                reason: CloseReason::Permanent("HTTP 404 (session_ended)".into()),
+            },
+            0.0,
+        );
+        assert_eq!(ended, ConnState::Ended);
+        assert_eq!(ended.label_at(0.0), "Session ended");
+        let gone = conn_state(
+            &C::Closed {
+                reason: CloseReason::Permanent("HTTP 404 (not_found)".into()),
+            },
+            0.0,
+        );
+        assert_eq!(gone.as_str(), "offline");
     }
 
     #[test]
@@ -545,6 +605,15 @@ mod tests {
             send_error(&e),
             NetError::Status(409, "already answered".into())
         );
+    }
+
+    #[test]
+    fn detail_polling_backs_off_and_stops_within_a_minute() {
+        let d: Vec<u32> = detail_retry_delays().collect();
+        assert_eq!(&d[..5], &[500, 1000, 2000, 4000, 4000]);
+        let total: u32 = d.iter().sum();
+        assert!(total <= 60_000 && total > 55_000, "{total}");
+        assert!(d.iter().all(|&x| x <= 4000));
     }
 
     #[test]

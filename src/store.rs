@@ -15,6 +15,14 @@ use crate::net::{
 };
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
+/// How long the page stays hidden before the stream is suspended.
+pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
+
+fn is_system_init(payload: &Value) -> bool {
+    payload.get("type").and_then(Value::as_str) == Some("system")
+        && payload.get("subtype").and_then(Value::as_str) == Some("init")
+}
+
 #[derive(Default)]
 struct Inbox {
     frames: Vec<Incoming>,
@@ -40,6 +48,12 @@ pub struct Store {
     pub truncated: RwSignal<bool>,
     /// Ids of collapsed things the person expanded ("show all"), kept across re-renders.
     pub expanded: RwSignal<std::collections::HashSet<String>>,
+    /// Bumped when the transcript must scroll to its end (the person sent a message).
+    pub scroll_to_end: RwSignal<u64>,
+    /// The session whose detail (`initialize`) is being polled, if any.
+    detail_poll: StoredValue<Option<String>>,
+    /// Bumped on each visibility change (cancels a pending suspend).
+    visibility_gen: StoredValue<u64>,
     inbox: StoredValue<Inbox, LocalStorage>,
     /// The injected sender (HTTP, or a fake in tests), used when no session connection exists.
     sender: StoredValue<Rc<dyn Sender>, LocalStorage>,
@@ -58,6 +72,9 @@ impl Store {
             sessions: RwSignal::new(Vec::new()),
             truncated: RwSignal::new(false),
             expanded: RwSignal::new(Default::default()),
+            scroll_to_end: RwSignal::new(0),
+            detail_poll: StoredValue::new(None),
+            visibility_gen: StoredValue::new(0),
             inbox: StoredValue::new_local(Inbox::default()),
             sender: StoredValue::new_local(sender),
             subscription: StoredValue::new_local(None),
@@ -126,6 +143,16 @@ impl Store {
                 s.apply_from(f.source, &f.payload);
             }
         });
+        // The CLI is up: if its `initialize` answer (the models) was not known yet, ask again.
+        if frames.iter().any(|f| is_system_init(&f.payload))
+            && self
+                .session
+                .try_with_untracked(|s| s.info().models.is_empty())
+                .unwrap_or(false)
+            && let Some(sid) = self.session_id.get_untracked()
+        {
+            self.poll_detail(sid);
+        }
     }
 
     /// Benchmark switch: apply each frame as it arrives (the naive baseline) instead of coalescing.
@@ -138,6 +165,12 @@ impl Store {
         match ev {
             StreamEvent::Frame(f) => self.ingest(f),
             StreamEvent::State(s) => {
+                if s == ConnState::Ended {
+                    // Apply what is queued first, then mark the session ended.
+                    self.flush();
+                    self.session
+                        .try_update(|m| m.set_summary(&serde_json::json!({"state": "ended"})));
+                }
                 if self.conn.get_untracked() != s {
                     self.conn.set(s);
                 }
@@ -164,17 +197,97 @@ impl Store {
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
         let store = *self;
-        let sid = id.clone();
-        leptos::task::spawn_local(async move {
-            if let Ok(summary) = net::get_session(&sid).await
-                && store.session_id.get_untracked().as_deref() == Some(sid.as_str())
-            {
-                store.session.try_update(|s| s.set_summary(&summary));
-            }
-        });
+        self.poll_detail(id.clone());
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
         self.subscription
             .set_value(Some(net::subscribe(&id, 0, sink)));
+    }
+
+    /// Reads the session detail (`GET /v1/code/sessions/{id}`) and, while its `initialize` answer
+    /// is still null (the CLI answers about a second after it starts), reads it again with backoff
+    /// (0.5 s doubling to 4 s, for at most a minute). One poll per session at a time.
+    fn poll_detail(&self, sid: String) {
+        let already = self
+            .detail_poll
+            .try_update_value(|p| {
+                let same = p.as_deref() == Some(sid.as_str());
+                *p = Some(sid.clone());
+                same
+            })
+            .unwrap_or(true);
+        if already {
+            return;
+        }
+        let store = *self;
+        leptos::task::spawn_local(async move {
+            let current = |store: &Store| {
+                store.session_id.get_untracked().as_deref() == Some(sid.as_str())
+                    && store
+                        .detail_poll
+                        .try_with_value(|p| p.as_deref() == Some(sid.as_str()))
+                        .unwrap_or(false)
+            };
+            let mut delays = net::detail_retry_delays();
+            let mut first = true;
+            while current(&store) {
+                match net::get_session(&sid).await {
+                    Ok(detail) if current(&store) => {
+                        let has_init = detail.get("initialize").is_some_and(Value::is_object);
+                        store.session.try_update(|s| {
+                            if first {
+                                s.set_summary(&detail);
+                            } else if let Some(init) = detail.get("initialize") {
+                                s.set_initialize(init);
+                            }
+                        });
+                        first = false;
+                        if has_init {
+                            break;
+                        }
+                    }
+                    Err(NetError::Status(401 | 403 | 404, _)) => break,
+                    _ => {}
+                }
+                let Some(ms) = delays.next() else { break };
+                gloo_timers::future::TimeoutFuture::new(ms).await;
+            }
+            if current(&store) {
+                store.detail_poll.try_set_value(None);
+            }
+        });
+    }
+
+    /// Suspends the stream after the page has been hidden for [`HIDDEN_SUSPEND_MS`] and resumes
+    /// it (from the cursor: nothing is lost) as soon as the page is visible again.
+    pub fn watch_visibility(&self) {
+        let store = *self;
+        let handle = window_event_listener_untyped("visibilitychange", move |_| {
+            let hidden = crate::dom::page_hidden();
+            let generation = store
+                .visibility_gen
+                .try_update_value(|g| {
+                    *g += 1;
+                    *g
+                })
+                .unwrap_or(0);
+            if hidden {
+                set_timeout(
+                    move || {
+                        let still = store.visibility_gen.try_get_value() == Some(generation);
+                        if still
+                            && crate::dom::page_hidden()
+                            && let Some(Some(sub)) = store.subscription.try_get_value()
+                        {
+                            sub.suspend();
+                        }
+                    },
+                    std::time::Duration::from_millis(HIDDEN_SUSPEND_MS),
+                );
+            } else if let Some(Some(sub)) = store.subscription.try_get_value() {
+                sub.resume();
+            }
+        });
+        on_cleanup(move || handle.remove());
     }
 
     /// Leaves the open session.
@@ -183,6 +296,8 @@ impl Store {
             sub.close();
         }
         self.inbox.update_value(|i| i.frames.clear());
+        // A poll still sleeping ends on its own (the session changed); reopening starts anew.
+        self.detail_poll.set_value(None);
         self.session_id.set(None);
     }
 
@@ -231,6 +346,7 @@ impl Store {
         let uuid = Uuid::new_v4();
         let id = uuid.to_string();
         self.session.update(|s| s.add_local_prompt(&id, text));
+        self.scroll_to_end.update(|n| *n += 1);
         self.post_prompt(uuid, text);
         Some(id)
     }

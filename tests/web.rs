@@ -1,15 +1,20 @@
 //! Browser tests of the components (wasm-bindgen-test in headless Chromium): streaming text
 //! appears (painted once per animation frame), the permission dialog sends the edited command as
 //! `updatedInput`, raw HTML from the model never becomes DOM, the composer never sends during an
-//! IME composition, and observers get no controls.
+//! IME composition, observers get no controls, sending while scrolled up scrolls to the new
+//! message, "jump to latest", an ended session says so, the permission description shows once,
+//! the model picker is never empty, and session items name themselves and hold their actions.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use bridge_console::components::{Composer, PromptDock, SessionView, Transcript};
+use bridge_console::components::session_list::SessionItem;
+use bridge_console::components::{
+    Composer, ConnectionStatus, ModelSelect, PromptDock, SessionView, Transcript,
+};
 use bridge_console::nav::Nav;
-use bridge_console::net::{Incoming, NetError, Sender};
+use bridge_console::net::{ConnState, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent};
 use bridge_console::state::{Session, Source};
 use bridge_console::store::Store;
 use futures::future::LocalBoxFuture;
@@ -418,4 +423,217 @@ async fn observers_get_no_controls_and_see_waiting_prompts() {
             .unwrap()
             .contains("waiting for the controller")
     );
+}
+
+/// Gives the transcript a real scroll box (the tests load no stylesheet).
+fn scroll_box_style() -> web_sys::Element {
+    let doc = document();
+    let style = doc.create_element("style").unwrap();
+    style.set_text_content(Some(
+        ".transcript { height: 300px; overflow-y: auto; } .row { min-height: 40px; }",
+    ));
+    doc.head().unwrap().append_child(&style).unwrap();
+    style
+}
+
+async fn frames(n: usize) {
+    for _ in 0..n {
+        next_frame().await;
+    }
+}
+
+fn at_bottom(el: &web_sys::HtmlElement) -> bool {
+    el.scroll_top() as f64 + el.client_height() as f64 >= el.scroll_height() as f64 - 60.0
+}
+
+fn scroll_to_top(el: &web_sys::HtmlElement) {
+    el.set_scroll_top(0);
+    el.dispatch_event(&web_sys::Event::new("scroll").unwrap())
+        .unwrap();
+}
+
+fn fill_transcript(m: &Mounted, n: usize) {
+    for i in 0..n {
+        m.store.apply_now(assistant(
+            &format!("msg_{i}"),
+            &format!("a-{i}"),
+            json!({"type": "text", "text": format!("Line {i} of a long session.")}),
+        ));
+    }
+}
+
+#[wasm_bindgen_test]
+async fn sending_while_scrolled_up_brings_the_new_message_into_view() {
+    let style = scroll_box_style();
+    let m = mount(false, || view! { <Transcript /> <Composer /> });
+    m.store.conn.set(ConnState::Live);
+    fill_transcript(&m, 300);
+    frames(4).await;
+    let scroller = m.one("[data-testid=transcript]");
+    assert!(at_bottom(&scroller), "starts at the bottom");
+    scroll_to_top(&scroller);
+    frames(3).await;
+    assert!(!at_bottom(&scroller));
+    let id = m.store.send_prompt("the newest prompt").unwrap();
+    frames(6).await;
+    let sel = format!("[data-testid=message][data-uuid='{id}']");
+    assert_eq!(
+        m.all(&sel).len(),
+        1,
+        "the sent message is rendered (virtualized list)"
+    );
+    assert!(at_bottom(&scroller), "the transcript scrolled to the end");
+    // The DOM stays bounded.
+    assert!(m.all("[data-testid=message]").len() < 150);
+    style.remove();
+}
+
+#[wasm_bindgen_test]
+async fn new_content_while_scrolled_up_offers_jump_to_latest() {
+    let style = scroll_box_style();
+    let m = mount(false, || view! { <Transcript /> });
+    fill_transcript(&m, 200);
+    frames(4).await;
+    let scroller = m.one("[data-testid=transcript]");
+    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
+    scroll_to_top(&scroller);
+    frames(3).await;
+    m.store.apply_now(assistant(
+        "msg_new",
+        "a-new",
+        json!({"type": "text", "text": "Something new"}),
+    ));
+    frames(3).await;
+    assert!(!at_bottom(&scroller), "reading position is kept");
+    let jump = m.one("[data-testid=jump-to-latest]");
+    jump.click();
+    frames(6).await;
+    assert!(at_bottom(&scroller));
+    assert_eq!(m.all("[data-testid=message][data-uuid=a-new]").len(), 1);
+    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
+    style.remove();
+}
+
+#[wasm_bindgen_test]
+async fn an_ended_session_says_so_and_the_composer_explains() {
+    let m = mount(false, || view! { <ConnectionStatus /> <Composer /> });
+    m.store.on_stream(StreamEvent::State(ConnState::Live));
+    tick().await;
+    let status = m.one("[data-testid=connection-status]");
+    assert_eq!(status.get_attribute("data-state").as_deref(), Some("live"));
+    // The relay's 404 session_ended on the stream.
+    m.store.on_stream(StreamEvent::State(ConnState::Ended));
+    tick().await;
+    assert_eq!(status.get_attribute("data-state").as_deref(), Some("ended"));
+    let text = status.text_content().unwrap();
+    assert!(text.contains("Session ended"), "{text}");
+    assert!(!text.contains("Offline"), "{text}");
+    let input: web_sys::HtmlTextAreaElement =
+        m.one("[data-testid=composer-input]").dyn_into().unwrap();
+    assert!(input.disabled());
+    assert!(
+        m.one(".composer-hint")
+            .text_content()
+            .unwrap()
+            .contains("ended")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_session_ended_by_its_state_reads_session_ended_not_offline() {
+    let m = mount(false, || view! { <ConnectionStatus /> });
+    m.store
+        .session
+        .update(|s| s.set_summary(&json!({"state": "ended"})));
+    m.store.on_stream(StreamEvent::State(ConnState::Offline(
+        "permanent failure: HTTP 404".into(),
+    )));
+    tick().await;
+    let status = m.one("[data-testid=connection-status]");
+    assert_eq!(status.get_attribute("data-state").as_deref(), Some("ended"));
+    assert!(status.text_content().unwrap().contains("Session ended"));
+}
+
+#[wasm_bindgen_test]
+async fn the_permission_dialog_shows_the_description_once() {
+    let m = mount(false, || view! { <PromptDock /> });
+    m.store.apply_now(json!({"type": "control_request", "request_id": "req-d", "request": {"subtype": "can_use_tool",
+        "tool_name": "Bash", "display_name": "Bash", "description": "Create an empty demo file",
+        "input": {"command": "touch demo-output.txt", "description": "Create an empty demo file"}}}));
+    tick().await;
+    let text = m
+        .one("[data-testid=permission-dialog]")
+        .text_content()
+        .unwrap();
+    assert_eq!(
+        text.matches("Create an empty demo file").count(),
+        1,
+        "{text}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_model_picker_always_offers_the_current_model() {
+    let m = mount(false, || view! { <ModelSelect /> });
+    tick().await;
+    let options = || {
+        m.all("[data-testid=model-select] option")
+            .iter()
+            .map(|o| o.get_attribute("value").unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(options().len(), 1, "never an empty picker");
+    m.store
+        .session
+        .update(|s| s.set_summary(&json!({"model": "claude-x-1", "initialize": null})));
+    tick().await;
+    assert_eq!(options(), vec!["claude-x-1".to_string()]);
+    // The `initialize` answer arrives later (the re-read of the session detail).
+    m.store.session.update(|s| {
+        s.set_initialize(
+            &json!({"models": [{"value": "default", "displayName": "Default"},
+                                            {"value": "opus", "displayName": "Opus"}]}),
+        )
+    });
+    tick().await;
+    assert_eq!(options(), vec!["claude-x-1", "default", "opus"]);
+    let select: web_sys::HtmlSelectElement =
+        m.one("[data-testid=model-select]").dyn_into().unwrap();
+    assert_eq!(select.value(), "claude-x-1");
+}
+
+#[wasm_bindgen_test]
+async fn session_items_are_named_by_title_or_cwd_tail_and_hold_their_actions() {
+    let summary = |id: &str, title: Option<&str>| SessionSummary {
+        id: id.into(),
+        state: "idle".into(),
+        cwd: Some("/tmp/s1234567/my-project".into()),
+        model: None,
+        permission_mode: None,
+        title: title.map(str::to_string),
+        created_at: None,
+        last_activity_at: None,
+        pending_permissions: 0,
+    };
+    let (a, b) = (summary("sa", None), summary("sb", Some("Fix the CI")));
+    let m = mount(false, move || {
+        view! { <ul><SessionItem summary=a /><SessionItem summary=b /></ul> }
+    });
+    m.store.me.set(Some(Me {
+        role: "controller".into(),
+        session_id: None,
+    }));
+    tick().await;
+    let names: Vec<String> = m
+        .all("[data-testid=session-item] .session-name")
+        .iter()
+        .map(|e| e.text_content().unwrap_or_default())
+        .collect();
+    assert_eq!(names, vec!["my-project", "Fix the CI"]);
+    for item in m.all("[data-testid=session-item]") {
+        let archive = item
+            .query_selector("[data-testid=session-archive]")
+            .unwrap();
+        assert!(archive.is_some(), "the card holds its archive action");
+    }
 }

@@ -18,8 +18,12 @@ pub fn Composer() -> impl IntoView {
     let disabled_reason = move || -> Option<&'static str> {
         if store.session_id.with(Option::is_none) {
             Some("Open a session to send messages.")
-        } else if store.session.with(|s| s.state() == SessionState::Ended) {
-            Some("This session has ended; start a new one to continue.")
+        } else if store.session.with(|s| s.state() == SessionState::Ended)
+            || store.conn.with(|c| *c == crate::net::ConnState::Ended)
+        {
+            Some(
+                "This session has ended, so it takes no more messages. Start a new session to continue.",
+            )
         } else {
             None
         }
@@ -30,6 +34,9 @@ pub fn Composer() -> impl IntoView {
         }
         match store.conn.get() {
             crate::net::ConnState::Live => None,
+            crate::net::ConnState::Paused => Some(
+                "Paused while the page was hidden — reconnecting; nothing is lost.".to_string(),
+            ),
             crate::net::ConnState::Offline(why) => {
                 Some(format!("Offline ({why}): reload the page to reconnect."))
             }
@@ -56,6 +63,12 @@ pub fn Composer() -> impl IntoView {
         ev.prevent_default();
         send();
     };
+    // Phones have no Shift+Enter worth advertising, and the long hint wraps.
+    let placeholder = if crate::dom::viewport_width() < 600.0 {
+        "Message Claude…"
+    } else {
+        "Message Claude — Enter to send, Shift+Enter for a new line"
+    };
     let suggestion = move || store.session.with(|s| s.suggestion().map(str::to_string));
     view! {
         <form
@@ -81,7 +94,7 @@ pub fn Composer() -> impl IntoView {
                     class="composer-input"
                     data-testid="composer-input"
                     aria-label="Message to Claude"
-                    placeholder="Message Claude — Enter to send, Shift+Enter for a new line"
+                    placeholder=placeholder
                     rows="1"
                     prop:value=move || text.get()
                     disabled=move || disabled_reason().is_some()

@@ -20,16 +20,38 @@ pub fn ConnectionStatus() -> impl IntoView {
     ) {
         on_cleanup(move || h.clear());
     }
+    // An ended session's stream is complete, not offline.
+    let ended = move || {
+        store
+            .session
+            .with(|s| s.state() == crate::state::SessionState::Ended)
+            && store.conn.with(|c| {
+                matches!(
+                    c,
+                    crate::net::ConnState::Offline(_) | crate::net::ConnState::Ended
+                )
+            })
+    };
+    let state = move || {
+        if ended() {
+            "ended"
+        } else {
+            store.conn.with(|c| c.as_str())
+        }
+    };
     let label = move || {
+        if ended() {
+            return "Session ended".to_string();
+        }
         store
             .conn
             .with(|c| c.label_at(now.get().max(js_sys::Date::now())))
     };
     view! {
         <span
-            class=move || format!("conn conn-{}", store.conn.with(|c| c.as_str()))
+            class=move || format!("conn conn-{}", state())
             data-testid="connection-status"
-            data-state=move || store.conn.with(|c| c.as_str())
+            data-state=state
             role="status"
             aria-label=move || format!("Connection: {}", label())
         >

@@ -25,6 +25,10 @@ pub fn ModelSelect() -> impl IntoView {
             if !cur.is_empty() && !opts.iter().any(|(v, _)| *v == cur) {
                 opts.insert(0, (cur.clone(), cur));
             }
+            if opts.is_empty() {
+                // Models not known yet (or the CLI has none to offer): still name the current one.
+                opts.push((String::new(), "Default".to_string()));
+            }
             opts
         })
     };
@@ -34,6 +38,7 @@ pub fn ModelSelect() -> impl IntoView {
             <select
                 data-testid="model-select"
                 aria-label="Model"
+                disabled=move || store.session.with(|s| s.state() == crate::state::SessionState::Ended)
                 prop:value=current
                 on:change=move |ev| {
                     let v = event_target_value(&ev);

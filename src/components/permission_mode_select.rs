@@ -39,6 +39,7 @@ pub fn PermissionModeSelect() -> impl IntoView {
                 node_ref=select
                 data-testid="permission-mode-select"
                 aria-label="Permission mode"
+                disabled=move || store.session.with(|s| s.state() == crate::state::SessionState::Ended)
                 prop:value=current
                 on:change=move |ev| {
                     let v = event_target_value(&ev);

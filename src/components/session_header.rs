@@ -19,16 +19,15 @@ pub fn SessionHeader() -> impl IntoView {
     let title = move || {
         let id = store.session_id.get().unwrap_or_default();
         let from_list = store.sessions.with(|l| {
-            l.iter().find(|s| s.id == id).and_then(|s| {
-                s.title
-                    .clone()
-                    .filter(|t| !t.is_empty())
-                    .or_else(|| s.cwd.clone())
-            })
+            l.iter()
+                .find(|s| s.id == id)
+                .map(|s| format::session_name(s.title.as_deref(), s.cwd.as_deref(), &s.id))
         });
-        from_list
-            .or_else(|| store.session.with(|s| s.info().cwd.clone()))
-            .unwrap_or(id)
+        from_list.unwrap_or_else(|| {
+            store
+                .session
+                .with(|s| format::session_name(None, s.info().cwd.as_deref(), &id))
+        })
     };
     let cost = move || store.session.with(|s| s.cost_total());
     view! {

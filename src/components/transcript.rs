@@ -75,20 +75,52 @@ pub fn Transcript() -> impl IntoView {
         })
     };
 
+    // New content arrived while the person was scrolled up: offer "jump to latest".
+    let behind = RwSignal::new(false);
     let follow = move || {
         if stick.try_get_value().unwrap_or(false) {
             request_animation_frame(move || {
-                if let Some(el) = scroller.try_get_untracked().flatten() {
+                // The person may have scrolled up since this was scheduled: only follow if not.
+                if stick.try_get_value().unwrap_or(false)
+                    && let Some(el) = scroller.try_get_untracked().flatten()
+                {
                     dom::scroll_to_bottom(&el);
                 }
             });
         }
     };
+    // Goes to the end and sticks there: the window is moved first so the last rows are in the
+    // DOM, then the scroller follows as they are measured.
+    let jump_to_end = move || {
+        stick.set_value(true);
+        behind.set(false);
+        if let Some(el) = scroller.get_untracked() {
+            dom::scroll_to_bottom(&el);
+        }
+        let end = window.with_untracked(|w| w.total) - viewport_h.get_untracked();
+        scroll_top.set(end.max(0.0));
+        follow();
+    };
     // Follow the bottom when rows are added or grow (streaming), if the person is at the bottom.
+    let seen_rev = StoredValue::new(0u64);
     Effect::new(move |_| {
         window.with(|w| w.total);
-        session.with(|s| s.rev());
-        follow();
+        let rev = session.with(|s| s.rev());
+        let grew = rev != seen_rev.get_value();
+        seen_rev.set_value(rev);
+        if stick.get_value() {
+            follow();
+        } else if grew {
+            behind.set(true);
+        }
+    });
+    // The person sent a message: show it, wherever they were scrolled.
+    Effect::new(move |prev: Option<u64>| {
+        let n = store.scroll_to_end.get();
+        if prev.is_some_and(|p| p != n) {
+            jump_to_end();
+        }
+        n
     });
     let last_top = StoredValue::new(0.0f64);
     let measure_viewport = move || {
@@ -97,6 +129,9 @@ pub fn Transcript() -> impl IntoView {
             // Content growing under us does not unstick; only the person scrolling up does.
             if top + ch >= sh - 48.0 {
                 stick.set_value(true);
+                if behind.get_untracked() {
+                    behind.set(false);
+                }
             } else if top < last_top.get_value() - 2.0 {
                 stick.set_value(false);
             }
@@ -119,6 +154,7 @@ pub fn Transcript() -> impl IntoView {
     on_cleanup(move || resize.remove());
 
     view! {
+        <div class="transcript-wrap">
         <div
             class="transcript"
             data-testid="transcript"
@@ -140,6 +176,18 @@ pub fn Transcript() -> impl IntoView {
                     })
                 }}
             </div>
+        </div>
+        {move || behind.get().then(|| view! {
+            <button
+                type="button"
+                class="jump-latest"
+                data-testid="jump-to-latest"
+                aria-label="Jump to the latest message"
+                on:click=move |_| jump_to_end()
+            >
+                "↓ Jump to latest"
+            </button>
+        })}
         </div>
     }
 }

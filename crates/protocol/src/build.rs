@@ -241,3 +241,173 @@ pub fn update_environment_variables(
         extra: Map::new(),
     })
 }
+
+/// The same builders producing the JSON payload directly (what a transport posts), equal to
+/// `serde_json::to_value(&build::x(..))` for the typed builder of the same name.
+///
+/// A client that only needs to *send* these (the wasm console) avoids linking the typed
+/// [`ClientMessage`] serializer — every control request and content variant — this way.
+pub mod value {
+    use serde_json::{Map, Value};
+    use uuid::Uuid;
+
+    use crate::permission::PermissionUpdate;
+    use crate::values::PermissionMode;
+
+    fn object(pairs: Vec<(&str, Value)>) -> Value {
+        let mut map = Map::new();
+        for (k, v) in pairs {
+            map.insert(k.to_owned(), v);
+        }
+        Value::Object(map)
+    }
+
+    fn string(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+
+    /// See [`super::user_text`].
+    pub fn user_text(text: &str, uuid: Uuid) -> Value {
+        object(vec![
+            ("type", string("user")),
+            (
+                "message",
+                object(vec![("role", string("user")), ("content", string(text))]),
+            ),
+            ("parent_tool_use_id", Value::Null),
+            ("uuid", Value::String(uuid.to_string())),
+            ("session_id", string("")),
+        ])
+    }
+
+    /// Any control request: `request` is the body including its `subtype`.
+    pub fn control_request(request_id: &str, request: Value) -> Value {
+        object(vec![
+            ("type", string("control_request")),
+            ("request_id", string(request_id)),
+            ("request", request),
+        ])
+    }
+
+    /// See [`super::initialize`].
+    pub fn initialize(request_id: &str) -> Value {
+        control_request(
+            request_id,
+            object(vec![
+                ("subtype", string("initialize")),
+                ("hooks", Value::Null),
+            ]),
+        )
+    }
+
+    /// See [`super::interrupt`].
+    pub fn interrupt(request_id: &str) -> Value {
+        control_request(request_id, object(vec![("subtype", string("interrupt"))]))
+    }
+
+    /// See [`super::set_model`].
+    pub fn set_model(request_id: &str, model: Option<&str>) -> Value {
+        control_request(
+            request_id,
+            object(vec![
+                ("subtype", string("set_model")),
+                ("model", model.map_or(Value::Null, string)),
+            ]),
+        )
+    }
+
+    /// See [`super::set_permission_mode`].
+    pub fn set_permission_mode(request_id: &str, mode: PermissionMode) -> Value {
+        control_request(
+            request_id,
+            object(vec![
+                ("subtype", string("set_permission_mode")),
+                ("mode", string(mode.as_str())),
+            ]),
+        )
+    }
+
+    /// See [`super::allow`].
+    pub fn allow(
+        request_id: &str,
+        tool_use_id: Option<&str>,
+        updated_input: Value,
+        updated_permissions: Vec<PermissionUpdate>,
+    ) -> Value {
+        let mut result = vec![
+            ("behavior", string("allow")),
+            ("updatedInput", updated_input),
+        ];
+        if !updated_permissions.is_empty() {
+            result.push((
+                "updatedPermissions",
+                serde_json::to_value(&updated_permissions)
+                    .expect("a PermissionUpdate serializes to JSON"),
+            ));
+        }
+        if let Some(id) = tool_use_id {
+            result.push(("toolUseID", string(id)));
+        }
+        success(request_id, Some(object(result)))
+    }
+
+    /// See [`super::deny`].
+    pub fn deny(
+        request_id: &str,
+        tool_use_id: Option<&str>,
+        message: &str,
+        interrupt: bool,
+    ) -> Value {
+        let mut result = vec![("behavior", string("deny")), ("message", string(message))];
+        if interrupt {
+            result.push(("interrupt", Value::Bool(true)));
+        }
+        if let Some(id) = tool_use_id {
+            result.push(("toolUseID", string(id)));
+        }
+        success(request_id, Some(object(result)))
+    }
+
+    /// See [`super::success`].
+    pub fn success(request_id: &str, response: Option<Value>) -> Value {
+        let mut body = vec![
+            ("subtype", string("success")),
+            ("request_id", string(request_id)),
+        ];
+        if let Some(response) = response {
+            body.push(("response", response));
+        }
+        object(vec![
+            ("type", string("control_response")),
+            ("response", object(body)),
+        ])
+    }
+
+    /// See [`super::error`].
+    pub fn error(request_id: &str, message: &str) -> Value {
+        object(vec![
+            ("type", string("control_response")),
+            (
+                "response",
+                object(vec![
+                    ("subtype", string("error")),
+                    ("request_id", string(request_id)),
+                    ("error", string(message)),
+                ]),
+            ),
+        ])
+    }
+
+    /// See [`super::cancel`].
+    pub fn cancel(request_id: &str) -> Value {
+        object(vec![
+            ("type", string("control_cancel_request")),
+            ("request_id", string(request_id)),
+        ])
+    }
+
+    /// See [`super::keep_alive`].
+    pub fn keep_alive() -> Value {
+        object(vec![("type", string("keep_alive"))])
+    }
+}

@@ -270,3 +270,72 @@ fn request_ids_are_fresh_uuids() {
     assert_ne!(first, second);
     assert!(Uuid::parse_str(&first).is_ok(), "{first}");
 }
+
+/// `build::value::x(..)` is exactly `build::x(..)` serialized (same keys, same order).
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn value_builders_equal_the_typed_ones() {
+    use build::value as v;
+    let uuid = Uuid::parse_str(UUID).unwrap();
+    let rule = PermissionUpdate::AddRules(bridge_protocol::RulesUpdate {
+        rules: vec![PermissionRuleValue {
+            tool_name: "Bash".into(),
+            rule_content: Some("echo:*".into()),
+            extra: Default::default(),
+        }],
+        behavior: PermissionBehavior::Allow,
+        destination: PermissionUpdateDestination::Session,
+        extra: Default::default(),
+    });
+    let input = json!({"command": "echo hi", "description": "x"});
+    let pairs: Vec<(Value, ClientMessage)> = vec![
+        (
+            v::user_text("hi <b>", uuid),
+            build::user_text("hi <b>", uuid),
+        ),
+        (v::initialize("r0"), build::initialize("r0")),
+        (v::interrupt("r1"), build::interrupt("r1")),
+        (
+            v::set_model("r2", Some("opus")),
+            build::set_model("r2", Some("opus")),
+        ),
+        (v::set_model("r3", None), build::set_model("r3", None)),
+        (
+            v::set_permission_mode("r4", PermissionMode::AcceptEdits),
+            build::set_permission_mode("r4", PermissionMode::AcceptEdits),
+        ),
+        (
+            v::set_permission_mode("r4", PermissionMode::from("brandNew")),
+            build::set_permission_mode("r4", PermissionMode::from("brandNew")),
+        ),
+        (
+            v::allow("r5", Some("toolu_1"), input.clone(), vec![]),
+            build::allow("r5", Some("toolu_1"), input.clone(), vec![]),
+        ),
+        (
+            v::allow("r6", None, input.clone(), vec![rule.clone()]),
+            build::allow("r6", None, input.clone(), vec![rule]),
+        ),
+        (
+            v::deny("r7", Some("toolu_2"), "no", true),
+            build::deny("r7", Some("toolu_2"), "no", true),
+        ),
+        (
+            v::deny("r8", None, "no", false),
+            build::deny("r8", None, "no", false),
+        ),
+        (
+            v::success("r9", Some(json!({"a": 1}))),
+            build::success("r9", Some(json!({"a": 1}))),
+        ),
+        (v::success("r10", None), build::success("r10", None)),
+        (v::error("r11", "bad"), build::error("r11", "bad")),
+        (v::cancel("r12"), build::cancel("r12")),
+        (v::keep_alive(), build::keep_alive()),
+    ];
+    for (value, typed) in pairs {
+        let typed_line = serde_json::to_string(&typed).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), typed_line);
+        assert_eq!(wire(&typed), value, "{typed_line}");
+    }
+}

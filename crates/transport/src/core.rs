@@ -18,11 +18,11 @@
 use std::collections::VecDeque;
 
 use bridge_dedup::{DedupPair, Seen};
-use bridge_protocol::CliMessage;
+use bridge_protocol::{CliMessage, ParseError};
 use serde_json::Value;
 
 use crate::backoff::{Backoff, BackoffConfig, Retry};
-use crate::envelope::{self, DecodeError, DeliveryUpdate, Durable, Frame, Source};
+use crate::envelope::{self, DecodeError, DeliveryUpdate, Durable, Frame, PayloadCheck, Source};
 use crate::outbox::{Outbox, OutboxConfig, Outcome, Outgoing, PostOutcome, SendError, post_body};
 use crate::sse::{SseItem, SseParser};
 
@@ -93,6 +93,12 @@ pub struct Config {
     pub dedup_capacity: usize,
     /// Page size when fetching a gap from the REST list (1,000).
     pub gap_page_limit: usize,
+    /// A check every payload must pass before it is delivered (a refused one
+    /// is reported as [`TransportEvent::Malformed`]). `None` (the default):
+    /// payloads are delivered as raw JSON with only their string `type`
+    /// checked, so the typed decoder is not linked into consumers that never
+    /// call it. [`PayloadCheck::TYPED`] refuses known types with bad bodies.
+    pub payload_check: Option<PayloadCheck>,
 }
 
 impl Config {
@@ -107,6 +113,7 @@ impl Config {
             connect_timeout_ms: 15_000,
             dedup_capacity: bridge_dedup::DEFAULT_CAPACITY,
             gap_page_limit: 1_000,
+            payload_check: None,
         }
     }
 }
@@ -216,8 +223,31 @@ pub struct Inbound {
     pub source: Option<Source>,
     /// When the relay stored it (durable only).
     pub created_at: Option<String>,
-    /// The decoded message.
-    pub message: CliMessage,
+    /// The payload as sent: a JSON object with a string `type` (checked by
+    /// [`Config::payload_check`] if one is set).
+    pub message: Value,
+}
+
+impl Inbound {
+    /// The payload decoded into a typed [`CliMessage`] (unknown types are
+    /// kept as [`CliMessage::Unknown`]; a known type with a bad body is an
+    /// error unless [`PayloadCheck::TYPED`] already refused it).
+    pub fn decode(&self) -> Result<CliMessage, ParseError> {
+        CliMessage::from_value(self.message.clone())
+    }
+
+    /// The payload's `type` (`""` if absent).
+    pub fn kind(&self) -> &str {
+        self.message
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// The payload, taken out of the event (no copy).
+    pub fn into_payload(self) -> Value {
+        self.message
+    }
 }
 
 /// What the consumer sees.
@@ -716,7 +746,17 @@ impl Core {
         };
         let got_any = !page.events.is_empty();
         for raw in page.events {
-            match envelope::decode_envelope(raw) {
+            let decoded = envelope::decode_envelope(raw);
+            let decoded = match self.config.payload_check {
+                Some(check) => {
+                    decoded.and_then(|d| match check.apply(Frame::Durable(Box::new(d)))? {
+                        Frame::Durable(d) => Ok(*d),
+                        _ => unreachable!("a checked durable frame stays durable"),
+                    })
+                }
+                None => decoded,
+            };
+            match decoded {
                 Ok(d) if d.seq <= self.cursor => {}
                 Ok(d) => {
                     // The relay no longer has cursor+1 .. seq-1 (retention).
@@ -907,6 +947,10 @@ impl Core {
     }
 
     fn on_decoded(&mut self, decoded: Result<Frame, DecodeError>) {
+        let decoded = match self.config.payload_check {
+            Some(check) => decoded.and_then(|f| check.apply(f)),
+            None => decoded,
+        };
         match decoded {
             Ok(frame) => self.on_frame(frame, false),
             Err(e) => {

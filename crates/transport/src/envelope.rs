@@ -1,8 +1,13 @@
 //! Decoding what the relay sends (CCR-WIRE §2.4–§2.7, CONTRACTS "Relay HTTP API"):
-//! SSE events and `/ws?envelope=1` text frames become [`Frame`]s with the
-//! payload decoded into a [`CliMessage`].
+//! SSE events and `/ws?envelope=1` text frames become [`Frame`]s carrying the
+//! payload as raw JSON (its `type` checked to be a string). Decoding it into a
+//! typed [`CliMessage`] is left to whoever needs it ([`Durable::decode`],
+//! [`crate::Inbound::decode`]), or done up front by a [`PayloadCheck`]
+//! (e.g. [`PayloadCheck::TYPED`]) set in [`crate::Config::payload_check`]:
+//! that keeps the typed decoder out of consumers (the wasm console) that only
+//! want the JSON.
 
-use bridge_protocol::CliMessage;
+use bridge_protocol::{CliMessage, ParseError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -56,8 +61,65 @@ pub struct Durable {
     /// The payload's `uuid`, read from the raw JSON (every kind of payload,
     /// including `control_response`s a client posted, may carry one).
     pub uuid: Option<String>,
-    /// The decoded payload.
-    pub message: CliMessage,
+    /// The payload, as sent (a JSON object with a string `type`).
+    pub message: Value,
+}
+
+impl Durable {
+    /// The payload decoded into a typed [`CliMessage`] (unknown types are
+    /// kept as [`CliMessage::Unknown`]; a known type with a bad body is an
+    /// error).
+    pub fn decode(&self) -> Result<CliMessage, ParseError> {
+        CliMessage::from_value(self.message.clone())
+    }
+}
+
+/// A check run on every payload before it is delivered; a payload it
+/// refuses is reported as malformed ([`DecodeError::BadPayload`]) instead.
+/// Only linked into a binary that uses it.
+#[derive(Clone, Copy)]
+pub struct PayloadCheck(pub fn(&Value) -> Result<(), String>);
+
+impl PayloadCheck {
+    /// Refuses payloads whose known type does not decode into a typed
+    /// [`CliMessage`] (what the transport did unconditionally before).
+    pub const TYPED: PayloadCheck = PayloadCheck(check_typed);
+
+    /// Runs the check on a decoded frame (durable and ephemeral payloads).
+    pub fn apply(self, frame: Frame) -> Result<Frame, DecodeError> {
+        let (event, seq, payload) = match &frame {
+            Frame::Durable(d) => ("client_event", Some(d.seq), &d.message),
+            Frame::Ephemeral(m) => ("ephemeral_event", None, &**m),
+            _ => return Ok(frame),
+        };
+        match (self.0)(payload) {
+            Ok(()) => Ok(frame),
+            Err(error) => Err(DecodeError::BadPayload {
+                event: event.to_owned(),
+                seq,
+                error,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for PayloadCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PayloadCheck(..)")
+    }
+}
+
+impl PartialEq for PayloadCheck {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+/// The check behind [`PayloadCheck::TYPED`].
+pub fn check_typed(payload: &Value) -> Result<(), String> {
+    CliMessage::from_value(payload.clone())
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// A `delivery_update` (progress of an event a client posted).
@@ -79,7 +141,7 @@ pub enum Frame {
     Durable(Box<Durable>),
     /// `ephemeral_event`: not stored, never replayed (stream deltas and the
     /// projected system subtypes).
-    Ephemeral(Box<CliMessage>),
+    Ephemeral(Box<Value>),
     /// `catch_up_truncated`: the relay could not replay everything after the
     /// cursor.
     CatchUpTruncated,
@@ -222,7 +284,7 @@ fn decode(
                 .and_then(Value::as_str)
                 .filter(|u| !u.is_empty())
                 .map(str::to_owned);
-            let message = decode_payload(payload, event, Some(seq))?;
+            let message = payload;
             Ok(Frame::Durable(Box::new(Durable {
                 seq,
                 event_id,
@@ -235,9 +297,7 @@ fn decode(
         "ephemeral_event" => {
             let mut data = data()?;
             let payload = take_payload(&mut data, event)?;
-            Ok(Frame::Ephemeral(Box::new(decode_payload(
-                payload, event, None,
-            )?)))
+            Ok(Frame::Ephemeral(Box::new(payload)))
         }
         "catch_up_truncated" => Ok(Frame::CatchUpTruncated),
         "delivery_update" => serde_json::from_value(data()?)
@@ -270,18 +330,6 @@ fn take_payload(data: &mut Value, event: &str) -> Result<Value, DecodeError> {
     Ok(payload)
 }
 
-fn decode_payload(
-    payload: Value,
-    event: &str,
-    seq: Option<u64>,
-) -> Result<CliMessage, DecodeError> {
-    CliMessage::from_value(payload).map_err(|e| DecodeError::BadPayload {
-        event: event.to_owned(),
-        seq,
-        error: e.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,7 +359,7 @@ mod tests {
         assert_eq!(d.seq, 13);
         assert_eq!(d.source, Source::Worker);
         assert_eq!(d.event_id.as_deref(), Some("e"));
-        assert_eq!(d.message.uuid(), Some("u-1"));
+        assert_eq!(d.decode().unwrap().uuid(), Some("u-1"));
         assert_eq!(
             serde_json::to_value(&d.message).unwrap(),
             serde_json::from_str::<Value>(ASSISTANT).unwrap()
@@ -340,14 +388,32 @@ mod tests {
         assert!(matches!(e, DecodeError::NotJson { .. }));
         let e = decode_sse(&sse(Some("3"), "client_event", r#"{"payload":{"x":1}}"#)).unwrap_err();
         assert!(matches!(e, DecodeError::MissingType { .. }));
-        // a known type with a bad body
-        let e = decode_sse(&sse(
+        // a known type with a bad body: delivered raw, refused by the typed check
+        let bad = sse(
             Some("4"),
             "client_event",
             r#"{"payload":{"type":"assistant","message":5}}"#,
-        ))
-        .unwrap_err();
+        );
+        let Frame::Durable(d) = decode_sse(&bad).unwrap() else {
+            panic!("not durable")
+        };
+        assert_eq!(d.message, json!({"type":"assistant","message":5}));
+        assert!(d.decode().is_err());
+        let e = PayloadCheck::TYPED
+            .apply(decode_sse(&bad).unwrap())
+            .unwrap_err();
         assert_eq!(e.seq(), Some(4), "{e}");
+        assert!(matches!(e, DecodeError::BadPayload { .. }), "{e}");
+        // a good one passes the check unchanged
+        let data = format!(r#"{{"sequence_num":5,"payload":{ASSISTANT}}}"#);
+        let good = decode_sse(&sse(None, "client_event", &data)).unwrap();
+        assert_eq!(PayloadCheck::TYPED.apply(good.clone()), Ok(good));
+        // ephemeral frames are checked too, without a seq
+        let text = r#"{"event":"ephemeral_event","id":null,"data":{"payload":{"type":"stream_event","event":3}}}"#;
+        let e = PayloadCheck::TYPED
+            .apply(decode_ws(text).unwrap())
+            .unwrap_err();
+        assert_eq!(e.seq(), None, "{e}");
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -361,7 +427,7 @@ mod tests {
         .unwrap() else {
             panic!()
         };
-        assert!(!d.message.is_known());
+        assert!(!d.decode().unwrap().is_known());
         assert_eq!(
             serde_json::to_value(&d.message).unwrap(),
             json!({"type":"brand_new","x":[1]})

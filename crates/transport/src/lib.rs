@@ -32,5 +32,5 @@ pub use crate::core::{
 };
 pub use crate::driver::{Transport, TransportHandle};
 pub use crate::endpoint::Endpoint;
-pub use crate::envelope::{DeliveryUpdate, Source};
+pub use crate::envelope::{DeliveryUpdate, PayloadCheck, Source};
 pub use crate::outbox::{OutboxConfig, PostOutcome, SendError};

@@ -3,8 +3,8 @@
 
 use bridge_transport::outbox::SendError;
 use bridge_transport::{
-    Action, CloseReason, Config, ConnectionState, Core, Entropy, EventsPage, Failure, PostOutcome,
-    Resume, TransportEvent, TransportKind,
+    Action, CloseReason, Config, ConnectionState, Core, Entropy, EventsPage, Failure, PayloadCheck,
+    PostOutcome, Resume, TransportEvent, TransportKind,
 };
 use serde_json::{Value, json};
 #[cfg(target_arch = "wasm32")]
@@ -26,7 +26,9 @@ fn core(kind: TransportKind) -> Core {
 }
 
 fn core_from(kind: TransportKind, resume: Resume) -> Core {
-    Core::new(Config::new(kind, "cse_test"), resume, entropy(), 0)
+    let mut config = Config::new(kind, "cse_test");
+    config.payload_check = Some(PayloadCheck::TYPED);
+    Core::new(config, resume, entropy(), 0)
 }
 
 fn user(uuid: &str, text: &str) -> Value {
@@ -796,6 +798,40 @@ fn websocket_writes_are_resent_after_a_cut_and_confirmed_by_echo() {
     }));
     assert!(evs.iter().any(|e| matches!(e, TransportEvent::SendFailed { uuid, error: SendError::Rejected { status: 410, .. } } if *uuid == b)));
     assert!(delivered(&evs).is_empty());
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn without_a_payload_check_payloads_are_delivered_raw() {
+    let mut c = Core::new(
+        Config::new(TransportKind::SsePost, "cse_test"),
+        Resume::default(),
+        entropy(),
+        0,
+    );
+    connect(&mut c, 0);
+    let mut s = sse_durable(1, "worker", &user("a", "1"));
+    s.push_str("id: 2\nevent: client_event\ndata: {\"sequence_num\":2,\"payload\":{\"type\":\"assistant\",\"message\":7}}\n\n");
+    s.push_str("id: 3\nevent: client_event\ndata: {\"sequence_num\":3,\"payload\":{\"x\":1}}\n\n");
+    c.on_bytes(1, 1, s.as_bytes());
+    let evs = events(&mut c);
+    let msgs: Vec<_> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TransportEvent::Message(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(msgs.len(), 2, "{evs:?}");
+    assert_eq!(msgs[0].kind(), "user");
+    assert_eq!(msgs[0].decode().unwrap().uuid(), Some("a"));
+    assert_eq!(msgs[1].message, json!({"type":"assistant","message":7}));
+    assert!(
+        msgs[1].decode().is_err(),
+        "the typed decode still refuses it"
+    );
+    // a payload without a string `type` is malformed either way
+    assert_eq!(c.counters().malformed, 1);
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -396,7 +396,7 @@ async fn demo_turn(kind: TransportKind) {
             .expect("transport ended");
         match &e {
             TransportEvent::Message(m) => {
-                kinds.push(m.message.kind());
+                kinds.push(m.decode().expect("typed decode").kind());
                 let v = payload(m);
                 if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
                     let allow = bridge_protocol::build::allow(

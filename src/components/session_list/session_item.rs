@@ -26,12 +26,11 @@ pub fn SessionItem(
             .me
             .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
     };
-    let name = summary
-        .title
-        .clone()
-        .filter(|t| !t.is_empty())
-        .or_else(|| summary.cwd.clone())
-        .unwrap_or_else(|| summary.id.chars().take(8).collect());
+    let name = format::session_name(
+        summary.title.as_deref(),
+        summary.cwd.as_deref(),
+        &summary.id,
+    );
     let ago = summary
         .last_activity_at
         .as_ref()
@@ -47,6 +46,7 @@ pub fn SessionItem(
     if !ago.is_empty() {
         meta.push(ago);
     }
+    let archive_label = format!("Archive session {name}");
     let state = summary.state.clone();
     let archiving = RwSignal::new(false);
     view! {
@@ -66,18 +66,19 @@ pub fn SessionItem(
                     nav.go(Some(&id_click));
                 }
             >
-                <span class="session-name">{name}</span>
+                <span class="session-name" title=name.clone()>{name.clone()}</span>
                 <span class=format!("badge state-{state}")>{state.replace('_', " ")}</span>
-                <span class="session-cwd">{summary.cwd.clone().unwrap_or_default()}</span>
+                <span class="session-cwd" title=summary.cwd.clone().unwrap_or_default()>{summary.cwd.clone().unwrap_or_default()}</span>
                 <span class="session-meta">{meta.join(" · ")}</span>
             </a>
             {move || controller().then(|| {
                 let id_archive = id_archive.clone();
+                let archive_label = archive_label.clone();
                 view! {
                     <button
                         class="link-button archive"
                         data-testid="session-archive"
-                        aria-label="Archive session"
+                        aria-label=archive_label.clone()
                         disabled=move || archiving.get()
                         on:click=move |_| {
                             archiving.set(true);
