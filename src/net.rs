@@ -380,11 +380,10 @@ pub fn stream_event(ev: bridge_transport::TransportEvent, now_ms: f64) -> Option
                 Some(bridge_transport::Source::Relay) => Source::Relay,
                 _ => Source::Worker,
             };
-            let payload = serde_json::to_value(&inbound.message).ok()?;
             StreamEvent::Frame(Incoming {
                 source,
                 seq: inbound.seq,
-                payload,
+                payload: inbound.message,
             })
         }
         E::State(s) => StreamEvent::State(conn_state(&s, now_ms)),

@@ -296,8 +296,6 @@ impl Store {
             sub.close();
         }
         self.inbox.update_value(|i| i.frames.clear());
-        // A poll still sleeping ends on its own (the session changed); reopening starts anew.
-        self.detail_poll.set_value(None);
         self.session_id.set(None);
     }
 
@@ -334,10 +332,6 @@ impl Store {
         });
     }
 
-    fn payload(msg: &bridge_protocol::ClientMessage) -> Value {
-        serde_json::to_value(msg).unwrap_or(Value::Null)
-    }
-
     /// Sends a prompt: shown at once as pending, confirmed by its echo. Returns its uuid.
     pub fn send_prompt(&self, text: &str) -> Option<String> {
         if !self.can_act() || text.trim().is_empty() {
@@ -354,7 +348,7 @@ impl Store {
     fn post_prompt(&self, uuid: Uuid, text: &str) {
         let store = *self;
         let id = uuid.to_string();
-        self.post(Self::payload(&build::user_text(text, uuid)), move |r| {
+        self.post(build::value::user_text(text, uuid), move |r| {
             let state = match r {
                 Ok(()) => SendState::Confirmed,
                 Err(NetError::Status(409 | 410, _)) => {
@@ -382,7 +376,7 @@ impl Store {
         self.post_prompt(uuid, &text);
     }
 
-    fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> bridge_protocol::ClientMessage) {
+    fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> Value) {
         if !self.can_act() {
             return;
         }
@@ -390,7 +384,7 @@ impl Store {
         self.session.update(|s| s.local_request(&rid, req));
         let store = *self;
         let rid2 = rid.clone();
-        self.post(Self::payload(&msg(&rid)), move |r| {
+        self.post(msg(&rid), move |r| {
             if let Err(e) = r {
                 store
                     .session
@@ -401,14 +395,14 @@ impl Store {
 
     /// Interrupts the running turn.
     pub fn interrupt(&self) {
-        self.control(LocalRequest::Interrupt, build::interrupt);
+        self.control(LocalRequest::Interrupt, build::value::interrupt);
     }
 
     /// Switches the model (`None`: the default).
     pub fn set_model(&self, model: Option<String>) {
         let m = model.clone();
         self.control(LocalRequest::SetModel(model), move |rid| {
-            build::set_model(rid, m.as_deref())
+            build::value::set_model(rid, m.as_deref())
         });
     }
 
@@ -419,7 +413,7 @@ impl Store {
                 .unwrap_or(bridge_protocol::PermissionMode::Default);
         self.control(
             LocalRequest::SetPermissionMode(mode.to_string()),
-            move |rid| build::set_permission_mode(rid, parsed),
+            move |rid| build::value::set_permission_mode(rid, parsed),
         );
     }
 
@@ -450,13 +444,13 @@ impl Store {
             .into_iter()
             .filter_map(|p| serde_json::from_value(p).ok())
             .collect();
-        let msg = build::allow(
+        let msg = build::value::allow(
             &prompt.request_id,
             prompt.tool_use_id.as_deref(),
             updated_input,
             perms,
         );
-        self.post_answer(&prompt.request_id, Self::payload(&msg));
+        self.post_answer(&prompt.request_id, msg);
     }
 
     /// Denies a permission prompt, optionally interrupting the turn ("deny and stop").
@@ -466,19 +460,19 @@ impl Store {
         } else {
             message
         };
-        let msg = build::deny(
+        let msg = build::value::deny(
             &prompt.request_id,
             prompt.tool_use_id.as_deref(),
             message,
             interrupt,
         );
-        self.post_answer(&prompt.request_id, Self::payload(&msg));
+        self.post_answer(&prompt.request_id, msg);
     }
 
     /// Answers a prompt with any success body (elicitation, user dialog).
     pub fn answer(&self, request_id: &str, body: Value) {
-        let msg = build::success(request_id, Some(body));
-        self.post_answer(request_id, Self::payload(&msg));
+        let msg = build::value::success(request_id, Some(body));
+        self.post_answer(request_id, msg);
     }
 
     /// Whether `id` was expanded.
