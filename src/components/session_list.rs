@@ -22,6 +22,15 @@ pub fn SessionList() -> impl IntoView {
     ) {
         on_cleanup(move || handle.clear());
     }
+    // The open session's state is known live from its stream: refresh the list as soon as it
+    // changes, so the list's badge never lags the header by a polling interval.
+    Effect::new(move |prev: Option<String>| {
+        let now = store.session.with(|s| s.state().as_str().to_string());
+        if prev.as_ref().is_some_and(|p| *p != now) {
+            store.refresh_sessions();
+        }
+        now
+    });
     let controller = move || {
         store
             .me
