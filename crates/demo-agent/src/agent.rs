@@ -285,6 +285,8 @@ pub(crate) struct Agent<W: Write> {
     stdin_closed: bool,
     in_turn: bool,
     result_index: u64,
+    /// Cost of every turn so far: like the real CLI, `result.total_cost_usd` is the process's running total.
+    total_cost_usd: f64,
     /// The `can_use_tool` frame awaiting an answer (reported by a later `initialize`).
     pending_permission: Option<Value>,
 }
@@ -314,6 +316,7 @@ impl<W: Write> Agent<W> {
             stdin_closed: false,
             in_turn: false,
             result_index: 0,
+            total_cost_usd: 0.0,
             pending_permission: None,
         }
     }
@@ -1574,7 +1577,8 @@ impl<W: Write> Agent<W> {
             v["stop_reason"] = Value::Null;
         }
         v["session_id"] = json!(self.session_id);
-        v["total_cost_usd"] = json!(cost);
+        self.total_cost_usd += cost;
+        v["total_cost_usd"] = json!(self.total_cost_usd);
         v["usage"] = self.usage_value(turn);
         v["modelUsage"] = self.model_usage(turn, cost);
         v["permission_denials"] = json!(turn.denials);

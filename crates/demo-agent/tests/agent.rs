@@ -489,6 +489,38 @@ fn set_model_changes_the_next_init() {
 }
 
 #[test]
+fn total_cost_is_the_running_total_of_the_session() {
+    let mut a = start("default");
+    let mut totals = Vec::new();
+    let mut turn_costs = Vec::new();
+    for uuid in [U1, U2] {
+        a.send(&user("hi", uuid));
+        let (req, _) = a.until(T, is("control_request/can_use_tool"));
+        a.send(&allow(&req, None, None));
+        let (result, _) = a.until(T, is_result);
+        let usage = &result["usage"];
+        let model = result["modelUsage"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        turn_costs.push(cost_usd(
+            &model,
+            usage["input_tokens"].as_u64().unwrap(),
+            usage["output_tokens"].as_u64().unwrap(),
+        ));
+        totals.push(result["total_cost_usd"].as_f64().unwrap());
+    }
+    assert!((totals[0] - turn_costs[0]).abs() < 1e-12);
+    assert!(
+        (totals[1] - (turn_costs[0] + turn_costs[1])).abs() < 1e-12,
+        "second result must carry the running total, got {totals:?} for turn costs {turn_costs:?}"
+    );
+}
+
+#[test]
 fn set_permission_mode_is_answered_and_applied() {
     let mut a = start("edit");
     a.send(&control(
