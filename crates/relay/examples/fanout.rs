@@ -202,27 +202,6 @@ fn write_syscalls(pid: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Busy CPU time of the whole machine (all CPUs, every process), in seconds: the other load the
-/// measurement shares the machine with shows up as machine CPU minus relay and bench CPU.
-fn machine_busy_secs() -> f64 {
-    std::fs::read_to_string("/proc/stat")
-        .ok()
-        .and_then(|s| {
-            let f: Vec<u64> = s
-                .lines()
-                .next()?
-                .split_whitespace()
-                .skip(1)
-                .filter_map(|n| n.parse().ok())
-                .collect();
-            // user nice system idle iowait irq softirq steal …: busy = all but idle and iowait.
-            let total: u64 = f.iter().take(8).sum();
-            Some(total - f.get(3)? - f.get(4)?)
-        })
-        .unwrap_or(0) as f64
-        / 100.0
-}
-
 /// utime + stime of a process, in seconds.
 fn cpu_secs(pid: &str) -> f64 {
     let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -254,8 +233,6 @@ struct Phase {
     elapsed: Duration,
     relay_cpu: f64,
     bench_cpu: f64,
-    /// Every process on the machine (100% = one core).
-    machine_cpu: f64,
     /// Relay write syscalls per frame delivered (1.0: one write per frame per subscriber).
     writes_per_frame: f64,
 }
@@ -336,7 +313,6 @@ async fn phase(
     let started = Instant::now();
     let (relay_cpu0, bench_cpu0) = (cpu_secs(&relay.child.id().to_string()), cpu_secs("self"));
     let writes0 = write_syscalls(&relay.child.id().to_string());
-    let machine0 = machine_busy_secs();
     let payload = json!({"type":"user","message":{"role":"user","content":format!("go {expected} {rate} {kind}")},"parent_tool_use_id":null,"session_id":""});
     http.post(format!("{}/v1/code/sessions/{sid}/events", relay.base))
         .bearer_auth(TOKEN)
@@ -372,7 +348,6 @@ async fn phase(
     let relay_cpu = (cpu_secs(&relay.child.id().to_string()) - relay_cpu0) / elapsed.as_secs_f64();
     let bench_cpu = (cpu_secs("self") - bench_cpu0) / elapsed.as_secs_f64();
     let writes = write_syscalls(&relay.child.id().to_string()).saturating_sub(writes0);
-    let machine_cpu = (machine_busy_secs() - machine0) / elapsed.as_secs_f64();
     let received: u64 = all.iter().map(|l| l.len() as u64).sum();
     let mut lat: Vec<u64> = all.into_iter().flatten().collect();
     lat.sort_unstable();
@@ -386,7 +361,6 @@ async fn phase(
         elapsed,
         relay_cpu,
         bench_cpu,
-        machine_cpu,
         writes_per_frame: writes as f64 / received.max(1) as f64,
     })
 }
@@ -406,12 +380,12 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
     let hwm = rss_kb(pid, "VmHWM:");
     println!();
     println!(
-        "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU | machine CPU | relay writes/frame |"
+        "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU | relay writes/frame |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (p, rss) in [(&base, &base_rss), (&fan, &peak_rss)] {
         println!(
-            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.0}% | {:.2} |",
+            "| {} | {}/{} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0}% | {:.0}% | {:.2} |",
             p.subscribers,
             p.received,
             p.expected,
@@ -422,15 +396,13 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
             rss.load(Ordering::Relaxed) as f64 / 1024.0,
             p.relay_cpu * 100.0,
             p.bench_cpu * 100.0,
-            p.machine_cpu * 100.0,
             p.writes_per_frame
         );
     }
     println!();
     println!(
         "added by fan-out vs baseline: p50 ×{:.2}, p99 ×{:.2}; relay VmHWM {:.1} MB (targets: p99 ≤ 10 ms, RSS ≤ 100 MB; \
-         CPU columns: 100% = one core, machine = every process, so machine − relay − bench ≈ the generator plus \
-         whatever else shares the machine)",
+         CPU: 100% = one core; relay writes/frame: write syscalls per frame delivered)",
         fan.p50 / base.p50,
         fan.p99 / base.p99,
         hwm as f64 / 1024.0

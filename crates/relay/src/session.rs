@@ -29,10 +29,10 @@ const SETTLED_MEMORY: usize = 1024;
 /// Posted `payload.uuid`s remembered per session (with their original result), so a retry is
 /// recognised even after retention pruned its event.
 pub const UUID_MEMORY: usize = bridge_dedup::DEFAULT_CAPACITY;
-/// Recent durable frames kept in memory for replays (reconnects, lagging subscribers, REST pages):
-/// at most this many frames and this many bytes of SSE text.
-pub const RECENT_FRAMES: usize = 4096;
-pub const RECENT_BYTES: usize = 8 << 20;
+/// Recent durable frames kept in memory per live session for replays (reconnects, REST pages): at
+/// most this many frames and this many bytes of SSE text. Dropped when the agent exits.
+pub const RECENT_FRAMES: usize = 1024;
+pub const RECENT_BYTES: usize = 2 << 20;
 const DELIVERY_MEMORY: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1080,6 +1080,9 @@ impl AgentEvents for Session {
             Self::remember_settled(&mut g, &rid, "the agent exited".into());
         }
         g.deliveries.clear();
+        // An ended session is read rarely (a transcript load): replays come from the store.
+        g.recent = VecDeque::new();
+        g.recent_bytes = 0;
         g.meta.state = SessionState::Ended;
         let payload = json!({
             "type": "system",
