@@ -30,7 +30,9 @@ use crate::store::Source;
 
 /// How long an unauthenticated socket may take to send its auth message.
 pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(10);
-const WS_PING_INTERVAL: Duration = Duration::from_secs(15);
+/// What an envelope-mode socket sends every keepalive interval: browsers cannot see WebSocket pings,
+/// so clients' liveness checks need a frame they can read.
+const WS_KEEPALIVE_FRAME: &str = r#"{"event":"keepalive","id":null,"data":{}}"#;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_GOING_AWAY: u16 = 1001;
 
@@ -150,10 +152,8 @@ async fn run(
     }
 
     let mut shutdown = app.shutdown_signal();
-    let mut ping = tokio::time::interval_at(
-        tokio::time::Instant::now() + WS_PING_INTERVAL,
-        WS_PING_INTERVAL,
-    );
+    let keepalive = app.config.sse_keepalive;
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
     loop {
         tokio::select! {
             batch = follower.next_batch() => {
@@ -189,7 +189,12 @@ async fn run(
                 }
             }
             _ = ping.tick() => {
-                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                let beat = if envelope {
+                    Message::Text(Utf8Bytes::from_static(WS_KEEPALIVE_FRAME))
+                } else {
+                    Message::Ping(Default::default())
+                };
+                if sink.send(beat).await.is_err() {
                     return;
                 }
             }

@@ -1132,6 +1132,31 @@ mod ws {
     }
 
     #[tokio::test]
+    async fn envelope_mode_sends_readable_keepalives() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = RelayProc::start(Opts::demo(dir.path()).arg("--sse-keepalive-secs").arg("1"));
+        let sid = relay.create_session().await;
+        let mut ws = connect(&relay, &sid, "?envelope=1", Some(TOKEN)).await;
+        // A quiet session: within ~2.5 s two keepalive text frames a browser can see (not pings).
+        let mut beats = 0;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(2600);
+        while let Ok(Some(Ok(m))) = tokio::time::timeout_at(deadline, ws.next()).await {
+            if let Message::Text(t) = m {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                assert_eq!(
+                    v,
+                    serde_json::json!({"event": "keepalive", "id": null, "data": {}})
+                );
+                beats += 1;
+            }
+        }
+        assert!(
+            beats >= 2,
+            "expected at least two keepalive frames, got {beats}"
+        );
+    }
+
+    #[tokio::test]
     async fn envelope_mode_resumes_and_refuses_observer_writes() {
         let dir = tempfile::tempdir().unwrap();
         let relay = RelayProc::start(Opts::demo(dir.path()));
