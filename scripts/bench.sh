@@ -15,7 +15,7 @@ scripts/setup.sh --test >/dev/null
 echo "== protocol decode (criterion)"
 cargo bench -q -p bridge-protocol --bench decode -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/protocol-decode.txt"
 echo "== dedup (criterion)"
-cargo bench -q -p bridge-dedup -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/dedup.txt"
+cargo bench -q -p bridge-dedup --bench dedup -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/dedup.txt"
 echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
