@@ -20,7 +20,7 @@ echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
-cargo test -q --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
+cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
 echo "== console transfer size (trunk build --release, gzip -9)"
 trunk build --release >/dev/null 2>&1
 {
