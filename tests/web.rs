@@ -446,7 +446,12 @@ fn at_bottom(el: &web_sys::HtmlElement) -> bool {
     el.scroll_top() as f64 + el.client_height() as f64 >= el.scroll_height() as f64 - 60.0
 }
 
+/// Scrolls up the way a person does: a wheel turn, then the scroll it causes.
 fn scroll_to_top(el: &web_sys::HtmlElement) {
+    let init = web_sys::WheelEventInit::new();
+    init.set_delta_y(-400.0);
+    el.dispatch_event(&web_sys::WheelEvent::new_with_event_init_dict("wheel", &init).unwrap())
+        .unwrap();
     el.set_scroll_top(0);
     el.dispatch_event(&web_sys::Event::new("scroll").unwrap())
         .unwrap();
@@ -511,6 +516,37 @@ async fn new_content_while_scrolled_up_offers_jump_to_latest() {
     assert!(at_bottom(&scroller));
     assert_eq!(m.all("[data-testid=message][data-uuid=a-new]").len(), 1);
     assert!(m.all("[data-testid=jump-to-latest]").is_empty());
+    style.remove();
+}
+
+#[wasm_bindgen_test]
+async fn the_browser_moving_the_scroll_position_does_not_stop_following() {
+    // Replacing a large row can leave the content briefly shorter; the browser clamps the scroll
+    // position, and the scroll event arrives after the content has grown back. No wheel, touch or
+    // key came first, so the transcript keeps following.
+    let style = scroll_box_style();
+    let m = mount(false, || view! { <Transcript /> });
+    fill_transcript(&m, 200);
+    frames(4).await;
+    let scroller = m.one("[data-testid=transcript]");
+    assert!(at_bottom(&scroller), "starts at the bottom");
+    scroller.set_scroll_top(0);
+    scroller
+        .dispatch_event(&web_sys::Event::new("scroll").unwrap())
+        .unwrap();
+    frames(3).await;
+    m.store.apply_now(assistant(
+        "msg_after_clamp",
+        "a-after-clamp",
+        json!({"type": "text", "text": "Still following"}),
+    ));
+    frames(6).await;
+    assert!(at_bottom(&scroller), "back at the bottom with the new row");
+    assert_eq!(m.all("[data-testid=message][data-uuid=a-after-clamp]").len(), 1);
+    assert!(
+        m.all("[data-testid=jump-to-latest]").is_empty(),
+        "no 'jump to latest': the person never scrolled"
+    );
     style.remove();
 }
 

@@ -18,6 +18,9 @@ pub const DEFAULT_ROW_HEIGHT: f64 = 96.0;
 /// Extra height rendered above and below the viewport.
 pub const OVERSCAN_PX: f64 = 800.0;
 
+/// How long after the person's last wheel, touch, key or pointer input a scroll counts as theirs.
+pub const USER_SCROLL_WINDOW_MS: f64 = 1_000.0;
+
 /// Measures rendered rows (context for [`TranscriptRow`]).
 #[derive(Clone, Copy)]
 pub struct RowMeasure(pub StoredValue<Rc<RowObserver>, LocalStorage>);
@@ -123,16 +126,23 @@ pub fn Transcript() -> impl IntoView {
         n
     });
     let last_top = StoredValue::new(0.0f64);
+    // When the person last wheeled, touched, pressed a key or grabbed the scrollbar. Only a move up
+    // that follows such input unsticks: the browser also moves the scroll position (clamping when
+    // rows are replaced and the content is briefly shorter, scroll anchoring), and those must not
+    // stop the transcript from following the stream.
+    let intent_at = StoredValue::new(f64::NEG_INFINITY);
+    let mark_intent = move || intent_at.set_value(dom::now_ms());
     let measure_viewport = move || {
         if let Some(el) = scroller.get_untracked() {
             let (top, sh, ch) = dom::scroll_metrics(&el);
-            // Content growing under us does not unstick; only the person scrolling up does.
             if top + ch >= sh - 48.0 {
                 stick.set_value(true);
                 if behind.get_untracked() {
                     behind.set(false);
                 }
-            } else if top < last_top.get_value() - 2.0 {
+            } else if top < last_top.get_value() - 2.0
+                && dom::now_ms() - intent_at.get_value() < USER_SCROLL_WINDOW_MS
+            {
                 stick.set_value(false);
             }
             last_top.set_value(top);
@@ -163,6 +173,14 @@ pub fn Transcript() -> impl IntoView {
             tabindex="0"
             node_ref=scroller
             on:scroll=move |_| measure_viewport()
+            on:wheel=move |ev| {
+                if ev.delta_y() < 0.0 {
+                    mark_intent();
+                }
+            }
+            on:touchmove=move |_| mark_intent()
+            on:pointerdown=move |_| mark_intent()
+            on:keydown=move |_| mark_intent()
         >
             <div class="transcript-inner">
                 <div class="spacer" aria-hidden="true" style=move || format!("height:{}px", window.with(|w| w.pad_top))></div>

@@ -106,13 +106,36 @@ export async function renderedRows(page: Page): Promise<Row[]> {
  * from top to bottom collecting rows, and leaves it at the bottom.
  */
 export async function snapshot(page: Page): Promise<Row[]> {
+  // Each look sees a contiguous run of rows in order; a row not seen before goes right after the row
+  // that precedes it in that run (or before the run's first known row), so the order does not depend
+  // on which part of the list happened to render first.
   const rows = new Map<string, Row>();
+  let order: string[] = [];
   const collect = async () => {
-    for (const r of await renderedRows(page)) {
-      const key = r.uuid || `${r.role}:${r.text}`;
-      if (!rows.has(key)) rows.set(key, r);
-      else rows.set(key, r); // a later look (e.g. after streaming) wins, order stays
+    const batch = (await renderedRows(page)).map((r) => ({ key: r.uuid || `${r.role}:${r.text}`, r }));
+    let prev: string | null = null;
+    const fresh: string[] = [];
+    const place = (before: string | null) => {
+      if (!fresh.length) return;
+      const at = before === null ? order.length : order.indexOf(before);
+      order.splice(at, 0, ...fresh);
+      fresh.length = 0;
+    };
+    for (const { key, r } of batch) {
+      const known = rows.has(key);
+      rows.set(key, r); // a later look (e.g. after streaming) wins
+      if (known) {
+        if (prev === null) place(key);
+        prev = key;
+      } else if (prev === null) {
+        fresh.push(key);
+      } else {
+        order.splice(order.indexOf(prev) + 1, 0, key);
+        prev = key;
+      }
     }
+    place(null);
+    order = order.filter((k, i) => order.indexOf(k) === i);
   };
   const scroller = async (to: 'top' | 'next' | 'bottom') =>
     tid(page, 'transcript').evaluate((root, to) => {
@@ -124,6 +147,9 @@ export async function snapshot(page: Page): Promise<Row[]> {
       }
       const s = candidates.find((e) => e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== 'visible');
       if (!s) return true;
+      // Scroll the way a person does: a wheel turn up, then the move (the console only lets go of
+      // the bottom for a move up that follows the person's own input).
+      if (to === 'top') s.dispatchEvent(new WheelEvent('wheel', { deltaY: -400, bubbles: true }));
       if (to === 'top') s.scrollTop = 0;
       else if (to === 'bottom') s.scrollTop = s.scrollHeight;
       else s.scrollTop += Math.max(100, s.clientHeight * 0.6);
@@ -139,7 +165,7 @@ export async function snapshot(page: Page): Promise<Row[]> {
   await scroller('bottom');
   await page.waitForTimeout(60);
   await collect();
-  return [...rows.values()];
+  return order.map((k) => rows.get(k) as Row);
 }
 
 /** Scroll the transcript (and whatever scrolls inside it) to the bottom, where the newest rows are. */
