@@ -542,7 +542,11 @@ async fn the_browser_moving_the_scroll_position_does_not_stop_following() {
     ));
     frames(6).await;
     assert!(at_bottom(&scroller), "back at the bottom with the new row");
-    assert_eq!(m.all("[data-testid=message][data-uuid=a-after-clamp]").len(), 1);
+    assert_eq!(
+        m.all("[data-testid=message][data-uuid=a-after-clamp]")
+            .len(),
+        1
+    );
     assert!(
         m.all("[data-testid=jump-to-latest]").is_empty(),
         "no 'jump to latest': the person never scrolled"
