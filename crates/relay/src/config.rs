@@ -159,6 +159,15 @@ pub fn default_allowed_hosts(addr: SocketAddr) -> Vec<String> {
     hosts
 }
 
+/// A Host header naming a loopback address without a port, as a reverse proxy on this machine sends
+/// it (Trunk's does), is accepted when the relay listens on loopback (or everywhere): an IP literal
+/// or `localhost` cannot be rebound by DNS, so it keeps the rebinding protection. It never counts
+/// for the Origin check: a page on another local port is a different origin.
+pub fn is_bare_loopback_host(host: &str, addr: SocketAddr) -> bool {
+    (addr.ip().is_loopback() || addr.ip().is_unspecified())
+        && matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
 fn normalize_origin(o: &str) -> String {
     o.trim().trim_end_matches('/').to_ascii_lowercase()
 }
@@ -268,5 +277,25 @@ mod tests {
             default_allowed_hosts("0.0.0.0:80".parse().unwrap())
                 .contains(&"127.0.0.1:80".to_owned())
         );
+    }
+
+    #[test]
+    fn bare_loopback_hosts_only_on_a_loopback_relay() {
+        let lo: SocketAddr = "127.0.0.1:8787".parse().unwrap();
+        for h in ["localhost", "127.0.0.1", "[::1]"] {
+            assert!(is_bare_loopback_host(h, lo), "{h}");
+        }
+        for h in [
+            "localhost.evil.example",
+            "127.0.0.2",
+            "evil.example",
+            "127.0.0.1:9",
+        ] {
+            assert!(!is_bare_loopback_host(h, lo), "{h}");
+        }
+        assert!(!is_bare_loopback_host(
+            "127.0.0.1",
+            "192.168.1.5:8787".parse().unwrap()
+        ));
     }
 }

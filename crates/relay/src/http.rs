@@ -91,7 +91,8 @@ async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Respons
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if !cfg.allowed_hosts.contains(&host) {
+    if !cfg.allowed_hosts.contains(&host) && !crate::config::is_bare_loopback_host(&host, cfg.addr)
+    {
         return ApiError::forbidden(format!(
             "Host {host:?} is not allowed (DNS-rebinding protection); allowed: {}; add one with --allowed-host",
             cfg.allowed_hosts.join(", ")

@@ -683,6 +683,28 @@ async fn auth_host_origin_and_cors() {
             .status(),
         200
     );
+    // A local reverse proxy's portless loopback Host is fine; its Origin is not same-origin.
+    assert_eq!(
+        c.get(&url)
+            .bearer_auth(TOKEN)
+            .header("host", "127.0.0.1")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        c.get(&url)
+            .bearer_auth(TOKEN)
+            .header("host", "127.0.0.1")
+            .header("origin", "http://127.0.0.1")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
     // CORS only for the configured origin.
     let pre = c
         .request(reqwest::Method::OPTIONS, &url)
