@@ -584,6 +584,19 @@ mod tests {
         );
         assert_eq!(ended, ConnState::Ended);
         assert_eq!(ended.label_at(0.0), "Session ended");
+        // The WebSocket says the same with close code 4404.
+        let ws_failure = bridge_transport::Failure::WsClosed {
+            code: 4404,
+            reason: "session_ended: nothing after sequence number 9".into(),
+        };
+        assert!(ws_failure.is_permanent());
+        let ws_ended = conn_state(
+            &C::Closed {
+                reason: CloseReason::Permanent(ws_failure.to_string()),
+            },
+            0.0,
+        );
+        assert_eq!(ws_ended, ConnState::Ended);
         let gone = conn_state(
             &C::Closed {
                 reason: CloseReason::Permanent("HTTP 404 (not_found)".into()),

@@ -33,8 +33,12 @@ pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 /// What an envelope-mode socket sends every keepalive interval: browsers cannot see WebSocket pings,
 /// so clients' liveness checks need a frame they can read.
 const WS_KEEPALIVE_FRAME: &str = r#"{"event":"keepalive","id":null,"data":{}}"#;
+const CLOSE_NORMAL: u16 = 1000;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_GOING_AWAY: u16 = 1001;
+/// Envelope mode: the session has ended and the client already has its whole log (the WebSocket
+/// counterpart of the SSE stream's 404 `session_ended`); clients do not reconnect after it.
+pub const CLOSE_SESSION_ENDED: u16 = 4404;
 
 #[derive(Deserialize)]
 pub struct WsQuery {
@@ -73,6 +77,19 @@ fn close(code: u16, reason: &str) -> Message {
         code,
         reason: Utf8Bytes::from(reason.to_owned()),
     }))
+}
+
+/// The close for a connection to an ended session whose whole log the client has: a normal close on
+/// the bare protocol (the SDK ends its iterator), a final one in envelope mode.
+fn ended_close(envelope: bool, cursor: u64) -> Message {
+    if envelope {
+        close(
+            CLOSE_SESSION_ENDED,
+            &format!("session_ended: nothing after sequence number {cursor}"),
+        )
+    } else {
+        close(CLOSE_NORMAL, "session ended")
+    }
 }
 
 fn error_frame(e: &ApiError) -> Message {
@@ -151,6 +168,12 @@ async fn run(
         }
     }
 
+    if follower.finished() {
+        // Nothing will ever come: say so instead of idling until the client gives up.
+        let _ = sink.send(ended_close(envelope, follower.cursor())).await;
+        return;
+    }
+
     let mut shutdown = app.shutdown_signal();
     let keepalive = app.config.sse_keepalive;
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
@@ -172,6 +195,11 @@ async fn run(
                     }
                 }
                 if sink.flush().await.is_err() {
+                    return;
+                }
+                if follower.finished() {
+                    // The session's final event is out: a normal end (the SDK's iterator finishes).
+                    let _ = sink.send(close(CLOSE_NORMAL, "session ended")).await;
                     return;
                 }
             }

@@ -1130,6 +1130,67 @@ mod ws {
         );
     }
 
+    /// Reads until the server closes; returns the close code and reason.
+    async fn close_of(ws: &mut Ws) -> (u16, String) {
+        let deadline = tokio::time::Instant::now() + T;
+        let mut seen = Vec::new();
+        loop {
+            let next = tokio::time::timeout_at(deadline, ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("no close within {T:?}; got {seen:#?}"));
+            match next {
+                Some(Ok(Message::Close(Some(f)))) => return (f.code.into(), f.reason.to_string()),
+                Some(Ok(Message::Close(None))) | None => return (1005, String::new()),
+                Some(Err(e)) => panic!("socket error before a close frame: {e}"),
+                Some(Ok(m)) => seen.push(m),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_ended_session_closes_its_sockets() {
+        let dir = tempfile::tempdir().unwrap();
+        // The demo agent's "crash" scenario exits mid-turn: the session ends.
+        let relay = RelayProc::start(Opts::demo(dir.path()).env("BRIDGE_DEMO_SCENARIO", "crash"));
+        let sid = relay.create_session().await;
+        let mut live = connect(&relay, &sid, "", Some(TOKEN)).await;
+        relay.post(&sid, TOKEN, user("crash now")).await;
+        // The bare socket gets the session's last frames, then a normal close (the SDK's iterator ends).
+        assert_eq!(close_of(&mut live).await, (1000, "session ended".into()));
+        let last = relay.events(&sid, 0).await["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["sequence_num"].as_u64())
+            .max()
+            .unwrap();
+        // Joining afterwards: nothing will come, so it closes at once instead of idling.
+        let mut bare = connect(&relay, &sid, "", Some(TOKEN)).await;
+        assert_eq!(close_of(&mut bare).await.0, 1000);
+        // Envelope mode with the whole log already read: a final close the console does not retry.
+        let mut env = connect(
+            &relay,
+            &sid,
+            &format!("?envelope=1&from_sequence_num={last}"),
+            Some(TOKEN),
+        )
+        .await;
+        let (code, reason) = close_of(&mut env).await;
+        assert_eq!(code, 4404);
+        assert!(reason.starts_with("session_ended"), "{reason}");
+        // An earlier cursor still replays the log first.
+        let mut replay = connect(
+            &relay,
+            &sid,
+            &format!("?envelope=1&from_sequence_num={}", last - 1),
+            Some(TOKEN),
+        )
+        .await;
+        let got = next_lines(&mut replay).await.expect("the last event");
+        assert_eq!(got[0]["id"].as_u64(), Some(last), "{got:?}");
+        assert_eq!(close_of(&mut replay).await.0, 1000);
+    }
+
     #[tokio::test]
     async fn unauthenticated_socket_is_closed() {
         let dir = tempfile::tempdir().unwrap();

@@ -136,7 +136,7 @@ pub enum CloseReason {
     /// `close()` was called (or every handle was dropped).
     Client,
     /// A failure retrying cannot fix: HTTP 401/403/404 on the stream, a
-    /// WebSocket close code 1002/1008/4001/4003, or 401 on a POST.
+    /// WebSocket close code 1002/1008/4001/4003/4404, or 401 on a POST.
     Permanent(String),
     /// No healthy connection for the give-up period.
     GaveUp(String),
@@ -328,7 +328,8 @@ impl Failure {
     pub fn is_permanent(&self) -> bool {
         match self {
             Failure::Http { status, .. } => matches!(status, 401 | 403 | 404),
-            Failure::WsClosed { code, .. } => matches!(code, 1002 | 1008 | 4001 | 4003),
+            // 4404: the relay's "session ended and fully delivered" (its SSE stream says 404).
+            Failure::WsClosed { code, .. } => matches!(code, 1002 | 1008 | 4001 | 4003 | 4404),
             _ => false,
         }
     }

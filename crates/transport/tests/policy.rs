@@ -569,6 +569,13 @@ fn permanent_failures_close_and_fail_pending_sends() {
         ),
         (
             Failure::WsClosed {
+                code: 4404,
+                reason: "session_ended: nothing after sequence number 9".into(),
+            },
+            true,
+        ),
+        (
+            Failure::WsClosed {
                 code: 1006,
                 reason: String::new(),
             },
