@@ -5,8 +5,8 @@ use serde_json::json;
 
 use crate::components::Markdown;
 use crate::components::prompt_dock::DialogFrame;
-use crate::format::field;
 use crate::state::Prompt;
+use crate::state::prompt::plan_text;
 use crate::store::Store;
 
 /// Shows the plan (markdown) and asks to approve it and leave plan mode — optionally switching to
@@ -20,7 +20,19 @@ pub fn PlanDialog(
     queued: Signal<usize>,
 ) -> impl IntoView {
     let store = Store::expect();
-    let plan = field(&prompt.input, "plan").to_string();
+    // The real CLI asks with an empty input: the plan is in the model's tool_use block.
+    let input = prompt.input.clone();
+    let tool_use_id = prompt.tool_use_id.clone();
+    let plan = Memo::new(move |_| {
+        store.session.with(|s| {
+            let proposed = tool_use_id
+                .as_deref()
+                .and_then(|id| s.tool(id))
+                .map(|t| &t.input);
+            plan_text(&input, proposed)
+                .unwrap_or_else(|| "_The CLI sent no plan text._".to_string())
+        })
+    });
     let feedback = RwSignal::new(String::new());
     let p = StoredValue::new(prompt.clone());
     view! {

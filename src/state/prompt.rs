@@ -69,3 +69,52 @@ pub struct Notice {
     /// Text.
     pub text: String,
 }
+
+/// The plan an ExitPlanMode prompt asks to approve. The real CLI (2.1.332) sends the permission request
+/// with an empty `input`; the plan is in the model's `tool_use` block (`proposed`, found by
+/// `tool_use_id`), or only in the plan file the CLI names. `None` when neither says anything.
+pub fn plan_text(input: &Value, proposed: Option<&Value>) -> Option<String> {
+    let plan_in = |v: &Value| {
+        v.get("plan")
+            .and_then(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .map(str::to_string)
+    };
+    if let Some(p) = plan_in(input).or_else(|| proposed.and_then(plan_in)) {
+        return Some(p);
+    }
+    [Some(input), proposed]
+        .into_iter()
+        .flatten()
+        .find_map(|v| v.get("planFilePath").and_then(Value::as_str))
+        .map(|path| format!("The plan is in `{path}`."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_text;
+    use serde_json::json;
+
+    #[test]
+    fn the_plan_comes_from_the_request_then_the_tool_use_then_the_plan_file() {
+        let proposed = json!({"plan": "# From the model"});
+        assert_eq!(
+            plan_text(&json!({"plan": "# In the request"}), Some(&proposed)).as_deref(),
+            Some("# In the request")
+        );
+        // What the real CLI sends: an empty input.
+        assert_eq!(
+            plan_text(&json!({}), Some(&proposed)).as_deref(),
+            Some("# From the model")
+        );
+        assert_eq!(
+            plan_text(&json!({"plan": "  "}), Some(&proposed)).as_deref(),
+            Some("# From the model")
+        );
+        assert_eq!(
+            plan_text(&json!({"planFilePath": "/h/.claude/plans/p.md"}), None).as_deref(),
+            Some("The plan is in `/h/.claude/plans/p.md`.")
+        );
+        assert_eq!(plan_text(&json!({}), None), None);
+    }
+}

@@ -1352,11 +1352,17 @@ impl<W: Write> Agent<W> {
         let (suggestions, reason_type) =
             tools::suggestions(&step.name, &step.input, &cwd, blocked.as_deref());
         let request_id = new_uuid();
+        // The real CLI asks about ExitPlanMode with an empty input (the plan is in the tool_use block).
+        let asked_input = if step.name == "ExitPlanMode" {
+            json!({})
+        } else {
+            step.input.clone()
+        };
         let mut req = json!({
             "subtype": "can_use_tool",
             "tool_name": step.name,
             "display_name": step.name,
-            "input": step.input,
+            "input": asked_input,
         });
         let description = step.description.clone().or_else(|| {
             if step.name == "AskUserQuestion" {
@@ -1384,7 +1390,7 @@ impl<W: Write> Agent<W> {
         if let Some(rt) = reason_type {
             req["decision_reason_type"] = json!(rt);
         }
-        if step.name == "AskUserQuestion" {
+        if matches!(step.name.as_str(), "AskUserQuestion" | "ExitPlanMode") {
             req["requires_user_interaction"] = json!(true);
         }
         req["tool_use_id"] = json!(step.id);
@@ -1430,9 +1436,14 @@ impl<W: Write> Agent<W> {
         if behavior == "allow" {
             let input = body
                 .get("updatedInput")
-                .filter(|v| v.is_object())
+                .filter(|v| v.is_object() && step.name != "ExitPlanMode")
                 .cloned()
                 .unwrap_or_else(|| step.input.clone());
+            if step.name == "ExitPlanMode" {
+                // An approved plan leaves plan mode, announced as the real CLI does.
+                self.mode = "default".to_owned();
+                self.status(Value::Null, None)?;
+            }
             let permanent = self.apply_updates(body.get("updatedPermissions"))?;
             let source = match body.get("decisionClassification").and_then(Value::as_str) {
                 Some("user_permanent") => "user_permanent",

@@ -89,6 +89,10 @@ fn is_read_only_command(cmd: &str) -> bool {
 }
 
 /// Decides whether `name(input)` may run, like the CLI does for the given permission mode.
+/// What the real CLI answers an ExitPlanMode outside plan mode.
+pub const NOT_IN_PLAN_MODE: &str = "<tool_use_error>You are not in plan mode. To enter plan mode, call the \
+EnterPlanMode tool first. If your plan was already approved, continue with implementation.</tool_use_error>";
+
 pub fn decide(
     name: &str,
     input: &Value,
@@ -99,6 +103,16 @@ pub fn decide(
     if name == "AskUserQuestion" {
         // Needs the user whatever the mode or rules.
         return Decision::Ask;
+    }
+    if name == "ExitPlanMode" {
+        // As the real CLI: a person approves the plan, and only in plan mode.
+        return if mode == "plan" {
+            Decision::Ask
+        } else {
+            Decision::Deny {
+                message: NOT_IN_PLAN_MODE.to_owned(),
+            }
+        };
     }
     if let Some(rule) = rules.iter().rev().find(|r| r.matches(name, input)) {
         match rule.behavior.as_str() {
@@ -371,6 +385,11 @@ pub fn simulate(
                 }),
             }
         }
+        "ExitPlanMode" => ToolRun {
+            content: "User has approved exiting plan mode. You can now proceed.".to_owned(),
+            is_error: false,
+            tool_use_result: json!({"plan": input.get("plan").cloned().unwrap_or(Value::Null), "isAgent": false}),
+        },
         "AskUserQuestion" => {
             let answers = input.get("answers").and_then(Value::as_object);
             let content = match answers {
@@ -486,6 +505,16 @@ mod tests {
         assert_eq!(
             decide("AskUserQuestion", &json!({}), d, "bypassPermissions", &[]),
             Decision::Ask
+        );
+        assert_eq!(
+            decide("ExitPlanMode", &json!({"plan": "p"}), d, "plan", &[]),
+            Decision::Ask
+        );
+        assert_eq!(
+            decide("ExitPlanMode", &json!({"plan": "p"}), d, "default", &[]),
+            Decision::Deny {
+                message: NOT_IN_PLAN_MODE.to_owned()
+            }
         );
     }
 

@@ -66,6 +66,8 @@ async fn each_flow_keyword_selects_its_turn_every_time() {
             "e2e-lines",
             "e2e-hostile",
             "e2e-crash",
+            "e2e-ask",
+            "e2e-plan",
         ] {
             let got = served(&fm, json!(format!("{key} abc{round}"))).await;
             assert_eq!(
