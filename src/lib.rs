@@ -4,6 +4,7 @@
 //! * [`markdown`], [`diff`], [`format`], [`virtual_window`] — pure helpers for rendering;
 //! * [`net`] — the only module that does network I/O;
 //! * [`store`] — the reactive store the components read through context;
+//! * [`unsent`] — prompts not yet accepted by the relay, kept across reloads;
 //! * [`components`] — one component per file; [`App`] is the root.
 
 pub mod app;
@@ -16,6 +17,7 @@ pub mod nav;
 pub mod net;
 pub mod state;
 pub mod store;
+pub mod unsent;
 pub mod virtual_window;
 
 pub use app::App;

@@ -23,6 +23,15 @@ fn is_system_init(payload: &Value) -> bool {
         && payload.get("subtype").and_then(Value::as_str) == Some("init")
 }
 
+/// Unsent prompts of the open session waiting to be shown and sent again once its history is in
+/// (so they land after it, not above it).
+struct Restore {
+    session_id: String,
+    /// The log's last sequence number when the session was opened (None until the detail is read).
+    after_seq: Option<u64>,
+    prompts: Vec<(String, String)>,
+}
+
 #[derive(Default)]
 struct Inbox {
     frames: Vec<Incoming>,
@@ -59,6 +68,10 @@ pub struct Store {
     sender: StoredValue<Rc<dyn Sender>, LocalStorage>,
     /// The open session's connection (bridge-transport): its stream and its outbox.
     subscription: StoredValue<Option<Rc<Subscription>>, LocalStorage>,
+    /// Highest durable sequence number applied (or queued) for the open session.
+    max_seq: StoredValue<u64>,
+    /// Unsent prompts from an earlier page, see [`crate::unsent`].
+    restore: StoredValue<Option<Restore>, LocalStorage>,
 }
 
 impl Store {
@@ -78,6 +91,8 @@ impl Store {
             inbox: StoredValue::new_local(Inbox::default()),
             sender: StoredValue::new_local(sender),
             subscription: StoredValue::new_local(None),
+            max_seq: StoredValue::new(0),
+            restore: StoredValue::new_local(None),
         }
     }
 
@@ -143,6 +158,9 @@ impl Store {
                 s.apply_from(f.source, &f.payload);
             }
         });
+        if let Some(seq) = frames.iter().filter_map(|f| f.seq).max() {
+            self.max_seq.try_update_value(|m| *m = (*m).max(seq));
+        }
         // The CLI is up: if its `initialize` answer (the models) was not known yet, ask again.
         if frames.iter().any(|f| is_system_init(&f.payload))
             && self
@@ -153,6 +171,7 @@ impl Store {
         {
             self.poll_detail(sid);
         }
+        self.try_restore();
     }
 
     /// Benchmark switch: apply each frame as it arrives (the naive baseline) instead of coalescing.
@@ -194,6 +213,8 @@ impl Store {
             Session::new()
         });
         self.session_id.set(Some(id.clone()));
+        self.max_seq.set_value(0);
+        self.load_unsent();
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
         let store = *self;
@@ -233,6 +254,10 @@ impl Store {
                 match net::get_session(&sid).await {
                     Ok(detail) if current(&store) => {
                         let has_init = detail.get("initialize").is_some_and(Value::is_object);
+                        if first {
+                            let last = detail.get("last_sequence_num").and_then(Value::as_u64);
+                            store.restore_unsent_after(last.unwrap_or(0));
+                        }
                         store.session.try_update(|s| {
                             if first {
                                 s.set_summary(&detail);
@@ -332,6 +357,61 @@ impl Store {
         });
     }
 
+    /// Reads the prompts an earlier page left unsent for the open session (controllers only); they are
+    /// shown and sent once the history is in ([`Self::restore_unsent_after`]).
+    pub fn load_unsent(&self) {
+        let sid = self.session_id.get_untracked();
+        let prompts = match &sid {
+            Some(id) if self.can_act() => crate::unsent::load(id),
+            _ => Vec::new(),
+        };
+        self.restore.set_value(
+            sid.filter(|_| !prompts.is_empty())
+                .map(|session_id| Restore {
+                    session_id,
+                    after_seq: None,
+                    prompts,
+                }),
+        );
+    }
+
+    /// The open session's log ended at `last_seq` when it was opened: once the history up to there is
+    /// applied, prompts left unsent by an earlier page are shown and sent again (same uuids).
+    pub fn restore_unsent_after(&self, last_seq: u64) {
+        self.restore.update_value(|r| {
+            if let Some(r) = r {
+                r.after_seq.get_or_insert(last_seq);
+            }
+        });
+        self.try_restore();
+    }
+
+    fn try_restore(&self) {
+        let sid = self.session_id.get_untracked();
+        let seen = self.max_seq.get_value();
+        let due = self
+            .restore
+            .try_update_value(|r| {
+                let ready = r.as_ref().is_some_and(|r| {
+                    Some(&r.session_id) == sid.as_ref() && r.after_seq.is_some_and(|l| seen >= l)
+                });
+                if ready { r.take() } else { None }
+            })
+            .flatten();
+        let Some(due) = due else { return };
+        if !self.can_act() {
+            return;
+        }
+        for (id, text) in due.prompts {
+            let Ok(uuid) = Uuid::parse_str(&id) else {
+                crate::unsent::forget(&due.session_id, &id);
+                continue;
+            };
+            self.session.update(|s| s.add_local_prompt(&id, &text));
+            self.post_prompt(uuid, &text);
+        }
+    }
+
     /// Sends a prompt: shown at once as pending, confirmed by its echo. Returns its uuid.
     pub fn send_prompt(&self, text: &str) -> Option<String> {
         if !self.can_act() || text.trim().is_empty() {
@@ -341,6 +421,9 @@ impl Store {
         let id = uuid.to_string();
         self.session.update(|s| s.add_local_prompt(&id, text));
         self.scroll_to_end.update(|n| *n += 1);
+        if let Some(sid) = self.session_id.get_untracked() {
+            crate::unsent::remember(&sid, &id, text);
+        }
         self.post_prompt(uuid, text);
         Some(id)
     }
@@ -348,7 +431,14 @@ impl Store {
     fn post_prompt(&self, uuid: Uuid, text: &str) {
         let store = *self;
         let id = uuid.to_string();
+        let sid = self.session_id.get_untracked();
         self.post(build::value::user_text(text, uuid), move |r| {
+            // Accepted, or never acceptable (ended, gone, forbidden): no longer worth keeping.
+            if matches!(r, Ok(()) | Err(NetError::Status(403 | 404 | 409 | 410, _)))
+                && let Some(sid) = &sid
+            {
+                crate::unsent::forget(sid, &id);
+            }
             let state = match r {
                 Ok(()) => SendState::Confirmed,
                 Err(NetError::Status(409 | 410, _)) => {

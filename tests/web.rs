@@ -555,6 +555,67 @@ async fn the_browser_moving_the_scroll_position_does_not_stop_following() {
 }
 
 #[wasm_bindgen_test]
+async fn prompts_left_unsent_by_a_reload_come_back_after_the_history_and_are_sent() {
+    // The page before the reload could not deliver this prompt.
+    let id = "0b5a6f1e-4a7c-4d2b-9a51-3c2f7e9d8a10";
+    bridge_console::unsent::remember("s1", id, "sent while offline");
+    let m = mount(false, || view! { <Transcript /> });
+    m.store.load_unsent();
+    // The log had two events when the session was opened: nothing is shown before they are in.
+    m.store.restore_unsent_after(2);
+    frames(2).await;
+    assert!(m.sent.borrow().is_empty(), "not sent before the history");
+    let history = [
+        json!({"type": "user", "message": {"role": "user", "content": "an earlier question"},
+               "parent_tool_use_id": null, "session_id": "s", "uuid": "u-1"}),
+        assistant(
+            "msg_1",
+            "a-1",
+            json!({"type": "text", "text": "an earlier answer"}),
+        ),
+    ];
+    for (i, payload) in history.into_iter().enumerate() {
+        m.store.ingest(Incoming {
+            source: Source::Worker,
+            seq: Some(i as u64 + 1),
+            payload,
+        });
+    }
+    frames(4).await;
+    let order = m.store.session.with_untracked(|s| s.order().to_vec());
+    assert_eq!(
+        order.last().map(String::as_str),
+        Some(format!("u:{id}").as_str()),
+        "after the history: {order:?}"
+    );
+    let sent = m.sent.borrow().clone();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        sent[0]["uuid"], id,
+        "the same uuid: the relay drops a copy it has"
+    );
+    assert_eq!(sent[0]["message"]["content"], "sent while offline");
+    assert!(
+        bridge_console::unsent::load("s1").is_empty(),
+        "accepted, so no longer kept"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_prompt_is_kept_until_the_relay_accepts_it() {
+    let m = mount(false, || view! { <Composer /> });
+    m.store.on_stream(StreamEvent::State(ConnState::Live));
+    let id = m.store.send_prompt("keep me").unwrap();
+    assert_eq!(
+        bridge_console::unsent::load("s1"),
+        [(id.clone(), "keep me".to_string())],
+        "kept while the POST is in flight"
+    );
+    frames(2).await;
+    assert!(bridge_console::unsent::load("s1").is_empty());
+}
+
+#[wasm_bindgen_test]
 async fn an_ended_session_says_so_and_the_composer_explains() {
     let m = mount(false, || view! { <ConnectionStatus /> <Composer /> });
     m.store.on_stream(StreamEvent::State(ConnState::Live));
