@@ -68,7 +68,7 @@ pub struct Store {
     sender: StoredValue<Rc<dyn Sender>, LocalStorage>,
     /// The open session's connection (bridge-transport): its stream and its outbox.
     subscription: StoredValue<Option<Rc<Subscription>>, LocalStorage>,
-    /// Highest durable sequence number applied (or queued) for the open session.
+    /// Highest durable sequence number applied for the open session.
     max_seq: StoredValue<u64>,
     /// Unsent prompts from an earlier page, see [`crate::unsent`].
     restore: StoredValue<Option<Restore>, LocalStorage>,
