@@ -88,11 +88,11 @@ fn is_read_only_command(cmd: &str) -> bool {
         || cmd.starts_with("git diff")
 }
 
-/// Decides whether `name(input)` may run, like the CLI does for the given permission mode.
 /// What the real CLI answers an ExitPlanMode outside plan mode.
 pub const NOT_IN_PLAN_MODE: &str = "<tool_use_error>You are not in plan mode. To enter plan mode, call the \
 EnterPlanMode tool first. If your plan was already approved, continue with implementation.</tool_use_error>";
 
+/// Decides whether `name(input)` may run, like the CLI does for the given permission mode.
 pub fn decide(
     name: &str,
     input: &Value,
