@@ -205,6 +205,15 @@ pub fn scroll_metrics(el: &web_sys::Element) -> (f64, f64, f64) {
     )
 }
 
+/// Whether an event target takes typed text (input, textarea, select, contenteditable): keys there
+/// edit, they do not scroll the page.
+pub fn is_text_entry(target: Option<web_sys::EventTarget>) -> bool {
+    let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) else {
+        return false;
+    };
+    matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT") || el.is_content_editable()
+}
+
 /// Scrolls an element to its bottom.
 pub fn scroll_to_bottom(el: &web_sys::Element) {
     el.set_scroll_top(el.scroll_height());

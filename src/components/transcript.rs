@@ -126,7 +126,7 @@ pub fn Transcript() -> impl IntoView {
         n
     });
     let last_top = StoredValue::new(0.0f64);
-    // When the person last wheeled, touched, pressed a key or grabbed the scrollbar. Only a move up
+    // When the person last wheeled up, touched, pressed a key that scrolls up or grabbed the scrollbar. Only a move up
     // that follows such input unsticks: the browser also moves the scroll position (clamping when
     // rows are replaced and the content is briefly shorter, scroll anchoring), and those must not
     // stop the transcript from following the stream.
@@ -162,6 +162,18 @@ pub fn Transcript() -> impl IntoView {
         follow();
     });
     on_cleanup(move || resize.remove());
+    // Keyboard scrolling reaches the transcript without focus being on it (the browser scrolls the
+    // last clicked scroller), so the navigation keys count wherever they are pressed — except in a
+    // text field, where they move the caret.
+    let scroll_keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        let key = ev.key();
+        let up =
+            matches!(key.as_str(), "PageUp" | "ArrowUp" | "Home") || (key == " " && ev.shift_key());
+        if up && !dom::is_text_entry(ev.target()) {
+            mark_intent();
+        }
+    });
+    on_cleanup(move || scroll_keys.remove());
 
     view! {
         <div class="transcript-wrap">
@@ -180,7 +192,6 @@ pub fn Transcript() -> impl IntoView {
             }
             on:touchmove=move |_| mark_intent()
             on:pointerdown=move |_| mark_intent()
-            on:keydown=move |_| mark_intent()
         >
             <div class="transcript-inner">
                 <div class="spacer" aria-hidden="true" style=move || format!("height:{}px", window.with(|w| w.pad_top))></div>
