@@ -79,8 +79,9 @@ fn close(code: u16, reason: &str) -> Message {
     }))
 }
 
-/// The close for a connection to an ended session whose whole log the client has: a normal close on
-/// the bare protocol (the SDK ends its iterator), a final one in envelope mode.
+/// The close once a client has an ended session's whole log (at connect, or right after its final
+/// event): a normal close on the bare protocol (the SDK ends its iterator), a final one in envelope
+/// mode (the console's transport does not reconnect).
 fn ended_close(envelope: bool, cursor: u64) -> Message {
     if envelope {
         close(
@@ -198,8 +199,8 @@ async fn run(
                     return;
                 }
                 if follower.finished() {
-                    // The session's final event is out: a normal end (the SDK's iterator finishes).
-                    let _ = sink.send(close(CLOSE_NORMAL, "session ended")).await;
+                    // The session's final event is out.
+                    let _ = sink.send(ended_close(envelope, follower.cursor())).await;
                     return;
                 }
             }

@@ -1152,7 +1152,11 @@ mod ws {
         .await;
         let got = next_lines(&mut replay).await.expect("the last event");
         assert_eq!(got[0]["id"].as_u64(), Some(last), "{got:?}");
-        assert_eq!(close_of(&mut replay).await.0, 1000);
+        assert_eq!(
+            close_of(&mut replay).await.0,
+            4404,
+            "final right after the last event"
+        );
     }
 
     #[tokio::test]
