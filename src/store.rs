@@ -387,6 +387,10 @@ impl Store {
     }
 
     fn try_restore(&self) {
+        // Runs after every applied batch: nothing to do in the common case.
+        if self.restore.try_with_value(Option::is_none).unwrap_or(true) {
+            return;
+        }
         let sid = self.session_id.get_untracked();
         let seen = self.max_seq.get_value();
         let due = self
