@@ -47,7 +47,23 @@ export async function sendMessage(page: Page, text: string): Promise<void> {
   await input.fill(text);
   await expect(tid(page, 'composer-send')).toBeEnabled();
   await press(tid(page, 'composer-send'));
-  await expect(userMessages(page).filter({ hasText: text.slice(0, 40) }).first()).toBeVisible();
+  // The row is rendered at once, but a fast, long answer can push it out of the virtualized window
+  // before we look: then it must be found further up the transcript.
+  const shown = userMessages(page).filter({ hasText: text.slice(0, 40) });
+  const quick = await shown
+    .first()
+    .waitFor({ state: 'visible', timeout: 5_000 })
+    .then(() => true)
+    .catch(() => false);
+  if (quick) return;
+  await expect
+    .poll(
+      async () =>
+        (await shown.count()) > 0 ||
+        (await snapshot(page)).some((r) => r.role === 'user' && r.text.includes(text.slice(0, 40))),
+      { timeout: 10_000, message: `the sent message "${text.slice(0, 40)}" is in the transcript` },
+    )
+    .toBe(true);
 }
 
 export const userMessages = (page: Page): Locator => page.locator('[data-testid="message"][data-role="user"]');
