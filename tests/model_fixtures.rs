@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use bridge_console::state::{Block, ItemKind, Session, SessionState, Source, ToolStatus};
+use bridge_console::state::{
+    Block, ItemKind, PromptKind, Session, SessionState, Source, ToolStatus,
+};
 use serde_json::Value;
 
 fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
@@ -17,7 +19,11 @@ fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
     entries.sort_by_key(|e| e.path());
     for entry in entries {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("ndjson") {
+        // The three captures shared with the project; ours (`bridge-capture-*`) have their own tests.
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.extension().and_then(|e| e.to_str()) != Some("ndjson")
+            || !name.starts_with("live-capture-")
+        {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -224,4 +230,63 @@ fn a_half_replayed_capture_shows_a_pending_prompt_and_requires_action() {
     assert_eq!(p.suggestions.len(), 3);
     let tool = s.tool(p.tool_use_id.as_deref().unwrap()).unwrap();
     assert_eq!(tool.status, ToolStatus::PendingPermission);
+}
+
+#[test]
+fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
+    // Our capture: the real CLI runs an MCP tool that asks through `elicitation/create`; the CLI first
+    // asks whether the tool may run (can_use_tool), then forwards the elicitation.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real-cli-2.1.332/bridge-capture-mcp-elicitation.ndjson");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut s = Session::new();
+    let mut kinds = Vec::new();
+    let mut tool_id = None;
+    for line in text.lines() {
+        let (source, body) = match line.split_at(3) {
+            ("<< ", b) => (Source::Worker, b),
+            (">> ", b) => (Source::Client, b),
+            _ => continue,
+        };
+        let v: Value = serde_json::from_str(body).unwrap();
+        s.apply_from(source, &v);
+        if v["type"] == "assistant" {
+            tool_id = tool_id.or_else(|| {
+                v["message"]["content"]
+                    .as_array()?
+                    .iter()
+                    .find(|b| b["type"] == "tool_use")
+                    .and_then(|b| b["id"].as_str())
+                    .map(str::to_string)
+            });
+        }
+        if let Some(p) = s.prompts().last()
+            && kinds.last() != Some(&p.request_id)
+        {
+            kinds.push(p.request_id.clone());
+            match p.kind {
+                PromptKind::Permission => assert_eq!(p.tool_name, "mcp__asker__ask_user"),
+                PromptKind::Elicitation => {
+                    assert_eq!(p.tool_name, "asker", "the MCP server names the form");
+                    assert_eq!(
+                        p.description.as_deref(),
+                        Some("What should the release be called?")
+                    );
+                    assert_eq!(p.input["required"][0], "answer", "the schema is the input");
+                    assert_eq!(p.request["property_order"][1], "urgent");
+                }
+                ref k => panic!("unexpected prompt {k:?}"),
+            }
+        }
+    }
+    assert_eq!(kinds.len(), 2, "a permission prompt, then the form");
+    assert!(s.prompts().is_empty(), "both answered");
+    let tool = tool_id
+        .and_then(|id| s.tool(&id).cloned())
+        .expect("the MCP tool card");
+    assert_eq!(tool.name, "mcp__asker__ask_user");
+    assert_eq!(tool.status, ToolStatus::Done);
+    assert!(tool.output.as_ref().unwrap().text.contains("Nimbus"));
+    assert!(raw_rows(&s).is_empty(), "{:?}", raw_rows(&s));
+    assert_eq!(s.state(), SessionState::Idle);
 }

@@ -136,7 +136,7 @@ pub fn ElicitationDialog(
     let title = prompt
         .title
         .clone()
-        .unwrap_or_else(|| format!("{} asks for input", prompt.tool_name));
+        .unwrap_or_else(|| format!("MCP server “{}” asks for input", prompt.tool_name));
     let form = fields
         .into_iter()
         .enumerate()
@@ -168,7 +168,7 @@ pub fn ElicitationDialog(
                 .into_any()
             };
             view! {
-                <label class="field">
+                <label class="field" class:field-check=f.kind == "boolean">
                     <span>{f.label}{f.required.then_some(" *")}</span>
                     {input}
                     {(!f.description.is_empty()).then(|| view! { <span class="muted small">{f.description}</span> })}

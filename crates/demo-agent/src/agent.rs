@@ -227,6 +227,7 @@ struct ToRun {
     output: Option<String>,
     is_error: bool,
     run_ms: u64,
+    elicit: Option<Value>,
     source: &'static str,
     reason_type: Option<&'static str>,
 }
@@ -932,6 +933,7 @@ impl<W: Write> Agent<W> {
                     description,
                     blocked_path,
                     run_ms,
+                    elicit,
                     delay_ms,
                     ..
                 } => {
@@ -949,6 +951,7 @@ impl<W: Write> Agent<W> {
                         description,
                         blocked_path,
                         run_ms: run_ms.unwrap_or(150),
+                        elicit,
                     };
                     self.tool_decision(turn, step, decision)?;
                 }
@@ -1240,10 +1243,62 @@ impl<W: Write> Agent<W> {
                 m.to_run.extend(rest);
                 return Err(e);
             }
+            let mut t = t;
+            if let Some(form) = t.elicit.take() {
+                match self.elicit(&t.name, form) {
+                    Ok(text) => t.output = Some(text),
+                    Err(Abort::Interrupted) => {
+                        self.reject_result(turn, &t.id, REJECTED_TEXT, "user_abort")?;
+                        let m = turn.msg.as_mut().expect("open");
+                        m.to_run.extend(rest);
+                        return Err(Abort::InterruptedTools);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             self.run_tool(turn, t)?;
         }
         turn.msg = None;
         Ok(())
+    }
+
+    /// Asks the person through an `elicitation` control request, as the CLI does when an MCP server
+    /// sends `elicitation/create` while its tool runs; returns the tool's result text. The CLI's own
+    /// default when no answer can come (stdin closed) is `decline`.
+    fn elicit(&mut self, tool: &str, form: Value) -> Flow<String> {
+        let mut req = match form {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        req.insert("subtype".into(), json!("elicitation"));
+        if !req.contains_key("mcp_server_name") {
+            let server = tool
+                .strip_prefix("mcp__")
+                .and_then(|r| r.split("__").next())
+                .unwrap_or("demo");
+            req.insert("mcp_server_name".into(), json!(server));
+        }
+        req.entry("mode").or_insert(json!("form"));
+        req.entry("message")
+            .or_insert(json!("The tool needs an answer."));
+        let request_id = new_uuid();
+        self.emit(&json!({"type": "control_request", "request_id": request_id, "request": req}))?;
+        let answer = match self.await_answer(&request_id) {
+            Ok(r) => r,
+            Err(Abort::StdinClosed) => json!({"response": {"action": "decline"}}),
+            Err(Abort::Interrupted) => {
+                self.emit(&json!({"type": "control_cancel_request", "request_id": request_id}))?;
+                return Err(Abort::Interrupted);
+            }
+            Err(e) => return Err(e),
+        };
+        let body = answer.get("response").cloned().unwrap_or(json!({}));
+        let action = body
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("decline");
+        let content = body.get("content").cloned().unwrap_or(json!({}));
+        Ok(format!("Elicitation {action}: {content}"))
     }
 
     fn run_tool(&mut self, turn: &mut Turn, t: ToRun) -> io::Result<()> {
@@ -1337,6 +1392,7 @@ impl<W: Write> Agent<W> {
                 output: step.output,
                 is_error: step.is_error,
                 run_ms: step.run_ms,
+                elicit: step.elicit,
                 source,
                 reason_type,
             });
@@ -1717,6 +1773,7 @@ struct ToolStep {
     description: Option<String>,
     blocked_path: Option<String>,
     run_ms: u64,
+    elicit: Option<Value>,
 }
 
 fn denial(name: &str, id: &str, input: &Value) -> Value {

@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// Names of the scenarios compiled into the binary (see `scenarios/*.json`).
-pub const BUILTIN_NAMES: &[&str] = &["default", "long", "hostile", "crash", "edit", "ask", "many"];
+pub const BUILTIN_NAMES: &[&str] = &[
+    "default", "long", "hostile", "crash", "edit", "ask", "mcp", "many",
+];
 
 fn builtin_source(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -20,6 +22,7 @@ fn builtin_source(name: &str) -> Option<&'static str> {
         "crash" => include_str!("../scenarios/crash.json"),
         "edit" => include_str!("../scenarios/edit.json"),
         "ask" => include_str!("../scenarios/ask.json"),
+        "mcp" => include_str!("../scenarios/mcp.json"),
         "many" => include_str!("../scenarios/many.json"),
         _ => return None,
     })
@@ -177,6 +180,13 @@ pub enum Step {
         /// Simulated execution time at speed 1 (default 150 ms).
         #[serde(default)]
         run_ms: Option<u64>,
+        /// Make the tool ask the person through MCP elicitation while it runs, as an MCP server does
+        /// with `elicitation/create`: the agent sends an `elicitation` control request with these fields
+        /// (`message`, `requested_schema`, `property_order`, `mode`, ...; `mcp_server_name` defaults to
+        /// the server in an `mcp__<server>__<tool>` name). The tool's result is then
+        /// `Elicitation <action>: <content as JSON>`.
+        #[serde(default)]
+        elicit: Option<Value>,
         #[serde(default)]
         delay_ms: Option<u64>,
         #[serde(default, rename = "if")]
@@ -414,6 +424,7 @@ fn expand_step(step: &Step, vars: &Vars, i: Option<u32>) -> Step {
             description,
             blocked_path,
             run_ms,
+            elicit,
             delay_ms,
             if_,
             ..
@@ -426,6 +437,7 @@ fn expand_step(step: &Step, vars: &Vars, i: Option<u32>) -> Step {
             description: description.as_ref().map(|d| subst(d, vars, i)),
             blocked_path: blocked_path.as_ref().map(|b| subst(b, vars, i)),
             run_ms: *run_ms,
+            elicit: elicit.as_ref().map(|e| subst_value(e, vars, i)),
             delay_ms: *delay_ms,
             if_: *if_,
             repeat: None,

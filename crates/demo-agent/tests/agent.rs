@@ -823,3 +823,62 @@ fn closing_stdin_while_idle_ends_cleanly() {
     res.unwrap();
     assert!(rest.is_empty());
 }
+
+#[test]
+fn mcp_scenario_asks_through_elicitation_while_the_tool_runs() {
+    let mut a = start("mcp");
+    a.send(&user("ship it", U1));
+    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    assert_eq!(req["request"]["tool_name"], "mcp__deploy__configure");
+    a.send(&allow(&req, None, None));
+    let (ask, between) = a.until(T, is("control_request/elicitation"));
+    assert!(
+        tool_results(&between).is_empty(),
+        "the tool is still running"
+    );
+    let r = &ask["request"];
+    assert_eq!(
+        r["mcp_server_name"], "deploy",
+        "from the mcp__<server>__ name"
+    );
+    assert_eq!(r["mode"], "form");
+    assert_eq!(
+        r["requested_schema"]["required"],
+        json!(["environment", "replicas"])
+    );
+    assert_eq!(r["property_order"][0], "environment");
+    let content = json!({"environment": "staging", "replicas": 2, "notify": true});
+    a.send(
+        &json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": ask["request_id"], "response": {"action": "accept", "content": content}}}),
+    );
+    let (result, frames) = a.until(T, is_result);
+    let tr = tool_results(&frames)[0];
+    assert_eq!(
+        user_content_text(tr),
+        format!("Elicitation accept: {content}")
+    );
+    assert_eq!(tr["message"]["content"][0]["is_error"], false);
+    assert!(result["result"].as_str().unwrap().contains("staging"));
+}
+
+#[test]
+fn interrupt_during_an_elicitation_withdraws_it() {
+    let mut a = start("mcp");
+    a.send(&user("ship it", U1));
+    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    a.send(&allow(&req, None, None));
+    let (ask, _) = a.until(T, is("control_request/elicitation"));
+    a.send(&control("int_1", json!({"subtype": "interrupt"})));
+    let (result, after) = a.until(T, is_result);
+    let cancel = after
+        .iter()
+        .find(|f| kind(f) == "control_cancel_request")
+        .expect("the form is withdrawn");
+    assert_eq!(cancel["request_id"], ask["request_id"]);
+    assert_eq!(
+        tool_results(&after)[0]["message"]["content"][0]["is_error"],
+        true
+    );
+    assert_eq!(result["terminal_reason"], "aborted_tools");
+}

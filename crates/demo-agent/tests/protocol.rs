@@ -54,6 +54,7 @@ fn every_emitted_line_is_a_known_protocol_message() {
         "assistant",
         "user",
         "control_request/can_use_tool",
+        "control_request/elicitation",
         "control_cancel_request",
     ] {
         assert!(
@@ -65,6 +66,12 @@ fn every_emitted_line_is_a_known_protocol_message() {
     }
     assert!(kinds.iter().any(|k| k.starts_with("result")), "{kinds:?}");
     assert!(total > 500);
+}
+
+/// Accepts an `elicitation` form with an empty content.
+fn accept_form(req: &Value) -> Value {
+    json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": req["request_id"], "response": {"action": "accept", "content": {}}}})
 }
 
 fn truncate(s: &str) -> String {
@@ -110,12 +117,16 @@ fn script(a: &mut InProcess, scenario: &str) {
     let mut first = true;
     loop {
         let Some(f) = next_of(a, |f| {
-            is_result(f) || kind(f) == "control_request/can_use_tool"
+            is_result(f) || kind(f).starts_with("control_request/")
         }) else {
             return; // crash: the agent is gone
         };
         if is_result(&f) {
             break;
+        }
+        if kind(&f) == "control_request/elicitation" {
+            a.send(&accept_form(&f));
+            continue;
         }
         let mut input = f["request"]["input"].clone();
         input["answers"] = json!({"q": "a"});
@@ -138,13 +149,17 @@ fn script(a: &mut InProcess, scenario: &str) {
         loop {
             let Some(f) = next_of(a, |f| {
                 is_result(f)
-                    || kind(f) == "control_request/can_use_tool"
+                    || kind(f).starts_with("control_request/")
                     || f["event"]["delta"]["type"] == "text_delta"
             }) else {
                 return;
             };
             if is_result(&f) {
                 break;
+            }
+            if kind(&f) == "control_request/elicitation" {
+                a.send(&accept_form(&f));
+                continue;
             }
             if kind(&f) == "control_request/can_use_tool" {
                 prompts += 1;

@@ -1,4 +1,4 @@
-//! Golden corpus: the real CLI 2.1.332 captures plus the hand-made lines under `tests/fixtures/`.
+//! Golden corpus: the real CLI 2.1.332 captures (the shared ones and our own `bridge-capture-*`) plus the hand-made lines under `tests/fixtures/`.
 //!
 //! * every record parses to a known variant (unless preceded by `## expect: unknown`) and
 //!   re-serializes to the same `serde_json::Value`;
@@ -34,6 +34,8 @@ const FIXTURES: &[(&str, &str)] = &[
     fixture!("real-cli-2.1.332/live-capture-allow-updatedInput-replay.ndjson"),
     fixture!("real-cli-2.1.332/live-capture-autoallowed.ndjson"),
     fixture!("real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
+    // Captured by us: an MCP tool (tests/e2e/support/mcp-asker.mjs) asking through elicitation.
+    fixture!("real-cli-2.1.332/bridge-capture-mcp-elicitation.ndjson"),
     fixture!("handmade/cli-messages.ndjson"),
     fixture!("handmade/client-messages.ndjson"),
 ];

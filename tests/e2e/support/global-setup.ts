@@ -229,6 +229,19 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             // Explicit, so every CLI version prompts the same way (2.1.300 defaulted to `auto`).
             '--permission-mode',
             'default',
+            // Passed on to every `claude`: an MCP server whose tool asks through MCP elicitation, so
+            // the console's elicitation dialog meets the real CLI (flow 15).
+            '--',
+            '--mcp-config',
+            JSON.stringify({
+              mcpServers: {
+                asker: {
+                  command: process.execPath,
+                  args: [path.join(E2E_DIR, 'support/mcp-asker.mjs')],
+                  env: { MCP_ASKER_LOG: path.join(LOGS, 'mcp-asker.log') },
+                },
+              },
+            }),
           ],
           {
             ...baseEnv,
