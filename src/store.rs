@@ -72,6 +72,8 @@ pub struct Store {
     max_seq: StoredValue<u64>,
     /// Unsent prompts from an earlier page, see [`crate::unsent`].
     restore: StoredValue<Option<Restore>, LocalStorage>,
+    /// How many of those wait for the history before they are shown and sent (the composer says so).
+    pub restoring: RwSignal<usize>,
 }
 
 impl Store {
@@ -93,6 +95,7 @@ impl Store {
             subscription: StoredValue::new_local(None),
             max_seq: StoredValue::new(0),
             restore: StoredValue::new_local(None),
+            restoring: RwSignal::new(0),
         }
     }
 
@@ -321,6 +324,9 @@ impl Store {
             sub.close();
         }
         self.inbox.update_value(|i| i.frames.clear());
+        // Prompts left unsent stay stored; they come back when the session is opened again.
+        self.restore.set_value(None);
+        self.restoring.set(0);
         self.session_id.set(None);
     }
 
@@ -365,6 +371,7 @@ impl Store {
             Some(id) if self.can_act() => crate::unsent::load(id),
             _ => Vec::new(),
         };
+        self.restoring.set(prompts.len());
         self.restore.set_value(
             sid.filter(|_| !prompts.is_empty())
                 .map(|session_id| Restore {
@@ -403,6 +410,7 @@ impl Store {
             })
             .flatten();
         let Some(due) = due else { return };
+        self.restoring.set(0);
         if !self.can_act() {
             return;
         }

@@ -596,12 +596,28 @@ async fn prompts_left_unsent_by_a_reload_come_back_after_the_history_and_are_sen
     // The page before the reload could not deliver this prompt.
     let id = "0b5a6f1e-4a7c-4d2b-9a51-3c2f7e9d8a10";
     bridge_console::unsent::remember("s1", id, "sent while offline");
-    let m = mount(false, || view! { <Transcript /> });
+    let m = mount(false, || view! { <Transcript /> <Composer /> });
     m.store.load_unsent();
+    frames(2).await;
+    // Until the history is in, the composer says a message is waiting (the relay may be unreachable).
+    let waiting = m.one("[data-testid=unsent-restoring]");
+    assert!(
+        waiting
+            .text_content()
+            .unwrap()
+            .starts_with("1 message not sent before the page was reloaded"),
+        "{:?}",
+        waiting.text_content()
+    );
     // The log had two events when the session was opened: nothing is shown before they are in.
     m.store.restore_unsent_after(2);
     frames(2).await;
     assert!(m.sent.borrow().is_empty(), "not sent before the history");
+    assert_eq!(
+        m.all("[data-testid=unsent-restoring]").len(),
+        1,
+        "still waiting"
+    );
     let history = [
         json!({"type": "user", "message": {"role": "user", "content": "an earlier question"},
                "parent_tool_use_id": null, "session_id": "s", "uuid": "u-1"}),
@@ -635,6 +651,11 @@ async fn prompts_left_unsent_by_a_reload_come_back_after_the_history_and_are_sen
     assert!(
         bridge_console::unsent::load("s1").is_empty(),
         "accepted, so no longer kept"
+    );
+    assert_eq!(
+        m.all("[data-testid=unsent-restoring]").len(),
+        0,
+        "shown in the transcript now"
     );
 }
 

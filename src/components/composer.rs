@@ -6,6 +6,18 @@ use leptos::prelude::*;
 use crate::state::SessionState;
 use crate::store::Store;
 
+/// What the composer says while prompts an earlier page left unsent wait for the history.
+fn restoring_text(n: usize) -> String {
+    let what = if n == 1 {
+        "1 message".to_string()
+    } else {
+        format!("{n} messages")
+    };
+    format!(
+        "{what} not sent before the page was reloaded will appear and be sent once the session history has loaded."
+    )
+}
+
 /// Multi-line input: Enter sends, Shift+Enter breaks the line, and nothing is sent while an IME
 /// composition is in progress (`isComposing`, keyCode 229, and composition events). Disabled
 /// states say why. Sent prompts show in the transcript at once as pending.
@@ -117,6 +129,12 @@ pub fn Composer() -> impl IntoView {
                 </button>
             </div>
             {move || hint().map(|h| view! { <p class="composer-hint" role="status">{h}</p> })}
+            {move || match store.restoring.get() {
+                0 => None,
+                n => Some(view! {
+                    <p class="composer-hint" role="status" data-testid="unsent-restoring">{restoring_text(n)}</p>
+                }),
+            }}
         </form>
     }
 }
