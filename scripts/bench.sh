@@ -2,7 +2,7 @@
 # Runs the benchmarks and prints their figures (also saved under pkg/bench/):
 #   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS,
 #   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
-#   console transfer size (gzipped wasm + js + css).
+#   console transfer size (gzipped wasm + js + css), and the bytes the relay really sends (br / gzip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -31,3 +31,23 @@ trunk build --release >/dev/null 2>&1
   done
   printf '%-50s %8d bytes gzipped (target <= 256000)\n' total "$total"
 } | tee "$out/transfer-size.txt"
+echo "== what the relay sends (release relay, console compressed at startup)"
+{
+  log=$(mktemp); data=$(mktemp -d)
+  BRIDGE_RELAY_TOKEN=bench-token "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
+    --static-dir dist --data-dir "$data" >"$log" 2>&1 &
+  relay=$!
+  trap 'kill $relay 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
+  for _ in $(seq 1 300); do grep -q 'console files compressed' "$log" && break; sleep 0.1; done
+  base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
+  grep -o 'console files compressed.*' "$log" | sed 's/\x1b\[[0-9;]*m//g'
+  for enc in br gzip identity; do
+    total=0
+    for f in dist/*.wasm dist/*.js dist/*.css; do
+      n=$(curl -sf -o /dev/null -w '%{size_download}' -H "Accept-Encoding: $enc" "$base/$(basename "$f")")
+      total=$((total + n))
+    done
+    printf '%-10s wasm + js + css on the wire: %8d bytes\n' "$enc" "$total"
+  done
+  kill $relay 2>/dev/null || true
+} | tee "$out/relay-transfer.txt"

@@ -50,7 +50,24 @@ pub fn app(state: AppState) -> Router {
     let static_dir = state.config.static_dir.clone();
     let router = if static_dir.join("index.html").is_file() {
         let index = static_dir.join("index.html");
-        api.fallback_service(ServeDir::new(&static_dir).fallback(ServeFile::new(index)))
+        let copies = crate::assets::Precompressed::new(&static_dir);
+        copies.warm();
+        let files = ServeDir::new(&static_dir).fallback(ServeFile::new(index));
+        // Brotli / gzip copies made once at startup when the request accepts them (see assets.rs).
+        let compressed = middleware::from_fn(move |req: Request, next: Next| {
+            let copies = copies.clone();
+            async move {
+                match copies.respond(req.method(), req.uri().path(), req.headers()) {
+                    Some(res) => res,
+                    None => next.run(req).await,
+                }
+            }
+        });
+        api.fallback_service(
+            tower::ServiceBuilder::new()
+                .layer(compressed)
+                .service(files),
+        )
     } else {
         tracing::warn!(dir = %static_dir.display(), "no console build found (index.html missing); serving a placeholder page");
         api.fallback(placeholder_page)

@@ -6,6 +6,7 @@
 //! [`app`] builds the router from a [`Relay`]; `main.rs` only parses arguments and binds.
 
 pub mod agent;
+pub mod assets;
 pub mod audit;
 pub mod auth;
 pub mod config;
