@@ -128,6 +128,8 @@ pub fn ElicitationDialog(
     let store = Store::expect();
     let fields = form_fields(&prompt.input, prompt.request.get("property_order"));
     let values: RwSignal<Map<String, Value>> = RwSignal::new(Map::new());
+    // Until the person has entered something, what is missing is a hint, not an error.
+    let touched = Memo::new(move |_| values.with(|v| !v.is_empty()));
     let fields_store = StoredValue::new(fields.clone());
     let rid = StoredValue::new(prompt.request_id.clone());
     let result =
@@ -200,7 +202,11 @@ pub fn ElicitationDialog(
                 }
             })}
             {form}
-            {move || result.with(|r| r.as_ref().err().cloned()).map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+            {move || result.with(|r| r.as_ref().err().cloned()).map(|e| if touched.get() {
+                view! { <p class="field-error" role="alert">{e}</p> }.into_any()
+            } else {
+                view! { <p class="muted small">{e}</p> }.into_any()
+            })}
         </DialogFrame>
     }
 }

@@ -649,15 +649,29 @@ impl Session {
                 g.pending.push(Pending {
                     request_id: rid.to_owned(),
                     seq,
-                    tool_name: req
-                        .get("tool_name")
-                        .and_then(Value::as_str)
+                    // Who asks: the tool, or the MCP server of an elicitation, or the dialog kind.
+                    tool_name: ["tool_name", "mcp_server_name", "dialog_kind"]
+                        .iter()
+                        .find_map(|k| req.get(*k).and_then(Value::as_str))
                         .map(str::to_owned),
                     tool_use_id: req
                         .get("tool_use_id")
                         .and_then(Value::as_str)
                         .map(str::to_owned),
-                    input: req.get("input").cloned(),
+                    // What is asked: the tool input, the elicitation's message and form, or the
+                    // dialog's payload.
+                    input: req
+                        .get("input")
+                        .cloned()
+                        .or_else(|| match subtype.as_str() {
+                            "elicitation" => Some(json!({
+                                "message": req.get("message"),
+                                "requested_schema": req.get("requested_schema"),
+                                "url": req.get("url"),
+                            })),
+                            "request_user_dialog" => req.get("payload").cloned(),
+                            _ => None,
+                        }),
                     subtype,
                     payload: Bytes::from(payload),
                     needs_action,
@@ -1022,6 +1036,9 @@ impl Session {
             "updated_permissions": body.get("updatedPermissions"),
             "message": body.get("message").or_else(|| resp.get("error")),
             "interrupt": body.get("interrupt"),
+            // An elicitation's form values, a dialog's result.
+            "content": body.get("content"),
+            "result": body.get("result"),
         }));
     }
 

@@ -1026,6 +1026,70 @@ async fn console_files_go_out_compressed_and_never_stale() {
 }
 
 #[tokio::test]
+async fn an_mcp_elicitation_is_pending_until_answered_and_audited_with_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--demo-scenario").arg("mcp"));
+    let sid = relay.create_session().await;
+    let mut sse = relay.sse(&sid, None).await;
+    relay.post(&sid, TOKEN, user("ship it")).await;
+    let ask = sse
+        .until("can_use_tool", is_can_use_tool)
+        .await
+        .pop()
+        .unwrap();
+    let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
+    let tool_use_id = ask.payload()["request"]["tool_use_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let input = ask.payload()["request"]["input"].clone();
+    relay
+        .post(&sid, TOKEN, allow(&rid, &tool_use_id, input))
+        .await;
+    let form = sse
+        .until("elicitation", |f| {
+            f.payload()["request"]["subtype"] == "elicitation"
+        })
+        .await
+        .pop()
+        .unwrap();
+    let form_id = form.payload()["request_id"].as_str().unwrap().to_owned();
+    // Waiting for a person, named by its MCP server.
+    let detail = get_json(&relay.url(&format!("/v1/code/sessions/{sid}")), TOKEN).await;
+    let pending = &detail["pending_requests"][0];
+    assert_eq!(pending["request_id"], form_id.as_str(), "{detail}");
+    assert_eq!(pending["subtype"], "elicitation");
+    assert_eq!(pending["tool_name"], "deploy");
+    let content = json!({"environment": "staging", "replicas": 2});
+    let answer = json!({"type": "control_response", "response": {"subtype": "success",
+        "request_id": form_id, "response": {"action": "accept", "content": content}}});
+    assert_eq!(relay.post(&sid, TOKEN, answer).await.status(), 200);
+    let frames = sse.until("result", is_result).await;
+    let result_text = frames
+        .iter()
+        .find_map(tool_result_text)
+        .expect("tool_result");
+    assert!(result_text.contains("\"staging\""), "{result_text}");
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+    let entry: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    assert_eq!(entry["request_id"], form_id.as_str());
+    assert_eq!(entry["subtype"], "elicitation");
+    assert_eq!(entry["tool_name"], "deploy");
+    assert_eq!(entry["decision"], "accept");
+    assert_eq!(entry["content"], content);
+    assert!(
+        entry["input"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deployment")
+    );
+    assert_eq!(
+        entry["input"]["requested_schema"]["required"][0],
+        "environment"
+    );
+}
+
+#[tokio::test]
 async fn archive_stops_the_agent_and_hides_the_session() {
     let dir = tempfile::tempdir().unwrap();
     let relay = RelayProc::start(Opts::demo(dir.path()));
