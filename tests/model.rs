@@ -1087,3 +1087,83 @@ fn revisions_change_only_for_touched_rows() {
         "a delta does not change the row order"
     );
 }
+
+fn form_rows(s: &Session) -> Vec<(String, String)> {
+    s.order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::System(row) => match &row.kind {
+                SystemKind::Notice { title, text, .. } if title.starts_with("form · ") => {
+                    Some((title.clone(), text.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn elicitation(rid: &str) -> Value {
+    json!({"type": "control_request", "request_id": rid, "request": {"subtype": "elicitation",
+        "mcp_server_name": "deploy", "message": "Where to?", "mode": "form",
+        "requested_schema": {"type": "object", "properties": {"env": {"type": "string"}}}}})
+}
+
+#[test]
+fn an_answered_form_stays_in_the_transcript_as_text() {
+    let mut s = Session::new();
+    s.apply_value(&elicitation("e1"));
+    assert_eq!(s.prompts()[0].kind, PromptKind::Elicitation);
+    // Answered here: the echo of our own answer settles it.
+    s.answer_locally("e1");
+    let hostile = "<img src=x onerror=alert(1)>".repeat(20);
+    s.apply_from(
+        Source::Client,
+        &json!({"type": "control_response", "response": {"subtype": "success", "request_id": "e1",
+            "response": {"action": "accept", "content": {"env": "staging", "replicas": 2, "notify": false, "note": hostile}}}}),
+    );
+    assert!(s.prompts().is_empty());
+    let rows = form_rows(&s);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].0, "form · deploy");
+    assert!(
+        rows[0]
+            .1
+            .starts_with("You submitted: env = staging, replicas = 2, notify = no, note = <img"),
+        "{rows:?}"
+    );
+    assert!(rows[0].1.ends_with('…'), "long values are cut");
+    // A second echo adds nothing.
+    s.apply_from(
+        Source::Client,
+        &json!({"type": "control_response", "response": {"subtype": "success", "request_id": "e1",
+            "response": {"action": "accept", "content": {}}}}),
+    );
+    assert_eq!(form_rows(&s).len(), 1);
+
+    // Declined elsewhere; withdrawn by the CLI.
+    s.apply_value(&elicitation("e2"));
+    s.apply_from(
+        Source::Client,
+        &json!({"type": "control_response", "response": {"subtype": "success", "request_id": "e2",
+            "response": {"action": "decline"}}}),
+    );
+    s.apply_value(&elicitation("e3"));
+    s.apply_value(&json!({"type": "control_cancel_request", "request_id": "e3"}));
+    let rows = form_rows(&s);
+    assert_eq!(rows[1].1, "Another window declined to answer.");
+    assert_eq!(
+        rows[2].1,
+        "Withdrawn by Claude Code before it was answered."
+    );
+
+    // An observer reads who it was.
+    let mut o = Session::observer();
+    o.apply_value(&elicitation("e4"));
+    o.apply_from(
+        Source::Client,
+        &json!({"type": "control_response", "response": {"subtype": "success", "request_id": "e4",
+            "response": {"action": "cancel"}}}),
+    );
+    assert_eq!(form_rows(&o)[0].1, "The controller dismissed the form.");
+}

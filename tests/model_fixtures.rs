@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use bridge_console::state::{
-    Block, ItemKind, PromptKind, Session, SessionState, Source, ToolStatus,
+    Block, ItemKind, PromptKind, Session, SessionState, Source, SystemKind, ToolStatus,
 };
 use serde_json::Value;
 
@@ -289,4 +289,22 @@ fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
     assert!(tool.output.as_ref().unwrap().text.contains("Nimbus"));
     assert!(raw_rows(&s).is_empty(), "{:?}", raw_rows(&s));
     assert_eq!(s.state(), SessionState::Idle);
+    // What was entered stays in the transcript, after the tool card, whatever the tool returns.
+    let form = s
+        .order()
+        .iter()
+        .find_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::System(row) => match &row.kind {
+                SystemKind::Notice { title, text, .. } if title == "form · asker" => {
+                    Some(text.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("a row for the answered form");
+    assert_eq!(
+        form,
+        "Another window submitted: answer = Nimbus, urgent = yes"
+    );
 }

@@ -1938,6 +1938,9 @@ impl Session {
             self.notice(text);
         }
         self.settled.insert(request_id.to_string(), by.clone());
+        if prompt.kind == PromptKind::Elicitation {
+            self.record_form_answer(&prompt, &by, answer);
+        }
         if let Some(id) = prompt.tool_use_id.as_deref()
             && let Some(tool) = self.tools.get_mut(id)
         {
@@ -2040,6 +2043,59 @@ impl Session {
         if body.get("behavior").is_some() || body.get("action").is_some() {
             self.settled.insert(rid, SettledBy::Other);
         }
+    }
+
+    /// Keeps what was answered to an MCP form in the transcript (the tool's result need not say).
+    fn record_form_answer(&mut self, prompt: &Prompt, by: &SettledBy, answer: Option<&Value>) {
+        let key = format!("form:{}", prompt.request_id);
+        if self.items.contains_key(&key) {
+            return;
+        }
+        let action = answer.and_then(|a| s(a, "action"));
+        let who = match by {
+            SettledBy::Me => "You",
+            _ if self.observer => "The controller",
+            _ => "Another window",
+        };
+        let (text, level) = match (by, action) {
+            (SettledBy::Cancelled, _) => (
+                "Withdrawn by Claude Code before it was answered.".to_string(),
+                "notice",
+            ),
+            (_, Some("accept")) => {
+                let values = answer
+                    .and_then(|a| a.get("content"))
+                    .and_then(Value::as_object)
+                    .map(|c| {
+                        c.iter()
+                            .map(|(k, v)| format!("{k} = {}", form_value(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                if values.is_empty() {
+                    (format!("{who} submitted the form."), "info")
+                } else {
+                    (format!("{who} submitted: {values}"), "info")
+                }
+            }
+            (_, Some("decline")) => (format!("{who} declined to answer."), "notice"),
+            (_, Some("cancel")) => (format!("{who} dismissed the form."), "notice"),
+            _ => (format!("{who} answered."), "info"),
+        };
+        self.insert_item(Item {
+            key,
+            rev: 0,
+            parent: None,
+            kind: ItemKind::System(SystemRow {
+                uuid: None,
+                kind: SystemKind::Notice {
+                    title: format!("form · {}", prompt.tool_name),
+                    text,
+                    level: level.into(),
+                },
+            }),
+        });
     }
 
     fn on_cancel(&mut self, v: &Value) {
@@ -2149,5 +2205,20 @@ fn replace_or_push(blocks: &mut Vec<Slot>, block: Block, same_kind: impl Fn(&Blo
             open: false,
             block,
         }),
+    }
+}
+
+/// A form value as a person reads it: text as is (cut at 200 characters), yes / no, numbers, else JSON.
+fn form_value(v: &Value) -> String {
+    let text = match v {
+        Value::String(t) => t.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 200 {
+        format!("{}…", text.chars().take(200).collect::<String>())
+    } else {
+        text
     }
 }

@@ -1,7 +1,8 @@
 // Flow 15: an MCP tool asks the person for input through MCP elicitation. With the real CLI the tool comes
 // from a stdio MCP server (support/mcp-asker.mjs) that sends `elicitation/create`; the CLI forwards it as an
 // `elicitation` control request. The console shows a form built from the request's schema (not a bare
-// allow/deny), typed values go back as `{action: "accept", content}`, and the tool's result carries them.
+// allow/deny), typed values go back as `{action: "accept", content}`, the tool's result carries them, and the
+// transcript keeps what was entered.
 import path from 'node:path';
 import { test, expect } from '../support/fixtures';
 import { dialog, openSession, press, sendMessage, tid, toolCalls, waitForTurns } from '../support/console';
@@ -53,5 +54,9 @@ test('flow 15: an MCP elicitation gets a form, and the answer reaches the tool',
   await expect(card).toHaveAttribute('data-status', 'done');
   await expect(card.getByTestId('tool-result')).toContainText('Elicitation accept: {"answer":"Nimbus <b>7</b>","urgent":true}');
   await expect(card.locator('b')).toHaveCount(0);
+  // What was entered also stays in the transcript as its own row, as text.
+  const answered = page.locator('[data-testid="system-message"]', { hasText: 'form · asker' });
+  await expect(answered).toContainText('You submitted: answer = Nimbus <b>7</b>, urgent = yes');
+  await expect(answered.locator('b')).toHaveCount(0);
   await expect(tid(page, 'assistant-text').last()).toContainText('E2E-ELICIT-DONE');
 });
