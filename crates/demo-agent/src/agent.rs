@@ -1420,6 +1420,16 @@ impl<W: Write> Agent<W> {
             "display_name": step.name,
             "input": asked_input,
         });
+        // An MCP tool is named and attributed as the CLI does: `mcp__asker__ask_user` is "Ask User"
+        // from the server "asker".
+        if let Some((server, tool)) = step
+            .name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split_once("__"))
+        {
+            req["display_name"] = json!(tools::title_case(tool));
+            req["mcp_server"] = json!({"name": server, "source": "dynamic"});
+        }
         let description = step.description.clone().or_else(|| {
             if step.name == "AskUserQuestion" {
                 step.input

@@ -88,6 +88,20 @@ fn is_read_only_command(cmd: &str) -> bool {
         || cmd.starts_with("git diff")
 }
 
+/// `ask_user` → `Ask User` (how the CLI shows an MCP tool's name).
+pub(crate) fn title_case(name: &str) -> String {
+    name.split(['_', '-'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// What the real CLI answers an ExitPlanMode outside plan mode.
 pub const NOT_IN_PLAN_MODE: &str = "<tool_use_error>You are not in plan mode. To enter plan mode, call the \
 EnterPlanMode tool first. If your plan was already approved, continue with implementation.</tool_use_error>";

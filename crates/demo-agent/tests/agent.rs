@@ -830,6 +830,11 @@ fn mcp_scenario_asks_through_elicitation_while_the_tool_runs() {
     a.send(&user("ship it", U1));
     let (req, _) = a.until(T, is("control_request/can_use_tool"));
     assert_eq!(req["request"]["tool_name"], "mcp__deploy__configure");
+    assert_eq!(
+        req["request"]["display_name"], "Configure",
+        "as the CLI names it"
+    );
+    assert_eq!(req["request"]["mcp_server"]["name"], "deploy");
     a.send(&allow(&req, None, None));
     let (ask, between) = a.until(T, is("control_request/elicitation"));
     assert!(
