@@ -37,14 +37,19 @@ pub fn EditBody(
     };
     let n = edits.len();
     view! {
-        <div class="file-line"><code class="path">{path.clone()}</code></div>
+        <div class="file-line"><code class="path">{path}</code></div>
         {edits
             .into_iter()
             .enumerate()
             .map(|(i, (old, new, all))| {
-                let label = if n > 1 { format!("Edit {} of {n}", i + 1) } else { path.clone() };
+                // The path is on the line above; several edits are numbered.
+                let diff = if n > 1 {
+                    view! { <DiffView old=old new=new label=format!("Edit {} of {n}", i + 1) /> }.into_any()
+                } else {
+                    view! { <DiffView old=old new=new /> }.into_any()
+                };
                 view! {
-                    <DiffView old=old new=new label=label />
+                    {diff}
                     {all.then(|| view! { <span class="chip">"replace all"</span> })}
                 }
             })
