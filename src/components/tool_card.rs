@@ -176,7 +176,24 @@ fn render_tool(tool: ToolCall, observer: bool) -> AnyView {
         .clone()
         .filter(|_| tool.status != ToolStatus::Denied || tool.deny_message.is_none())
         .map(|o| {
-            view! { <ToolOutputView id=tool.id.clone() text=o.text is_error=o.is_error /> }
+            // CLI 2.1.332 starts Task as a background agent and answers with a page of notes meant
+            // for the model (ids, where its transcript goes): one line for people, the notes folded.
+            let launched = matches!(tool.name.as_str(), "Task" | "Agent")
+                && !o.is_error
+                && o.text.starts_with("Async agent launched");
+            let out =
+                view! { <ToolOutputView id=tool.id.clone() text=o.text is_error=o.is_error /> };
+            if launched {
+                view! {
+                    <details class="inline-details launch-notes">
+                        <summary>"Launch notes (meant for the model)"</summary>
+                        {out}
+                    </details>
+                }
+                .into_any()
+            } else {
+                out.into_any()
+            }
         });
     let children = tool.children.clone();
     let nested = (!children.is_empty()).then(|| {

@@ -19,6 +19,9 @@ test('flow 16: a subagent works inside its Task card, and its completion starts 
 
   const task = toolCalls(page, 'Task').first();
   await expect(task).toHaveAttribute('data-status', 'done');
+  // The launch notes meant for the model are folded away.
+  await expect(task.locator('details.launch-notes > summary')).toContainText('Launch notes');
+  await expect(task.locator('details.launch-notes')).not.toHaveAttribute('open', /.*/);
   // The subagent's Bash call and its closing text are inside the Task card, not in the main thread.
   const nestedBash = task.locator('[data-testid="tool-call"][data-tool-name="Bash"]');
   await expect(nestedBash).toHaveCount(1);
