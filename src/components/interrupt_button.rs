@@ -23,6 +23,8 @@ pub fn InterruptButton() -> impl IntoView {
                     InterruptState::Acknowledged => ("Stopped ✓".to_string(), true),
                     InterruptState::Failed(e) => (format!("Stop failed: {e}"), false),
                 };
+                // The accessible name starts with the visible text (WCAG 2.5.3).
+                let aria = format!("{label} — interrupt the running turn (Escape)");
                 view! {
                     <button
                         class="danger interrupt"
@@ -33,7 +35,7 @@ pub fn InterruptButton() -> impl IntoView {
                             InterruptState::Acknowledged => "acknowledged",
                             InterruptState::Failed(_) => "failed",
                         }
-                        aria-label="Interrupt the running turn (Escape)"
+                        aria-label=aria
                         aria-keyshortcuts="Escape"
                         title="Interrupt (Esc)"
                         disabled=busy
