@@ -127,7 +127,7 @@ pub fn PermissionDialog(
                         on:input=move |ev| deny_msg.set(event_target_value(&ev))
                     ></textarea>
                 </label>
-                <p class="muted small">"Ctrl/⌘+Enter or Alt+A to allow · Alt+D to deny"</p>
+                <p class="muted small key-hint">"Ctrl/⌘+Enter or Alt+A to allow · Alt+D to deny"</p>
             </div>
         </DialogFrame>
     }
