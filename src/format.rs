@@ -111,8 +111,68 @@ pub fn session_name(title: Option<&str>, cwd: Option<&str>, id: &str) -> String 
     id.chars().take(8).collect()
 }
 
+/// What a slash command's replayed frames say, without their tags: `<local-command-stdout>Compacted
+/// </local-command-stdout>` is output "Compacted"; `<command-name>/review</command-name>…<command-args>12
+/// </command-args>` is the command "/review 12". Returns a label and the text; anything else is unchanged.
+pub fn local_command(text: &str) -> (&'static str, String) {
+    fn inner<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&close).map_or(text.len(), |e| start + e);
+        Some(&text[start..end])
+    }
+    if let Some(out) = inner(text, "local-command-stdout") {
+        return ("Command output", out.trim().to_string());
+    }
+    if let Some(err) = inner(text, "local-command-stderr") {
+        return ("Command error", err.trim().to_string());
+    }
+    if let Some(name) = inner(text, "command-name") {
+        let args = inner(text, "command-args").unwrap_or("").trim();
+        let name = name.trim();
+        let shown = if args.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {args}")
+        };
+        return ("Command", shown);
+    }
+    ("Command", text.to_string())
+}
+
 #[cfg(test)]
 mod tests {
+    use super::local_command;
+
+    #[test]
+    fn local_command_frames_lose_their_tags() {
+        assert_eq!(
+            local_command("<local-command-stdout>Compacted </local-command-stdout>"),
+            ("Command output", "Compacted".to_string())
+        );
+        assert_eq!(
+            local_command("<local-command-stderr>no such command</local-command-stderr>"),
+            ("Command error", "no such command".to_string())
+        );
+        assert_eq!(
+            local_command(
+                "<command-name>/review</command-name>\n  <command-message>review</command-message>\n  <command-args>12</command-args>"
+            ),
+            ("Command", "/review 12".to_string())
+        );
+        assert_eq!(
+            local_command("<command-name>/compact</command-name><command-args></command-args>"),
+            ("Command", "/compact".to_string())
+        );
+        // Unclosed: the rest of the text.
+        assert_eq!(
+            local_command("<local-command-stdout>partial"),
+            ("Command output", "partial".to_string())
+        );
+        assert_eq!(local_command("plain").1, "plain");
+    }
+
     use super::*;
 
     #[test]

@@ -15,5 +15,5 @@ pub use item::{
 pub use prompt::{Notice, Prompt, PromptKind, SettledBy};
 pub use session::{
     InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState,
-    Source, tool_result_text,
+    SlashCommand, Source, slash_matches, tool_result_text,
 };

@@ -3,7 +3,7 @@
 
 use bridge_console::state::{
     Block, InterruptState, ItemKind, LocalRequest, PromptKind, SendState, Session, SessionState,
-    SettledBy, Source, SystemKind, ToolStatus, UserOrigin,
+    SettledBy, Source, SystemKind, ToolStatus, UserOrigin, slash_matches,
 };
 use serde_json::{Value, json};
 // The same tests run natively and, compiled to wasm32, in the browser.
@@ -1166,4 +1166,50 @@ fn an_answered_form_stays_in_the_transcript_as_text() {
             "response": {"action": "cancel"}}}),
     );
     assert_eq!(form_rows(&o)[0].1, "The controller dismissed the form.");
+}
+
+#[test]
+fn slash_commands_come_from_initialize_and_match_by_prefix_first() {
+    let mut s = Session::new();
+    s.set_initialize(&json!({"commands": [
+        {"name": "review", "description": "Review a PR", "argumentHint": "<pr>"},
+        {"name": "compact", "description": "Compact"},
+        {"name": "/config", "description": "Config"},
+        {"name": "", "description": "nameless"},
+        {"name": "__remote-workflow", "description": "internal"},
+        {"description": "no name"},
+    ]}));
+    let cmds = s.info().commands.clone();
+    assert_eq!(
+        cmds.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["review", "compact", "config"],
+        "a leading slash is dropped; nameless and internal (`__`) entries skipped"
+    );
+    assert_eq!(cmds[0].argument_hint, "<pr>");
+    let names = |t: &str, limit| {
+        slash_matches(&cmds, t, limit)
+            .into_iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names("/", 8), ["review", "compact", "config"]);
+    assert_eq!(names("/co", 8), ["compact", "config"]);
+    assert_eq!(names("/CO", 8), ["compact", "config"], "case-insensitive");
+    assert_eq!(names("/ev", 8), ["review"], "contains, after prefixes");
+    assert_eq!(names("/c", 1), ["compact"]);
+    assert!(names("co", 8).is_empty(), "only after a slash");
+    assert!(
+        names("/compact now", 8).is_empty(),
+        "not once arguments start"
+    );
+    // commands_changed replaces the list.
+    s.apply_value(
+        &json!({"type": "system", "subtype": "commands_changed", "commands": [{"name": "init"}],
+        "uuid": uuid_like(), "session_id": "s"}),
+    );
+    let now: Vec<_> = slash_matches(&s.info().commands, "/", 8)
+        .into_iter()
+        .map(|c| c.name.clone())
+        .collect();
+    assert_eq!(now, ["init"]);
 }

@@ -796,3 +796,93 @@ async fn session_items_are_named_by_title_or_cwd_tail_and_hold_their_actions() {
         assert!(archive.is_some(), "the card holds its archive action");
     }
 }
+
+#[wasm_bindgen_test]
+async fn slash_commands_from_the_cli_complete_in_the_composer() {
+    let m = mount(false, || view! { <Composer /> });
+    m.store.on_stream(StreamEvent::State(ConnState::Live));
+    m.store.session.update(|s| {
+        s.set_initialize(&json!({"commands": [
+            {"name": "compact", "description": "Clear history but keep a summary", "argumentHint": "<instructions>"},
+            {"name": "config", "description": "Open the config"},
+            {"name": "review", "description": "Review a pull request <b>now</b>"},
+        ]}))
+    });
+    let input: web_sys::HtmlTextAreaElement =
+        m.one("[data-testid=composer-input]").dyn_into().unwrap();
+    let type_text = |t: &str| {
+        input.set_value(t);
+        input
+            .dispatch_event(&web_sys::Event::new("input").unwrap())
+            .unwrap();
+    };
+    let names = |m: &Mounted| -> Vec<String> {
+        m.all("[data-testid=slash-option]")
+            .iter()
+            .map(|o| o.get_attribute("data-name").unwrap())
+            .collect()
+    };
+    type_text("/co");
+    tick().await;
+    assert_eq!(names(&m), ["compact", "config"]);
+    assert_eq!(
+        input.get_attribute("aria-activedescendant").as_deref(),
+        Some("slash-option-0")
+    );
+    // Descriptions are text, never markup.
+    type_text("/re");
+    tick().await;
+    assert_eq!(names(&m), ["review"]);
+    assert_eq!(m.all("[data-testid=slash-menu] b").len(), 0);
+    // Arrow down, Enter: the highlighted command is completed, nothing is sent.
+    type_text("/co");
+    tick().await;
+    input
+        .dispatch_event(&key_event("keydown", "ArrowDown", false))
+        .unwrap();
+    tick().await;
+    let second = m.all("[data-testid=slash-option]")[1].clone();
+    assert_eq!(
+        second.get_attribute("aria-selected").as_deref(),
+        Some("true")
+    );
+    input
+        .dispatch_event(&key_event("keydown", "Enter", false))
+        .unwrap();
+    tick().await;
+    assert_eq!(input.value(), "/config ");
+    assert!(m.sent.borrow().is_empty(), "completing is not sending");
+    assert!(
+        m.all("[data-testid=slash-menu]").is_empty(),
+        "closed after a space"
+    );
+    // A command typed out in full is sent by Enter.
+    type_text("/compact");
+    tick().await;
+    assert_eq!(names(&m), ["compact"]);
+    input
+        .dispatch_event(&key_event("keydown", "Enter", false))
+        .unwrap();
+    tick().await;
+    tick().await;
+    let sent = m.sent.borrow().clone();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["message"]["content"], "/compact");
+    // Escape closes the menu without clearing the text (and is not an interrupt).
+    type_text("/c");
+    tick().await;
+    let esc = key_event("keydown", "Escape", false);
+    input.dispatch_event(&esc).unwrap();
+    tick().await;
+    assert!(m.all("[data-testid=slash-menu]").is_empty());
+    assert!(esc.default_prevented());
+    assert_eq!(input.value(), "/c");
+    // During an IME composition the menu's keys are the IME's.
+    type_text("/co");
+    tick().await;
+    input
+        .dispatch_event(&key_event("keydown", "Enter", true))
+        .unwrap();
+    tick().await;
+    assert_eq!(input.value(), "/co");
+}

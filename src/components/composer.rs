@@ -3,7 +3,7 @@
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::state::SessionState;
+use crate::state::{SessionState, SlashCommand, slash_matches};
 use crate::store::Store;
 
 /// What the composer says while prompts an earlier page left unsent wait for the history.
@@ -58,6 +58,29 @@ pub fn Composer() -> impl IntoView {
             ),
         }
     };
+    // Slash commands the CLI offers, while the text is `/` and the start of a name.
+    let menu_dismissed = RwSignal::new(false);
+    let selected = RwSignal::new(0usize);
+    let matches = Memo::new(move |_| -> Vec<SlashCommand> {
+        if menu_dismissed.get() {
+            return vec![];
+        }
+        text.with(|t| {
+            store.session.with(|s| {
+                slash_matches(&s.info().commands, t, 8)
+                    .into_iter()
+                    .cloned()
+                    .collect()
+            })
+        })
+    });
+    let complete = move |name: String| {
+        text.set(format!("/{name} "));
+        selected.set(0);
+        if let Some(el) = input.get_untracked() {
+            let _ = el.focus();
+        }
+    };
     let send = move || {
         let t = text.get_untracked();
         if disabled_reason().is_none() && store.send_prompt(&t).is_some() {
@@ -65,11 +88,51 @@ pub fn Composer() -> impl IntoView {
         }
     };
     let on_keydown = move |ev: KeyboardEvent| {
-        if ev.key() != "Enter" || ev.shift_key() || ev.alt_key() {
+        // Never act on half a word: keys that belong to an IME composition are the IME's.
+        if ev.is_composing() || ev.key_code() == 229 || composing.get_value() {
             return;
         }
-        // Never send half a word: the Enter that commits an IME composition is not a send.
-        if ev.is_composing() || ev.key_code() == 229 || composing.get_value() {
+        let options = matches.get_untracked();
+        if !options.is_empty() {
+            let n = options.len();
+            let sel = selected.get_untracked().min(n - 1);
+            match ev.key().as_str() {
+                "ArrowDown" => {
+                    ev.prevent_default();
+                    selected.set((sel + 1) % n);
+                    return;
+                }
+                "ArrowUp" => {
+                    ev.prevent_default();
+                    selected.set((sel + n - 1) % n);
+                    return;
+                }
+                "Tab" if !ev.shift_key() => {
+                    ev.prevent_default();
+                    complete(options[sel].name.clone());
+                    return;
+                }
+                "Escape" => {
+                    // Closes the menu only (not an interrupt).
+                    ev.prevent_default();
+                    menu_dismissed.set(true);
+                    return;
+                }
+                // Enter takes the highlighted command, unless it is already typed out in full.
+                "Enter"
+                    if !ev.shift_key()
+                        && !ev.alt_key()
+                        && text
+                            .with_untracked(|t| t.trim() != format!("/{}", options[sel].name)) =>
+                {
+                    ev.prevent_default();
+                    complete(options[sel].name.clone());
+                    return;
+                }
+                _ => {}
+            }
+        }
+        if ev.key() != "Enter" || ev.shift_key() || ev.alt_key() {
             return;
         }
         ev.prevent_default();
@@ -100,6 +163,35 @@ pub fn Composer() -> impl IntoView {
                     }>{format!("Suggestion: {sg}")}</button>
                 }
             })}
+            {move || {
+                let options = matches.get();
+                (!options.is_empty()).then(|| {
+                    let sel = selected.get().min(options.len() - 1);
+                    view! {
+                        <ul class="slash-menu" id="slash-menu" role="listbox" data-testid="slash-menu" aria-label="Slash commands">
+                            {options.into_iter().enumerate().map(|(i, c)| {
+                                let name = c.name.clone();
+                                view! {
+                                    <li
+                                        id=format!("slash-option-{i}")
+                                        role="option"
+                                        data-testid="slash-option"
+                                        data-name=c.name.clone()
+                                        aria-selected=(i == sel).to_string()
+                                        // Keep the focus in the text field.
+                                        on:mousedown=|ev| ev.prevent_default()
+                                        on:click=move |_| complete(name.clone())
+                                    >
+                                        <span class="slash-name">{format!("/{}", c.name)}</span>
+                                        {(!c.argument_hint.is_empty()).then(|| view! { <span class="slash-hint">{c.argument_hint.clone()}</span> })}
+                                        <span class="slash-desc">{c.description.clone()}</span>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }
+                })
+            }}
             <div class="composer-row">
                 <textarea
                     node_ref=input
@@ -110,7 +202,18 @@ pub fn Composer() -> impl IntoView {
                     rows="1"
                     prop:value=move || text.get()
                     disabled=move || disabled_reason().is_some()
-                    on:input=move |ev| text.set(event_target_value(&ev))
+                    on:input=move |ev| {
+                        text.set(event_target_value(&ev));
+                        selected.set(0);
+                        menu_dismissed.set(false);
+                    }
+                    aria-autocomplete="list"
+                    aria-expanded=move || (!matches.with(Vec::is_empty)).to_string()
+                    aria-controls=move || (!matches.with(Vec::is_empty)).then_some("slash-menu")
+                    aria-activedescendant=move || {
+                        let n = matches.with(Vec::len);
+                        (n > 0).then(|| format!("slash-option-{}", selected.get().min(n - 1)))
+                    }
                     on:compositionstart=move |_| composing.set_value(true)
                     on:compositionend=move |_| {
                         // Some browsers send the committing Enter's keydown right after this event.

@@ -105,6 +105,58 @@ pub struct ModelChoice {
     pub description: String,
 }
 
+/// A slash command the CLI offers (`initialize.commands`, `system/commands_changed`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlashCommand {
+    /// Name without the slash.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its arguments, e.g. `<file>` (may be empty).
+    pub argument_hint: String,
+}
+
+impl SlashCommand {
+    fn from_json(c: &Value) -> Option<Self> {
+        let name = s(c, "name")?.trim_start_matches('/').to_string();
+        // `__name` commands are the CLI's internals, not for people.
+        (!name.is_empty() && !name.starts_with("__")).then(|| SlashCommand {
+            name,
+            description: s(c, "description").unwrap_or_default().to_string(),
+            argument_hint: s(c, "argumentHint").unwrap_or_default().to_string(),
+        })
+    }
+}
+
+/// The commands to offer while `text` is a slash and the start of a command name (no space yet):
+/// names starting with what was typed first, then names containing it; at most `limit`.
+pub fn slash_matches<'a>(
+    commands: &'a [SlashCommand],
+    text: &str,
+    limit: usize,
+) -> Vec<&'a SlashCommand> {
+    let Some(query) = text.strip_prefix('/') else {
+        return vec![];
+    };
+    if query.chars().any(char::is_whitespace) {
+        return vec![];
+    }
+    let query = query.to_lowercase();
+    let mut starts: Vec<&SlashCommand> = Vec::new();
+    let mut contains: Vec<&SlashCommand> = Vec::new();
+    for c in commands {
+        let name = c.name.to_lowercase();
+        if name.starts_with(&query) {
+            starts.push(c);
+        } else if name.contains(&query) {
+            contains.push(c);
+        }
+    }
+    starts.extend(contains);
+    starts.truncate(limit);
+    starts
+}
+
 /// What is known about the running CLI.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SessionInfo {
@@ -120,8 +172,8 @@ pub struct SessionInfo {
     pub tools: Vec<String>,
     /// Models from the `initialize` response.
     pub models: Vec<ModelChoice>,
-    /// Slash command names.
-    pub commands: Vec<String>,
+    /// Slash commands.
+    pub commands: Vec<SlashCommand>,
 }
 
 /// Rate-limit banner state.
@@ -421,10 +473,7 @@ impl Session {
                 .collect();
         }
         if let Some(cmds) = body.get("commands").and_then(Value::as_array) {
-            self.info.commands = cmds
-                .iter()
-                .filter_map(|c| s(c, "name").map(str::to_string))
-                .collect();
+            self.info.commands = cmds.iter().filter_map(SlashCommand::from_json).collect();
         }
         if let Some(mode) = s(body, "current_permission_mode") {
             self.info.permission_mode = Some(mode.to_string());
@@ -1721,10 +1770,7 @@ impl Session {
             }
             "commands_changed" => {
                 if let Some(cmds) = v.get("commands").and_then(Value::as_array) {
-                    self.info.commands = cmds
-                        .iter()
-                        .filter_map(|c| s(c, "name").map(str::to_string))
-                        .collect();
+                    self.info.commands = cmds.iter().filter_map(SlashCommand::from_json).collect();
                 }
                 self.bump();
             }

@@ -41,17 +41,46 @@ pub fn UserRow(
             .into_any(),
         ),
     };
-    let label = match msg.origin {
-        UserOrigin::Synthetic => Some("Claude Code"),
-        UserOrigin::LocalCommand => Some("Command"),
-        UserOrigin::SubagentPrompt => Some("Subagent prompt"),
-        UserOrigin::Prompt => None,
+    let (label, text) = match msg.origin {
+        UserOrigin::Synthetic => (Some("Claude Code"), msg.text),
+        UserOrigin::LocalCommand => {
+            let (label, text) = crate::format::local_command(&msg.text);
+            (Some(label), text)
+        }
+        UserOrigin::SubagentPrompt => (Some("Subagent prompt"), msg.text),
+        UserOrigin::Prompt => (None, msg.text),
+    };
+    // Long frames the CLI writes itself (a compaction summary …) are folded to their first line.
+    let fold = msg.origin == UserOrigin::Synthetic
+        && (text.chars().count() > 400 || text.lines().count() > 8);
+    let body = if fold {
+        let line = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default();
+        // Its first sentence, or the start of it.
+        let first = match line.find(". ") {
+            Some(end) if end < 160 => line[..=end].to_string(),
+            _ if line.chars().count() > 140 => {
+                format!("{}…", line.chars().take(140).collect::<String>())
+            }
+            _ => line.to_string(),
+        };
+        view! {
+            <details class="inline-details folded-synthetic">
+                <summary>{first}</summary>
+                <div class="user-text">{text}</div>
+            </details>
+        }
+        .into_any()
+    } else {
+        view! { <div class="user-text">{text}</div> }.into_any()
     };
     let queued = msg.lifecycle.as_deref() == Some("queued");
     view! {
         <div class=format!("bubble user origin-{origin}") data-send-state=msg.send.as_str() data-origin=origin>
             {label.map(|l| view! { <span class="bubble-label">{l}</span> })}
-            <div class="user-text">{msg.text}</div>
+            {body}
             {(msg.images > 0).then(|| view! { <span class="chip">{format!("{} image(s)", msg.images)}</span> })}
             <div class="bubble-meta">
                 {queued.then(|| view! { <span class="chip">"Queued"</span> })}
