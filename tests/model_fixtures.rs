@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use bridge_console::state::{
-    Block, ItemKind, PromptKind, Session, SessionState, Source, SystemKind, ToolStatus,
+    Block, ItemKind, PromptKind, Session, SessionState, Source, SystemKind, ToolStatus, UserOrigin,
 };
 use serde_json::Value;
 
@@ -307,4 +307,48 @@ fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
         form,
         "Another window submitted: answer = Nimbus, urgent = yes"
     );
+}
+
+#[test]
+fn compact_capture_shows_a_boundary_and_the_command_output_without_tags() {
+    // Our capture: two turns, then `/compact` sent as a prompt.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real-cli-2.1.332/bridge-capture-compact.ndjson");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut s = Session::new();
+    // As through the relay: what the client wrote comes back too (source client).
+    for line in text.lines() {
+        let (source, body) = match line.split_at(3) {
+            ("<< ", b) => (Source::Worker, b),
+            (">> ", b) => (Source::Client, b),
+            _ => continue,
+        };
+        s.apply_from(source, &serde_json::from_str(body).unwrap());
+    }
+    let mut boundary = 0;
+    let mut commands = Vec::new();
+    let mut prompts = Vec::new();
+    for k in s.order() {
+        match &s.item(k).unwrap().kind {
+            ItemKind::System(row) if matches!(row.kind, SystemKind::CompactBoundary { .. }) => {
+                boundary += 1
+            }
+            ItemKind::User(u) if u.origin == UserOrigin::LocalCommand => {
+                commands.push(bridge_console::format::local_command(&u.text))
+            }
+            ItemKind::User(u) if u.origin == UserOrigin::Prompt => prompts.push(u.text.clone()),
+            _ => {}
+        }
+    }
+    assert_eq!(boundary, 1);
+    assert!(
+        commands.contains(&("Command output", "Compacted".to_string())),
+        "{commands:?}"
+    );
+    assert_eq!(
+        prompts,
+        ["say something first", "and once more", "/compact"]
+    );
+    assert!(raw_rows(&s).is_empty(), "{:?}", raw_rows(&s));
+    assert_eq!(s.state(), SessionState::Idle);
 }

@@ -36,6 +36,8 @@ const FIXTURES: &[(&str, &str)] = &[
     fixture!("real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
     // Captured by us: an MCP tool (tests/e2e/support/mcp-asker.mjs) asking through elicitation.
     fixture!("real-cli-2.1.332/bridge-capture-mcp-elicitation.ndjson"),
+    // Captured by us: two turns, then `/compact` (status compacting, compact_boundary, replayed command).
+    fixture!("real-cli-2.1.332/bridge-capture-compact.ndjson"),
     fixture!("handmade/cli-messages.ndjson"),
     fixture!("handmade/client-messages.ndjson"),
 ];
