@@ -207,8 +207,9 @@ pub fn Composer() -> impl IntoView {
                         selected.set(0);
                         menu_dismissed.set(false);
                     }
+                    // A textarea is a textbox: no aria-expanded (axe, flow 17); the listbox is tied to it by
+                    // aria-controls and the highlighted option by aria-activedescendant.
                     aria-autocomplete="list"
-                    aria-expanded=move || (!matches.with(Vec::is_empty)).to_string()
                     aria-controls=move || (!matches.with(Vec::is_empty)).then_some("slash-menu")
                     aria-activedescendant=move || {
                         let n = matches.with(Vec::len);
