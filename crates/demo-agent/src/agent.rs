@@ -262,6 +262,30 @@ struct Turn {
 }
 
 impl Turn {
+    fn new(uuids: Vec<String>, model: String, context_chars: usize) -> Self {
+        Turn {
+            uuids,
+            start: Instant::now(),
+            waited: Duration::ZERO,
+            context_chars,
+            input_tokens: 0,
+            output_tokens: 0,
+            thinking_tokens: 0,
+            num_msgs: 0,
+            denials: Vec::new(),
+            last_text: String::new(),
+            last_stop_reason: Value::Null,
+            last_outcome: None,
+            last_tool_result: String::new(),
+            msg: None,
+            block: None,
+            first_assistant_sent: false,
+            model,
+            ttft_ms: None,
+            message_ids: Vec::new(),
+        }
+    }
+
     fn uuid_fields(&self, v: &mut Map<String, Value>, single: bool) {
         if let Some(first) = self.uuids.first() {
             if single {
@@ -286,6 +310,8 @@ pub(crate) struct Agent<W: Write> {
     stdin_closed: bool,
     in_turn: bool,
     result_index: u64,
+    /// uuid of the last `assistant` / `user` frame written.
+    last_message_uuid: Option<String>,
     /// Cost of every turn so far: like the real CLI, `result.total_cost_usd` is the process's running total.
     total_cost_usd: f64,
     /// The `can_use_tool` frame awaiting an answer (reported by a later `initialize`).
@@ -317,6 +343,7 @@ impl<W: Write> Agent<W> {
             stdin_closed: false,
             in_turn: false,
             result_index: 0,
+            last_message_uuid: None,
             total_cost_usd: 0.0,
             pending_permission: None,
         }
@@ -355,6 +382,12 @@ impl<W: Write> Agent<W> {
     // ---------------------------------------------------------------- output
 
     fn emit(&mut self, v: &Value) -> io::Result<()> {
+        if matches!(v["type"].as_str(), Some("assistant" | "user"))
+            && let Some(u) = v["uuid"].as_str()
+        {
+            // What a compact boundary names as its logical parent.
+            self.last_message_uuid = Some(u.to_owned());
+        }
         let mut s = serde_json::to_string(v)?;
         // Like the CLI: keep every record on one physical line for every reader.
         if s.contains(['\u{2028}', '\u{2029}']) {
@@ -777,6 +810,12 @@ impl<W: Write> Agent<W> {
         for u in &uuids {
             self.lifecycle(u, "started")?;
         }
+        if let [only] = batch.as_slice()
+            && let Some(args) = only.text.trim().strip_prefix("/compact")
+            && (args.is_empty() || args.starts_with(char::is_whitespace))
+        {
+            return self.compact(only, uuids, args.trim());
+        }
         self.init_frame(&uuids)?;
         self.status(json!("requesting"), Some(&uuids))?;
         let text = batch
@@ -787,27 +826,7 @@ impl<W: Write> Agent<W> {
         if self.opts.replay_user_messages {
             self.replay(&batch, &text)?;
         }
-        let mut turn = Turn {
-            uuids,
-            start: Instant::now(),
-            waited: Duration::ZERO,
-            context_chars: text.chars().count(),
-            input_tokens: 0,
-            output_tokens: 0,
-            thinking_tokens: 0,
-            num_msgs: 0,
-            denials: Vec::new(),
-            last_text: String::new(),
-            last_stop_reason: Value::Null,
-            last_outcome: None,
-            last_tool_result: String::new(),
-            msg: None,
-            block: None,
-            first_assistant_sent: false,
-            model: self.model.clone(),
-            ttft_ms: None,
-            message_ids: Vec::new(),
-        };
+        let mut turn = Turn::new(uuids, self.model.clone(), text.chars().count());
         let vars = Vars {
             cwd: self.opts.cwd.clone(),
             prompt: text.clone(),
@@ -835,6 +854,89 @@ impl<W: Write> Agent<W> {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// `/compact`, as CLI 2.1.332 answers it (see the `bridge-capture-compact` fixture): `compacting`, the
+    /// result status, a fresh `init`, the `compact_boundary`, the summary the conversation continues from
+    /// (a synthetic user frame), the command's output and the command itself replayed, and a `success`
+    /// result with no model turn (`num_turns: 0`, `local_command`).
+    fn compact(&mut self, msg: &UserMsg, uuids: Vec<String>, args: &str) -> Flow<()> {
+        let mut turn = Turn::new(uuids, self.model.clone(), 0);
+        self.status(json!("compacting"), None)?;
+        self.pause(400)?;
+        let done = json!({"type": "system", "subtype": "status", "status": null, "compact_result": "success",
+                          "session_id": self.session_id, "uuid": new_uuid()});
+        self.emit(&done)?;
+        self.init_frame(&[])?;
+        // Plausible figures: the conversation grows with every turn.
+        let pre_tokens = 12_000 + 1_500 * self.result_index;
+        let post_tokens = 2_600u64.min(pre_tokens);
+        let boundary = json!({
+            "type": "system", "subtype": "compact_boundary", "session_id": self.session_id, "uuid": new_uuid(),
+            "compact_metadata": {"trigger": "manual", "pre_tokens": pre_tokens, "post_tokens": post_tokens,
+                                 "cumulative_dropped_tokens": pre_tokens - post_tokens,
+                                 "duration_ms": turn.start.elapsed().as_millis() as u64},
+        });
+        let mut boundary = boundary;
+        if let Some(parent) = &self.last_message_uuid {
+            boundary["logical_parent_uuid"] = json!(parent);
+        }
+        self.emit(&boundary)?;
+        // Shaped like the CLI's summary (several paragraphs), with the demo's own content.
+        let instructions = if args.is_empty() {
+            String::new()
+        } else {
+            format!("\nSummary instructions given: {args}\n")
+        };
+        let summary = format!(
+            "This session is being continued from a previous conversation that ran out of context. \
+             The summary below covers the earlier portion of the conversation.\n\n\
+             Summary (demo agent):\n\
+             1. The person tried Bridge Console with the scripted demo agent (scenario {:?}).\n\
+             2. Every answer so far came from that scenario; no model was called.\n\
+             3. {} turns completed before this compaction.\n{instructions}\n\
+             Continue the conversation from where it left off without asking the user any further questions. \
+             Resume directly — do not acknowledge the summary and do not recap what was happening.",
+            self.scenario.name, self.result_index
+        );
+        let synthetic = json!({"type": "user", "message": {"role": "user", "content": summary},
+            "session_id": self.session_id, "parent_tool_use_id": null, "uuid": new_uuid(),
+            "timestamp": now_iso(), "isReplay": false, "isSynthetic": true});
+        self.emit(&synthetic)?;
+        if self.opts.replay_user_messages {
+            let output = json!({"type": "user",
+                "message": {"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"},
+                "session_id": self.session_id, "parent_tool_use_id": null, "uuid": new_uuid(),
+                "timestamp": now_iso(), "isReplay": true});
+            self.emit(&output)?;
+            let command = json!({"type": "user",
+                "message": {"role": "user", "content": format!(
+                    "<command-name>/compact</command-name>\n            <command-message>compact</command-message>\n            <command-args>{args}</command-args>")},
+                "session_id": self.session_id, "parent_tool_use_id": null,
+                "uuid": msg.uuid.clone().unwrap_or_else(new_uuid),
+                "timestamp": now_iso(), "isReplay": true});
+            self.emit(&command)?;
+        }
+        let mut result = self.result_frame(&turn, "success", "completed");
+        if let Some(o) = result.as_object_mut() {
+            for k in [
+                "terminal_reason",
+                "begun_message_ids",
+                "ttft_ms",
+                "api_error_status",
+            ] {
+                o.remove(k);
+            }
+            o.insert("result".into(), json!(""));
+            o.insert("stop_reason".into(), Value::Null);
+            o.insert("duration_api_ms".into(), json!(0));
+            o.insert("local_command".into(), json!("compact"));
+        }
+        self.emit(&result)?;
+        for u in std::mem::take(&mut turn.uuids) {
+            self.lifecycle(&u, "completed")?;
+        }
+        Ok(())
     }
 
     fn replay(&mut self, batch: &[UserMsg], joined: &str) -> io::Result<()> {

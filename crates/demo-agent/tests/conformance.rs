@@ -80,23 +80,39 @@ fn collapse(kinds: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
-/// Scenario whose steps are the capture's assistant blocks.
+/// Scenario whose replies are the capture's assistant blocks, one reply per prompt (matched by its text).
 fn scenario_from(capture: &[Rec]) -> Scenario {
-    let steps: Vec<Value> = capture
-        .iter()
-        .filter_map(|r| match r {
-            Rec::Out(v) if v["type"] == "assistant" => Some(&v["message"]["content"][0]),
-            _ => None,
-        })
-        .map(|b| match b["type"].as_str() {
-            Some("text") => json!({"type": "text", "text": b["text"]}),
-            Some("tool_use") => json!({"type": "tool_use", "name": b["name"], "input": b["input"]}),
-            Some("thinking") => json!({"type": "thinking", "thinking": b["thinking"]}),
-            other => panic!("unexpected block {other:?}"),
-        })
+    let block = |b: &Value| match b["type"].as_str() {
+        Some("text") => json!({"type": "text", "text": b["text"]}),
+        Some("tool_use") => json!({"type": "tool_use", "name": b["name"], "input": b["input"]}),
+        Some("thinking") => json!({"type": "thinking", "thinking": b["thinking"]}),
+        other => panic!("unexpected block {other:?}"),
+    };
+    let mut replies: Vec<(String, Vec<Value>)> = Vec::new();
+    for r in capture {
+        match r {
+            Rec::In(v) if v["type"] == "user" => {
+                let text = v["message"]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                replies.push((text, Vec::new()));
+            }
+            Rec::Out(v) if v["type"] == "assistant" && v["parent_tool_use_id"].is_null() => {
+                if let Some((_, steps)) = replies.last_mut() {
+                    steps.push(block(&v["message"]["content"][0]));
+                }
+            }
+            _ => {}
+        }
+    }
+    let replies: Vec<Value> = replies
+        .into_iter()
+        .filter(|(_, steps)| !steps.is_empty())
+        .map(|(text, steps)| json!({"match": text, "steps": steps}))
         .collect();
     Scenario::from_json(
-        &json!({"name": "capture", "replies": [{"steps": steps}]}).to_string(),
+        &json!({"name": "capture", "replies": replies}).to_string(),
         "capture",
     )
     .unwrap()
@@ -256,4 +272,9 @@ fn matches_real_capture_autoallowed() {
 #[test]
 fn matches_real_capture_deny_and_idle_interrupt() {
     conformance("live-capture-deny-interrupt.ndjson");
+}
+
+#[test]
+fn matches_real_capture_compact() {
+    conformance("bridge-capture-compact.ndjson");
 }

@@ -1,7 +1,7 @@
 // Flow 18: slash commands. Typing `/` in the composer offers the commands the agent announced in its
 // `initialize` response (44 for CLI 2.1.332); the list narrows as you type, Enter completes the highlighted
 // one, and Enter on a command typed out in full sends it. `/compact` then compacts the conversation (the real
-// CLI asks the model for a summary, announces a compact boundary and replays the command's output, which the
+// CLI — and the demo agent, which mirrors it — asks the model for a summary, announces a compact boundary and replays the command's output, which the
 // console shows without its tags; the long summary is folded).
 import path from 'node:path';
 import { test, expect } from '../support/fixtures';
@@ -31,8 +31,9 @@ test('flow 18: slash commands are offered, completed and sent', async ({ page, b
   const sent = events.filter((e) => e.source === 'client' && e.payload.type === 'user').map((e) => e.payload.message.content);
   expect(sent.at(-1)).toBe('/compact');
   await waitForTurns(page, 2);
-  if (backend.name === 'real') {
-    // The CLI compacted: a boundary row, its summary folded away, and the command's output without tags.
+  {
+    // Compacted (the demo agent answers /compact as CLI 2.1.332 does): a boundary row, the summary folded
+    // away, and the command's output without tags.
     await expect(page.locator('[data-testid="system-message"]', { hasText: 'Conversation compacted' })).toBeVisible();
     const summary = page.locator('details.folded-synthetic');
     await expect(summary.locator('summary')).toContainText('This session is being continued');
