@@ -9,6 +9,33 @@ use bridge_console::state::{
 };
 use serde_json::Value;
 
+/// The frames of a capture file: `<< ` lines are the CLI's (source worker), `>> ` lines what the client
+/// wrote (source client, as the relay echoes them).
+fn frames_of(path: &std::path::Path) -> Vec<(Source, Value)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut frames = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let (source, body) = if let Some(b) = line.strip_prefix("<< ") {
+            (Source::Worker, b)
+        } else if let Some(b) = line.strip_prefix(">> ") {
+            (Source::Client, b)
+        } else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
+        frames.push((source, v));
+    }
+    frames
+}
+
+/// One of our own captures (`tests/fixtures/real-cli-2.1.332/bridge-capture-<name>.ndjson`).
+fn our_capture(name: &str) -> Vec<(Source, Value)> {
+    frames_of(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/fixtures/real-cli-2.1.332/bridge-capture-{name}.ndjson"
+    )))
+}
+
 fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-cli-2.1.332");
     let mut out = Vec::new();
@@ -26,23 +53,9 @@ fn fixtures() -> Vec<(String, Vec<(Source, Value)>)> {
         {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut frames = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let (source, body) = if let Some(b) = line.strip_prefix("<< ") {
-                (Source::Worker, b)
-            } else if let Some(b) = line.strip_prefix(">> ") {
-                (Source::Client, b)
-            } else {
-                continue;
-            };
-            let v: Value = serde_json::from_str(body)
-                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
-            frames.push((source, v));
-        }
         out.push((
             path.file_name().unwrap().to_string_lossy().into_owned(),
-            frames,
+            frames_of(&path),
         ));
     }
     assert_eq!(out.len(), 3, "expected the three real captures");
@@ -236,19 +249,10 @@ fn a_half_replayed_capture_shows_a_pending_prompt_and_requires_action() {
 fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
     // Our capture: the real CLI runs an MCP tool that asks through `elicitation/create`; the CLI first
     // asks whether the tool may run (can_use_tool), then forwards the elicitation.
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/real-cli-2.1.332/bridge-capture-mcp-elicitation.ndjson");
-    let text = std::fs::read_to_string(path).unwrap();
     let mut s = Session::new();
     let mut kinds = Vec::new();
     let mut tool_id = None;
-    for line in text.lines() {
-        let (source, body) = match line.split_at(3) {
-            ("<< ", b) => (Source::Worker, b),
-            (">> ", b) => (Source::Client, b),
-            _ => continue,
-        };
-        let v: Value = serde_json::from_str(body).unwrap();
+    for (source, v) in our_capture("mcp-elicitation") {
         s.apply_from(source, &v);
         if v["type"] == "assistant" {
             tool_id = tool_id.or_else(|| {
@@ -312,18 +316,10 @@ fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
 #[test]
 fn compact_capture_shows_a_boundary_and_the_command_output_without_tags() {
     // Our capture: two turns, then `/compact` sent as a prompt.
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/real-cli-2.1.332/bridge-capture-compact.ndjson");
-    let text = std::fs::read_to_string(path).unwrap();
     let mut s = Session::new();
     // As through the relay: what the client wrote comes back too (source client).
-    for line in text.lines() {
-        let (source, body) = match line.split_at(3) {
-            ("<< ", b) => (Source::Worker, b),
-            (">> ", b) => (Source::Client, b),
-            _ => continue,
-        };
-        s.apply_from(source, &serde_json::from_str(body).unwrap());
+    for (source, v) in our_capture("compact") {
+        s.apply_from(source, &v);
     }
     let mut boundary = 0;
     let mut commands = Vec::new();
