@@ -863,7 +863,11 @@ impl<W: Write> Agent<W> {
     fn compact(&mut self, msg: &UserMsg, uuids: Vec<String>, args: &str) -> Flow<()> {
         let mut turn = Turn::new(uuids, self.model.clone(), 0);
         self.status(json!("compacting"), None)?;
-        self.pause(400)?;
+        // Compaction is a local command: it finishes even if an interrupt arrives meanwhile (the
+        // interrupt is answered), so the turn always ends with its result.
+        if let Err(Abort::Fatal(e)) = self.pause(400) {
+            return Err(Abort::Fatal(e));
+        }
         let done = json!({"type": "system", "subtype": "status", "status": null, "compact_result": "success",
                           "session_id": self.session_id, "uuid": new_uuid()});
         self.emit(&done)?;

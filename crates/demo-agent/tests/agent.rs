@@ -887,3 +887,29 @@ fn interrupt_during_an_elicitation_withdraws_it() {
     );
     assert_eq!(result["terminal_reason"], "aborted_tools");
 }
+
+#[test]
+fn compact_finishes_with_its_result_even_when_interrupted() {
+    // At speed 1 compaction takes 400 ms: an interrupt meanwhile is answered, and the command still ends
+    // with its result (a turn without one would leave clients thinking the session is busy).
+    let mut a = InProcess::start(
+        Scenario::builtin("default").unwrap(),
+        AgentOptions {
+            speed: 1.0,
+            ..opts()
+        },
+    );
+    a.send(&user("/compact", U1));
+    a.until(T, |f| f["status"] == "compacting");
+    a.send(&control("int_1", json!({"subtype": "interrupt"})));
+    let (result, before) = a.until(T, is_result);
+    assert!(
+        before.iter().any(is_response_to("int_1")),
+        "the interrupt is answered"
+    );
+    assert!(
+        before.iter().any(|f| f["subtype"] == "compact_boundary"),
+        "compaction completed"
+    );
+    assert_eq!(result["local_command"], "compact");
+}
