@@ -23,6 +23,11 @@ const MIN_SIZE: u64 = 1024;
 /// Files larger than this are not kept in memory.
 const MAX_SIZE: u64 = 32 * 1024 * 1024;
 
+/// A regular file between [`MIN_SIZE`] and [`MAX_SIZE`].
+fn worth_compressing(meta: &std::fs::Metadata) -> bool {
+    meta.is_file() && (MIN_SIZE..=MAX_SIZE).contains(&meta.len())
+}
+
 /// The media type of a compressible file, by extension; `None` for everything else (images, fonts).
 fn media_type(path: &Path) -> Option<&'static str> {
     Some(match path.extension()?.to_str()? {
@@ -178,7 +183,7 @@ impl Precompressed {
         let path = self.dir.join(rel);
         let media_type = media_type(&path)?;
         let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() < MIN_SIZE || meta.len() > MAX_SIZE {
+        if !worth_compressing(&meta) {
             return None;
         }
         let data = std::fs::read(&path).ok()?;
@@ -215,6 +220,9 @@ impl Precompressed {
         let path = self.dir.join(&rel);
         media_type(&path)?;
         let meta = std::fs::metadata(&path).ok()?;
+        if !worth_compressing(&meta) {
+            return None; // never compressed: no background job for it either
+        }
         let stamp = Stamp::of(&meta);
         let cached = self
             .copies
