@@ -20,7 +20,7 @@ export async function openConsole(page: Page, backend: BackendInfo, pathname = '
 /** Open a session by URL (after logging in through `openConsole`, or with a cookie already set). */
 export async function openSession(page: Page, backend: BackendInfo, sessionId: string, base = backend.base): Promise<void> {
   const cookies = await page.context().cookies(base);
-  if (cookies.some((c) => c.name === 'bridge_session')) {
+  if (cookies.some((c) => c.name === 'bridge_session' || c.name === '__Host-bridge_session')) {
     await page.goto(`${base}/s/${sessionId}`);
   } else {
     await page.goto(loginUrl(backend, `/s/${sessionId}`, base));

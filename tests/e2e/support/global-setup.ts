@@ -212,6 +212,14 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
           { PATH: process.env.PATH, FAKE_MODEL_LOG: 'info' },
           dir,
         );
+        const agentEnv = {
+          HOME: home,
+          ANTHROPIC_BASE_URL: `http://${fake.addr}`,
+          ANTHROPIC_API_KEY: 'sk-ant-fake',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1',
+        };
         const r = await startProcess(
           'relay-real',
           relay,
@@ -243,15 +251,7 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
               },
             }),
           ],
-          {
-            ...baseEnv,
-            HOME: home,
-            ANTHROPIC_BASE_URL: `http://${fake.addr}`,
-            ANTHROPIC_API_KEY: 'sk-ant-fake',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-            DISABLE_TELEMETRY: '1',
-            DISABLE_AUTOUPDATER: '1',
-          },
+          { ...baseEnv, ...agentEnv },
           work,
         );
         state.backends.real = {
@@ -262,6 +262,8 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
           relayLog: r.log,
           fakeModel: `http://${fake.addr}`,
           agentVersion: claude.version,
+          claudeBin: claude.bin,
+          agentEnv,
         };
         console.log(`[e2e] real backend: Claude Code ${claude.version} (${claude.bin}), fake model ${fake.addr}`);
       })(),

@@ -13,6 +13,10 @@ export interface BackendInfo {
   /** real only: http://127.0.0.1:PORT of bridge-fake-model. */
   fakeModel?: string;
   agentVersion?: string;
+  /** real only: the Claude Code binary and the environment the relay runs it with (flows that start
+   * their own relay, e.g. over HTTPS, reuse them). */
+  claudeBin?: string;
+  agentEnv?: Record<string, string>;
 }
 
 export interface E2EState {

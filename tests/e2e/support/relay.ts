@@ -1,0 +1,109 @@
+// A relay started by a flow itself (the shared ones from global-setup are plain HTTP): over HTTPS with a
+// self-signed certificate made by the relay (`--tls-self-signed`), with the backend's agent (demo agent,
+// or the real CLI against the run's fake model), its own data directory, and extra flags.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readState, type BackendInfo } from './state';
+
+const E2E_DIR = path.resolve(__dirname, '..');
+const REPO = path.resolve(E2E_DIR, '../..');
+
+export interface OwnRelay {
+  base: string;
+  login: string;
+  dataDir: string;
+  log: string;
+  child: ChildProcess;
+  /** base64 SHA-256 of the certificate's SubjectPublicKeyInfo (Chromium's --ignore-certificate-errors-spki-list). */
+  spki?: string;
+  /** The banner the relay printed on stdout (login line withheld). */
+  banner: string[];
+  stop(): Promise<void>;
+}
+
+export async function startRelay(backend: BackendInfo, name: string, extra: string[], opts: { tls?: boolean } = {}): Promise<OwnRelay> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bridge-e2e-${name}-`));
+  const dataDir = path.join(dir, 'data');
+  const logDir = path.join(E2E_DIR, 'artifacts/logs');
+  fs.mkdirSync(logDir, { recursive: true });
+  const log = path.join(logDir, `${name}.log`);
+  const relay = process.env.BRIDGE_RELAY_BIN ?? path.join(REPO, 'target/debug/bridge-relay');
+  const staticDir = process.env.E2E_STATIC_DIR ?? path.join(REPO, 'dist');
+  const agent =
+    backend.name === 'real'
+      ? ['--claude', backend.claudeBin!, '--permission-mode', 'default']
+      : ['--demo', '--demo-scenario', path.join(E2E_DIR, 'scenarios/demo.json')];
+  const tls = opts.tls === false ? [] : ['--tls-self-signed', '--tls-name', 'localhost', '--tls-name', '127.0.0.1'];
+  const args = [...agent, ...tls, '--bind', '127.0.0.1:0', '--data-dir', dataDir, '--static-dir', staticDir, '--cwd', backend.workDir, ...extra];
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    BRIDGE_RELAY_TOKEN: readState().token,
+    BRIDGE_RELAY_LOG: process.env.BRIDGE_RELAY_LOG ?? 'info',
+    BRIDGE_DEMO_SPEED: '1',
+    HOME: dir,
+    ...(backend.agentEnv ?? {}),
+  };
+  const out = fs.createWriteStream(log);
+  out.write(`$ ${relay} ${args.join(' ')}\n`);
+  const child = spawn(relay, args, { env, cwd: backend.workDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr!.on('data', (c: Buffer) => out.write(c));
+  const lines: string[] = [];
+  const addr = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s; see ${log}`)), 60_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      buf += c.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines.push(line);
+        out.write(line.includes('#login=') ? '[stdout] <login URL withheld>\n' : `[stdout] ${line}\n`);
+        const m = /^listening on (\S+)/.exec(line);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
+    });
+  });
+  const loginLine = lines.find((l) => l.includes('#login=')) ?? '';
+  const login = /#login=(\S+)/.exec(loginLine)?.[1] ?? readState().token;
+  const scheme = tls.length ? 'https' : 'http';
+  let spki: string | undefined;
+  if (tls.length) {
+    const cert = new crypto.X509Certificate(fs.readFileSync(path.join(dataDir, 'tls/cert.pem')));
+    const der = cert.publicKey.export({ type: 'spki', format: 'der' });
+    spki = crypto.createHash('sha256').update(der).digest('base64');
+  }
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  };
+  return {
+    base: `${scheme}://${addr}`,
+    login,
+    dataDir,
+    log,
+    child,
+    spki,
+    banner: lines.filter((l) => !l.includes('#login=')),
+    stop,
+  };
+}
