@@ -1,12 +1,16 @@
 //! The application shell: sign-in, routing, layout.
 
+use std::rc::Rc;
+
 use leptos::prelude::*;
 
-use crate::components::{LoginScreen, SessionList, SessionView};
+use crate::components::{
+    LoginScreen, NotificationsSettings, OfflineBanner, SessionList, SessionView, UpdateBanner,
+};
 use crate::dom;
 use crate::nav::{Nav, percent_decode};
 use crate::net::{self, NetError};
-use crate::store::Store;
+use crate::store::{RelayOffline, Store};
 
 #[derive(Clone, Debug, PartialEq)]
 enum Auth {
@@ -14,18 +18,51 @@ enum Auth {
     SignedIn,
     SignedOut(Option<String>),
     Failed(String),
+    /// The relay cannot be reached (the console opened from the service worker's cache): the usual
+    /// shell shows, says so, and `GET /v1/me` is tried again with backoff.
+    Offline,
+}
+
+/// Whether a failed `GET /v1/me` means the relay is out of reach (try again) rather than an answer.
+fn unreachable(e: &NetError) -> bool {
+    matches!(e, NetError::Network(_) | NetError::Status(502..=504, _))
+}
+
+/// Waits `ms`, or less if a retry is asked for (button, back online, page visible again).
+async fn wait_or_retry(store: Store, ms: u32) {
+    let mut waited = 0;
+    while waited < ms {
+        gloo_timers::future::TimeoutFuture::new(250).await;
+        waited += 250;
+        if store.take_retry_now() {
+            return;
+        }
+    }
 }
 
 /// The console. On load it exchanges a `#login=<token>` fragment for a session cookie
 /// (`POST /v1/auth/login`), removes the fragment from the address bar, asks `GET /v1/me` for the
-/// role, and opens the session the URL names (`/s/<id>`).
+/// role, and opens the session the URL names (`/s/<id>`). When the relay cannot be reached it shows
+/// the usual shell, says it is offline, and asks again with backoff. It registers the service
+/// worker, offers a new build once it is installed, and holds the Notifications panel.
 #[component]
 pub fn App() -> impl IntoView {
     let store = Store::http().provide();
     let nav = Nav::install();
     store.watch_visibility();
     dom::install_keyboard_inset();
+    let open: Rc<dyn Fn(String)> = Rc::new(move |path: String| nav.open_path(&path));
+    store.init_device(open.clone());
+    store.watch_prompts(open);
     let auth = RwSignal::new(Auth::Checking);
+    let online = window_event_listener_untyped("online", move |_| store.retry_relay_now());
+    on_cleanup(move || online.remove());
+    let visible = window_event_listener_untyped("visibilitychange", move |_| {
+        if !dom::page_hidden() {
+            store.retry_relay_now();
+        }
+    });
+    on_cleanup(move || visible.remove());
     leptos::task::spawn_local(async move {
         let mut login_error = None;
         let hash = dom::location_hash();
@@ -44,22 +81,58 @@ pub fn App() -> impl IntoView {
                 ));
             }
         }
-        match net::me().await {
-            Ok(me) => {
-                if let Some(scope) = me.session_id.clone()
-                    && nav.session.get_untracked().is_none()
-                {
-                    nav.go(Some(&scope));
+        let mut attempt = 0u32;
+        loop {
+            match net::me().await {
+                Ok(me) => {
+                    if let Some(scope) = me.session_id.clone()
+                        && nav.session.get_untracked().is_none()
+                    {
+                        nav.go(Some(&scope));
+                    }
+                    // Opened offline, the session was shown as a controller's: an observer gets it
+                    // read-only.
+                    let reopen =
+                        me.is_observer() && !store.session.with_untracked(|s| s.is_observer());
+                    store.me.set(Some(me));
+                    if reopen && let Some(sid) = store.session_id.get_untracked() {
+                        store.close_session();
+                        store.open_session(sid);
+                    }
+                    store.set_relay_offline(None);
+                    auth.set(Auth::SignedIn);
                 }
-                store.me.set(Some(me));
-                auth.set(Auth::SignedIn);
+                Err(NetError::Status(401 | 403, _)) => {
+                    store.set_relay_offline(None);
+                    auth.set(Auth::SignedOut(login_error));
+                }
+                Err(e) if unreachable(&e) => {
+                    let delay = crate::pwa::retry_delay_ms(attempt, js_sys::Math::random());
+                    attempt += 1;
+                    store.set_relay_offline(Some(RelayOffline {
+                        reason: e.to_string(),
+                        attempt,
+                        next_at_ms: js_sys::Date::now() + f64::from(delay),
+                    }));
+                    if auth.try_get_untracked().is_none() {
+                        return;
+                    }
+                    if auth.get_untracked() != Auth::Offline {
+                        auth.set(Auth::Offline);
+                    }
+                    wait_or_retry(store, delay).await;
+                    continue;
+                }
+                Err(e) => {
+                    store.set_relay_offline(None);
+                    auth.set(Auth::Failed(e.to_string()));
+                }
             }
-            Err(NetError::Status(401 | 403, _)) => auth.set(Auth::SignedOut(login_error)),
-            Err(e) => auth.set(Auth::Failed(e.to_string())),
+            break;
         }
     });
     Effect::new(move |_| {
-        if auth.with(|a| *a != Auth::SignedIn) {
+        if auth.with(|a| !matches!(a, Auth::SignedIn | Auth::Offline)) {
             return;
         }
         match nav.session.get() {
@@ -68,8 +141,14 @@ pub fn App() -> impl IntoView {
         }
     });
     let has_session = Memo::new(move |_| nav.session.with(Option::is_some));
-    move || {
-        match auth.get() {
+    // Offline and signed in show the same shell: going from one to the other re-renders nothing
+    // (a draft in the composer stays).
+    let screen = Memo::new(move |_| match auth.get() {
+        Auth::Offline => Auth::SignedIn,
+        other => other,
+    });
+    let page = move || {
+        match screen.get() {
         Auth::Checking => view! { <main class="loading" role="status">"Connecting to the relay…"</main> }.into_any(),
         Auth::SignedOut(msg) => view! { <LoginScreen message=msg /> }.into_any(),
         Auth::Failed(e) => view! {
@@ -80,9 +159,10 @@ pub fn App() -> impl IntoView {
             </main>
         }
         .into_any(),
-        Auth::SignedIn => view! {
+        Auth::SignedIn | Auth::Offline => view! {
             <div class="app" class:has-session=move || has_session.get()>
                 <aside class="sidebar">
+                    <OfflineBanner />
                     <SessionList />
                 </aside>
                 <main class="main">
@@ -104,5 +184,10 @@ pub fn App() -> impl IntoView {
         }
         .into_any(),
     }
+    };
+    view! {
+        {page}
+        <UpdateBanner />
+        {move || store.notifications_open.get().then(|| view! { <NotificationsSettings /> })}
     }
 }

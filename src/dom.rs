@@ -169,6 +169,18 @@ pub fn focus_in(container: &web_sys::Element, selector: &str) {
     }
 }
 
+/// Focuses the first element of the document matching `selector`, if any (returning the focus to
+/// what opened a dialog).
+pub fn focus_selector(selector: &str) {
+    if let Some(el) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
 /// Keeps Tab / Shift+Tab inside `container` (a modal dialog's focus trap).
 pub fn trap_tab(container: &web_sys::Element, ev: &web_sys::KeyboardEvent) {
     if ev.key() != "Tab" {

@@ -5,6 +5,7 @@
 //! * [`net`] — the only module that does network I/O;
 //! * [`store`] — the reactive store the components read through context;
 //! * [`unsent`] — prompts not yet accepted by the relay, kept across reloads;
+//! * [`pwa`] — the installed app: service worker, Web Push on this device, notifications;
 //! * [`components`] — one component per file; [`App`] is the root.
 
 pub mod app;
@@ -15,6 +16,7 @@ pub mod format;
 pub mod markdown;
 pub mod nav;
 pub mod net;
+pub mod pwa;
 pub mod state;
 pub mod store;
 pub mod unsent;

@@ -1,6 +1,9 @@
 //! The one reactive store, provided by context: it wraps the pure [`Session`] model in a signal,
 //! applies incoming frames at most once per animation frame, and turns the person's actions into
 //! protocol messages sent through the [`Sender`] (the real HTTP one, or a fake in tests).
+//! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
+
+mod device;
 
 use std::rc::Rc;
 
@@ -14,6 +17,8 @@ use crate::net::{
     Subscription,
 };
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
+
+pub use device::{PushState, RelayOffline, test_summary};
 
 /// How long the page stays hidden before the stream is suspended.
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
@@ -74,6 +79,19 @@ pub struct Store {
     restore: StoredValue<Option<Restore>, LocalStorage>,
     /// How many of those wait for the history before they are shown and sent (the composer says so).
     pub restoring: RwSignal<usize>,
+    /// A new build of the console installed and waits ("New version — reload").
+    pub update_ready: RwSignal<bool>,
+    /// The relay could not be reached at start (the console opened from cache); None once it answers.
+    pub relay_offline: RwSignal<Option<RelayOffline>>,
+    retry_now: StoredValue<bool>,
+    /// Web Push on this device.
+    pub push: RwSignal<PushState>,
+    /// The relay's list of push devices (None until read; Err: why it could not be read).
+    pub devices: RwSignal<Option<Result<Vec<net::PushDevice>, String>>>,
+    /// The Notifications panel is open.
+    pub notifications_open: RwSignal<bool>,
+    /// The composer's text (kept across an update reload).
+    draft: StoredValue<String>,
 }
 
 impl Store {
@@ -96,6 +114,13 @@ impl Store {
             max_seq: StoredValue::new(0),
             restore: StoredValue::new_local(None),
             restoring: RwSignal::new(0),
+            update_ready: RwSignal::new(false),
+            relay_offline: RwSignal::new(None),
+            retry_now: StoredValue::new(false),
+            push: RwSignal::new(PushState::default()),
+            devices: RwSignal::new(None),
+            notifications_open: RwSignal::new(false),
+            draft: StoredValue::new(String::new()),
         }
     }
 
@@ -335,6 +360,9 @@ impl Store {
         let store = *self;
         leptos::task::spawn_local(async move {
             if let Ok(list) = net::list_sessions().await {
+                if let Some(old) = store.sessions.try_get_untracked() {
+                    store.notify_newly_waiting(&old, &list);
+                }
                 store.sessions.try_set(list);
             }
         });

@@ -86,9 +86,7 @@ fn mount<V: IntoView + 'static>(observer: bool, view: impl FnOnce() -> V + 'stat
     let slot2 = slot.clone();
     let handle = leptos::mount::mount_to(root.clone(), move || {
         let store = Store::new(Rc::new(sender)).provide();
-        provide_context(Nav {
-            session: RwSignal::new(Some("s1".to_string())),
-        });
+        provide_context(Nav::new(Some("s1".to_string())));
         store.session_id.set(Some("s1".into()));
         if observer {
             store.session.set(Session::observer());

@@ -27,6 +27,16 @@ pub fn Composer() -> impl IntoView {
     let text = RwSignal::new(String::new());
     let composing = StoredValue::new(false);
     let input: NodeRef<leptos::html::Textarea> = NodeRef::new();
+    // The draft survives an update reload ("New version — reload"): the store keeps it for that.
+    Effect::new(move |_| text.with(|t| store.note_draft(t)));
+    Effect::new(move |_| {
+        if let Some(sid) = store.session_id.get()
+            && let Some(draft) = store.take_saved_draft(&sid)
+            && text.with_untracked(String::is_empty)
+        {
+            text.set(draft);
+        }
+    });
     let disabled_reason = move || -> Option<&'static str> {
         if store.session_id.with(Option::is_none) {
             Some("Open a session to send messages.")

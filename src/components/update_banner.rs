@@ -1,0 +1,44 @@
+//! "New version — reload".
+
+use leptos::prelude::*;
+
+use crate::store::Store;
+
+/// Offers a new build of the console once it has installed in the background
+/// (`data-testid="update-available"`, a button). Nothing reloads until it is clicked; then the new
+/// service worker takes over and the page reloads, keeping the composer's draft. "Later" hides the
+/// offer until the next page load.
+#[component]
+pub fn UpdateBanner() -> impl IntoView {
+    let store = Store::expect();
+    let dismissed = RwSignal::new(false);
+    let reloading = RwSignal::new(false);
+    move || {
+        (store.update_ready.get() && !dismissed.get()).then(|| {
+            view! {
+                <div class="update-banner" role="region" aria-label="Update">
+                    <span class="update-text">"A new version of Bridge Console is ready."</span>
+                    <button
+                        class="primary"
+                        data-testid="update-available"
+                        disabled=move || reloading.get()
+                        on:click=move |_| {
+                            reloading.set(true);
+                            store.apply_update();
+                        }
+                    >
+                        {move || if reloading.get() { "Reloading…" } else { "New version — reload" }}
+                    </button>
+                    <button
+                        class="link-button"
+                        data-testid="update-later"
+                        aria-label="Not now: keep this version until the next reload"
+                        on:click=move |_| dismissed.set(true)
+                    >
+                        "Later"
+                    </button>
+                </div>
+            }
+        })
+    }
+}
