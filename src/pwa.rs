@@ -642,8 +642,10 @@ pub async fn unsubscribe() {
     let Ok(sub) = JsFuture::from(p).await else {
         return;
     };
-    if let Ok(sub) = sub.dyn_into::<web_sys::PushSubscription>()
-        && let Ok(p) = sub.unsubscribe()
+    // Called by name, not through `PushSubscription`: anything with the same methods will do.
+    if let Ok(f) = get(&sub, "unsubscribe").dyn_into::<js_sys::Function>()
+        && let Ok(p) = f.call0(&sub)
+        && let Ok(p) = p.dyn_into::<js_sys::Promise>()
     {
         let _ = JsFuture::from(p).await;
     }
