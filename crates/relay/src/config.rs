@@ -73,6 +73,17 @@ pub struct Args {
     /// Default --permission-mode for new sessions.
     #[arg(long)]
     pub permission_mode: Option<String>,
+    /// Push notifications: the VAPID contact push services may reach the operator at (`mailto:` or
+    /// `https:`). Default: mailto:bridge-relay@<hostname>.
+    #[arg(long, value_name = "URI")]
+    pub push_contact: Option<String>,
+    /// Also accept push endpoints starting with this prefix (repeatable), e.g. a test push service at
+    /// http://127.0.0.1:9000/. Otherwise only FCM, Mozilla, Apple and Windows push services are used.
+    #[arg(long = "push-endpoint-allow", value_name = "PREFIX")]
+    pub push_endpoint_allow: Vec<String>,
+    /// Send `turn_done` notifications only for turns that ran at least this long.
+    #[arg(long, default_value_t = crate::push::DEFAULT_MIN_TURN_SECS, value_name = "SECS")]
+    pub push_min_turn_secs: u64,
     /// SSE keepalive comment interval.
     #[arg(long, default_value_t = 15, hide = true)]
     pub sse_keepalive_secs: u64,
@@ -107,6 +118,8 @@ pub struct Config {
     pub sse_coalesce: Duration,
     pub default_model: Option<String>,
     pub default_permission_mode: Option<String>,
+    /// Web Push settings (--push-*).
+    pub push: crate::push::PushConfig,
     pub launcher: Arc<dyn AgentLauncher>,
 }
 
@@ -227,6 +240,12 @@ impl Args {
             sse_coalesce: Duration::from_millis(self.sse_coalesce_ms),
             default_model: self.model,
             default_permission_mode: self.permission_mode,
+            push: crate::push::PushConfig::new(
+                self.push_contact,
+                &self.push_endpoint_allow,
+                self.push_min_turn_secs,
+            )
+            .map_err(anyhow::Error::msg)?,
             launcher,
         })
     }

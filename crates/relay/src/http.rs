@@ -45,6 +45,7 @@ pub fn app(state: AppState) -> Router {
             get(crate::sse::stream),
         )
         .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
+        .merge(crate::push::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
     let static_dir = state.config.static_dir.clone();

@@ -15,6 +15,7 @@ pub mod follow;
 pub mod frames;
 pub mod http;
 pub mod proto;
+pub mod push;
 pub mod relay;
 pub mod session;
 pub mod sse;

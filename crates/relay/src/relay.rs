@@ -13,6 +13,7 @@ use crate::audit::AuditLog;
 use crate::auth::Auth;
 use crate::config::{Config, SpawnMode};
 use crate::error::ApiError;
+use crate::push::Push;
 use crate::session::{Session, SessionCtx, SessionMeta, Worktree};
 use crate::store::{EventStore, SqliteStore};
 
@@ -28,6 +29,8 @@ pub struct CreateSession {
 pub struct Relay {
     pub config: Config,
     pub auth: Auth,
+    /// Web Push (`/v1/push/*`); `None` when the relay was built without it.
+    pub push: Option<Arc<Push>>,
     ctx: Arc<SessionCtx>,
     sessions: RwLock<HashMap<String, Arc<Session>>>,
     /// Flips to `true` when the relay should stop (single-session mode: its session ended).
@@ -38,7 +41,8 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Opens (or creates) the data dir: `relay.db` (events, sessions, token hashes) and `audit.jsonl`.
+    /// Opens (or creates) the data dir: `relay.db` (events, sessions, token hashes, push subscriptions),
+    /// `audit.jsonl` and the VAPID key `vapid_private.pem`.
     /// Sessions from a previous run come back; those whose process is gone are marked ended.
     pub fn open(config: Config) -> anyhow::Result<Arc<Relay>> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
@@ -53,7 +57,9 @@ impl Relay {
         let auth =
             Auth::open(&db).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db.display()))?;
         let audit = Arc::new(AuditLog::open(&config.data_dir.join("audit.jsonl"))?);
-        Self::with_parts(config, store, auth, audit)
+        let push = Push::open(&config.data_dir, &db, config.push.clone())
+            .map_err(|e| anyhow::anyhow!("push notifications: {e}"))?;
+        Self::with_parts(config, store, auth, audit, Some(push))
     }
 
     /// Builds a relay from explicit parts (tests use a memory store).
@@ -62,6 +68,7 @@ impl Relay {
         store: Arc<dyn EventStore>,
         auth: Auth,
         audit: Arc<AuditLog>,
+        push: Option<Arc<Push>>,
     ) -> anyhow::Result<Arc<Relay>> {
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         let ctx = Arc::new(SessionCtx {
@@ -70,6 +77,7 @@ impl Relay {
             permission_timeout: config.permission_timeout,
             retention_events: config.retention_events,
             ended_tx: Some(ended_tx),
+            push: push.as_ref().map(|p| p.handle()),
         });
         let mut sessions = HashMap::new();
         for meta in store.load_sessions()? {
@@ -79,6 +87,7 @@ impl Relay {
         let relay = Arc::new(Relay {
             config,
             auth,
+            push,
             ctx,
             sessions: RwLock::new(sessions),
             exit_tx: watch::channel(false).0,

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -18,6 +18,7 @@ use crate::audit::AuditLog;
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::frames::{Delivery, Frame, Route, route_worker};
+use crate::push::{Device, PushEvent, PushHandle};
 use crate::store::{EventStore, Source, StoreError, StoredEvent};
 use crate::util::{json_str, now_rfc3339, truncate_utf8};
 
@@ -135,6 +136,18 @@ pub struct SessionCtx {
     pub retention_events: Option<u64>,
     /// Told the id of every session whose agent ended.
     pub ended_tx: Option<mpsc::UnboundedSender<String>>,
+    /// Push notifications (prompts waiting and settled, long turns done, agents dying); never blocks.
+    pub push: Option<PushHandle>,
+}
+
+/// A control request still waiting for an answer, as [`Session::pending_request`] shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRequest {
+    pub request_id: String,
+    pub subtype: String,
+    pub tool_name: Option<String>,
+    pub tool_use_id: Option<String>,
+    pub input: Option<Value>,
 }
 
 /// A control_request from the CLI waiting for a client's answer.
@@ -175,6 +188,10 @@ struct Inner {
     deliveries: VecDeque<DeliveryTrack>,
     /// Last activity reported by the CLI or implied by traffic (idle / running / requires_action).
     activity: SessionState,
+    /// When the running turn's first user message was sent (for `turn_done` without `duration_ms`).
+    turn_started: Option<Instant>,
+    /// The relay is stopping the agent (archive, shutdown): its exit is not news.
+    stopping: bool,
 }
 
 /// Result of one ingested event.
@@ -239,6 +256,8 @@ impl Session {
                 relay_init_id: None,
                 deliveries: VecDeque::new(),
                 activity,
+                turn_started: None,
+                stopping: false,
             }),
             tx,
             agent: Mutex::new(None),
@@ -359,6 +378,116 @@ impl Session {
             .iter()
             .map(|p| p.payload.clone())
             .collect()
+    }
+
+    /// A control request still waiting for an answer.
+    pub fn pending_request(&self, request_id: &str) -> Option<PendingRequest> {
+        self.lock()
+            .pending
+            .iter()
+            .find(|p| p.request_id == request_id)
+            .map(|p| PendingRequest {
+                request_id: p.request_id.clone(),
+                subtype: p.subtype.clone(),
+                tool_name: p.tool_name.clone(),
+                tool_use_id: p.tool_use_id.clone(),
+                input: p.input.clone(),
+            })
+    }
+
+    /// The 409 an answer to `request_id` gets when that request is not pending (what `ingest` says).
+    pub fn not_pending_error(&self, request_id: &str) -> ApiError {
+        Self::not_pending(&self.lock(), request_id, false)
+    }
+
+    fn not_pending(g: &Inner, rid: &str, pending: bool) -> ApiError {
+        let why = g
+            .settled
+            .iter()
+            .rev()
+            .find(|(r, _)| r == rid)
+            .map(|(_, w)| w.clone())
+            .unwrap_or_else(|| {
+                if pending {
+                    "it is answered earlier in this request".into()
+                } else {
+                    "no such request is pending".into()
+                }
+            });
+        ApiError::conflict(
+            "request_not_pending",
+            format!(
+                "control_request {rid:?} is already settled: {why}; this answer was not forwarded"
+            ),
+        )
+    }
+
+    // ---------------------------------------------------------------- push notifications
+
+    fn notify(&self, g: &Inner, event: crate::push::Event) {
+        if let Some(push) = &self.ctx.push {
+            push.notify(PushEvent {
+                session_id: self.id.clone(),
+                session_label: session_label(&g.meta),
+                event,
+            });
+        }
+    }
+
+    fn prompt_of(p: &Pending, with_input: bool) -> crate::push::Prompt {
+        crate::push::Prompt {
+            request_id: p.request_id.clone(),
+            subtype: p.subtype.clone(),
+            tool_name: p.tool_name.clone(),
+            input: if with_input { p.input.clone() } else { None },
+        }
+    }
+
+    /// `resolved` for a prompt a person was told about (`needs_action`), once it stopped waiting.
+    fn notify_resolved(&self, g: &Inner, p: &Pending, resolution: crate::push::Resolution) {
+        if !p.needs_action || self.ctx.push.is_none() {
+            return;
+        }
+        let others_pending = g.pending.iter().any(|q| q.needs_action);
+        self.notify(
+            g,
+            crate::push::Event::Resolved {
+                prompt: Self::prompt_of(p, false),
+                resolution,
+                others_pending,
+            },
+        );
+    }
+
+    /// `turn_done` from a `result` frame: its `duration_ms`, else the time since the turn started.
+    fn notify_turn_done(&self, g: &Inner, result: &Value, started: Option<Instant>) {
+        let duration = result
+            .get("duration_ms")
+            .and_then(Value::as_f64)
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .or_else(|| started.map(|t| t.elapsed()));
+        let Some(duration) = duration else {
+            return;
+        };
+        let subtype = result
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("success");
+        let is_error = result.get("is_error").and_then(Value::as_bool) == Some(true);
+        let error = match (subtype, is_error) {
+            ("success", false) => None,
+            ("success", true) => Some("error".to_owned()),
+            (other, _) => Some(other.to_owned()),
+        };
+        self.notify(
+            g,
+            crate::push::Event::TurnDone {
+                duration,
+                cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+                error,
+            },
+        );
     }
 
     /// The list/detail JSON (CONTRACTS.md).
@@ -676,6 +805,12 @@ impl Session {
                     payload: Bytes::from(payload),
                     needs_action,
                 });
+                if needs_action && self.ctx.push.is_some() {
+                    let prompt = g.pending.last().map(|p| Self::prompt_of(p, true));
+                    if let Some(prompt) = prompt {
+                        self.notify(g, crate::push::Event::NeedsYou(prompt));
+                    }
+                }
                 if let Some(timeout) = self.ctx.permission_timeout {
                     let me = self.me.clone();
                     let rid = rid.to_owned();
@@ -688,17 +823,21 @@ impl Session {
                 }
             }
             "control_cancel_request" => {
-                if let Some(rid) = v.get("request_id").and_then(Value::as_str) {
-                    let before = g.pending.len();
-                    g.pending.retain(|p| p.request_id != rid);
-                    if g.pending.len() != before {
-                        Self::remember_settled(g, rid, "it was cancelled by the agent".into());
-                    }
+                if let Some(rid) = v.get("request_id").and_then(Value::as_str)
+                    && let Some(pos) = g.pending.iter().position(|p| p.request_id == rid)
+                {
+                    let p = g.pending.remove(pos);
+                    Self::remember_settled(g, rid, "it was cancelled by the agent".into());
+                    self.notify_resolved(g, &p, crate::push::Resolution::Withdrawn);
                 }
             }
             "result" => {
                 g.activity = SessionState::Idle;
                 self.set_delivery(g, |_| true, Delivery::Processed);
+                let started = g.turn_started.take();
+                if self.ctx.push.is_some() {
+                    self.notify_turn_done(g, v, started);
+                }
             }
             "system" => match v.get("subtype").and_then(Value::as_str) {
                 Some("session_state_changed") => {
@@ -823,6 +962,7 @@ impl Session {
             "reason": "timeout",
             "message": message,
         }));
+        self.notify_resolved(&g, &p, crate::push::Resolution::TimedOut);
         self.recompute_state(&mut g);
     }
 
@@ -833,6 +973,17 @@ impl Session {
     pub fn ingest(
         &self,
         who: &Principal,
+        payloads: Vec<Value>,
+    ) -> Result<Vec<IngestResult>, ApiError> {
+        self.ingest_from(who, None, payloads)
+    }
+
+    /// [`Self::ingest`] for answers given on a device (a push notification): audit records and the
+    /// 409 of later answers name it.
+    pub fn ingest_from(
+        &self,
+        who: &Principal,
+        device: Option<&Device>,
         payloads: Vec<Value>,
     ) -> Result<Vec<IngestResult>, ApiError> {
         if !who.can_write() {
@@ -910,25 +1061,7 @@ impl Session {
                 };
                 let pending = g.pending.iter().any(|p| p.request_id == rid);
                 if !pending || !batch_answers.insert(rid.to_owned()) {
-                    let why = g
-                        .settled
-                        .iter()
-                        .rev()
-                        .find(|(r, _)| r == rid)
-                        .map(|(_, w)| w.clone())
-                        .unwrap_or_else(|| {
-                            if pending {
-                                "it is answered earlier in this request".into()
-                            } else {
-                                "no such request is pending".into()
-                            }
-                        });
-                    return Err(ApiError::conflict(
-                        "request_not_pending",
-                        format!(
-                            "control_request {rid:?} is already settled: {why}; this answer was not forwarded"
-                        ),
-                    ));
+                    return Err(Self::not_pending(&g, rid, pending));
                 }
             }
             plans.push(Plan::Apply {
@@ -971,6 +1104,9 @@ impl Session {
             match ty.as_str() {
                 "user" => {
                     g.activity = SessionState::Running;
+                    if g.turn_started.is_none() {
+                        g.turn_started = Some(Instant::now());
+                    }
                     g.deliveries.push_back(DeliveryTrack {
                         uuid: uuid.clone(),
                         event_id: event_id.clone(),
@@ -987,15 +1123,27 @@ impl Session {
                         .to_owned();
                     if let Some(pos) = g.pending.iter().position(|p| p.request_id == rid) {
                         let p = g.pending.remove(pos);
-                        self.audit_answer(&p, who, &value);
+                        self.audit_answer(&p, who, device, &value);
+                        let resolution = crate::push::Resolution::Answered {
+                            decision: answer_decision(&value["response"]),
+                            device: device.map(|d| {
+                                d.label.clone().unwrap_or_else(|| "a notification".into())
+                            }),
+                        };
+                        self.notify_resolved(&g, &p, resolution);
                     }
+                    let by = match device {
+                        Some(d) => format!(
+                            "the {} from the device {:?}",
+                            who.role.as_str(),
+                            d.label.as_deref().unwrap_or(&d.id)
+                        ),
+                        None => format!("the {}", who.role.as_str()),
+                    };
                     Self::remember_settled(
                         &mut g,
                         &rid,
-                        format!(
-                            "it was answered first by the {} (event {seq})",
-                            who.role.as_str()
-                        ),
+                        format!("it was answered first by {by} (event {seq})"),
                     );
                     self.broadcast_delivery(&event_id, Delivery::Processed);
                 }
@@ -1010,19 +1158,11 @@ impl Session {
         Ok(results)
     }
 
-    fn audit_answer(&self, p: &Pending, who: &Principal, answer: &Value) {
+    fn audit_answer(&self, p: &Pending, who: &Principal, device: Option<&Device>, answer: &Value) {
         let resp = &answer["response"];
         let body = resp.get("response").cloned().unwrap_or(Value::Null);
-        let decision = if resp.get("subtype").and_then(Value::as_str) == Some("error") {
-            "error".to_owned()
-        } else if let Some(b) = body.get("behavior").and_then(Value::as_str) {
-            b.to_owned()
-        } else if let Some(a) = body.get("action").and_then(Value::as_str) {
-            a.to_owned()
-        } else {
-            "answered".to_owned()
-        };
-        self.ctx.audit.record(&json!({
+        let decision = answer_decision(resp);
+        let mut record = json!({
             "at": now_rfc3339(),
             "session_id": self.id,
             "request_id": p.request_id,
@@ -1039,7 +1179,11 @@ impl Session {
             // An elicitation's form values, a dialog's result.
             "content": body.get("content"),
             "result": body.get("result"),
-        }));
+        });
+        if let Some(d) = device {
+            record["device"] = json!(d);
+        }
+        self.ctx.audit.record(&record);
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -1054,7 +1198,11 @@ impl Session {
 
     /// Graceful stop: close stdin, then SIGTERM, then SIGKILL (see `agent` constants).
     pub async fn shutdown_agent(&self, stdin_grace: Duration, term_grace: Duration) {
-        self.lock().stdin = None;
+        {
+            let mut g = self.lock();
+            g.stdin = None;
+            g.stopping = true;
+        }
         let control = self.agent.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(c) = control {
             c.terminate(stdin_grace, term_grace).await;
@@ -1067,6 +1215,31 @@ impl Session {
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .is_some_and(|c| !c.has_exited())
+    }
+}
+
+/// What an answer decided: allow / deny, an elicitation's action, `error`, or `answered`.
+fn answer_decision(resp: &Value) -> String {
+    let body = resp.get("response");
+    let field = |k: &str| body.and_then(|b| b.get(k)).and_then(Value::as_str);
+    if resp.get("subtype").and_then(Value::as_str) == Some("error") {
+        "error".to_owned()
+    } else if let Some(b) = field("behavior") {
+        b.to_owned()
+    } else if let Some(a) = field("action") {
+        a.to_owned()
+    } else {
+        "answered".to_owned()
+    }
+}
+
+/// What notifications call a session: its title, else its working directory's last component.
+fn session_label(meta: &SessionMeta) -> String {
+    match meta.title.as_deref().map(str::trim) {
+        Some(t) if !t.is_empty() => t.to_owned(),
+        _ => std::path::Path::new(&meta.cwd)
+            .file_name()
+            .map_or_else(|| meta.cwd.clone(), |n| n.to_string_lossy().into_owned()),
     }
 }
 
@@ -1092,9 +1265,24 @@ impl AgentEvents for Session {
             return;
         }
         g.stdin = None;
-        let pending: Vec<String> = g.pending.drain(..).map(|p| p.request_id).collect();
-        for rid in pending {
-            Self::remember_settled(&mut g, &rid, "the agent exited".into());
+        let pending: Vec<Pending> = g.pending.drain(..).collect();
+        for p in &pending {
+            Self::remember_settled(&mut g, &p.request_id, "the agent exited".into());
+            self.notify_resolved(&g, p, crate::push::Resolution::AgentExited);
+        }
+        // Died on its own: not stopped by the relay, not a restart or a failed spawn (`reason`).
+        let abnormal = !g.stopping
+            && exit.reason.is_none()
+            && (exit.signal.is_some() || exit.exit_code.is_some_and(|c| c != 0));
+        if abnormal {
+            self.notify(
+                &g,
+                crate::push::Event::AgentExited {
+                    exit_code: exit.exit_code,
+                    signal: exit.signal,
+                    stderr_tail: exit.stderr_tail.clone(),
+                },
+            );
         }
         g.deliveries.clear();
         // An ended session is read rarely (a transcript load): replays come from the store.
@@ -1166,6 +1354,7 @@ mod tests {
             permission_timeout: timeout,
             retention_events: retention,
             ended_tx: None,
+            push: None,
         });
         let meta = SessionMeta::new("cse_t".into(), "/tmp".into(), None, None, None);
         let session = Session::create(meta, ctx).unwrap();
@@ -1534,6 +1723,127 @@ mod tests {
             vec![Some(1), Some(2)]
         );
         assert!(fresh.finished());
+    }
+
+    #[tokio::test]
+    async fn push_events_follow_prompts_turns_and_exits() {
+        use crate::push::{Event, Resolution};
+        let (push, mut rx) = crate::push::PushHandle::channel(64);
+        let ctx = Arc::new(SessionCtx {
+            store: Arc::new(MemoryStore::default()),
+            audit: Arc::new(AuditLog::disabled()),
+            permission_timeout: None,
+            retention_events: None,
+            ended_tx: None,
+            push: Some(push),
+        });
+        let meta = SessionMeta::new("cse_p".into(), "/home/me/project".into(), None, None, None);
+        let s = Session::create(meta, ctx.clone()).unwrap();
+        let (tx, _stdin) = mpsc::unbounded_channel();
+        s.attach_agent(AgentHandle {
+            stdin: tx,
+            control: AgentControl::detached(),
+        });
+        let who = controller();
+        s.ingest(&who, vec![user_msg("u1")]).unwrap();
+        s.on_line(&can_use_tool("r1"));
+        s.on_line(&can_use_tool("r2"));
+        s.ingest(&who, vec![answer("r1", "a1", "ls")]).unwrap();
+        s.on_line(r#"{"type":"control_cancel_request","request_id":"r2"}"#);
+        // Not a person's prompt: no notification.
+        s.on_line(
+            r#"{"type":"control_request","request_id":"m1","request":{"subtype":"mcp_message"}}"#,
+        );
+        s.on_line(r#"{"type":"result","subtype":"error_max_turns","total_cost_usd":0.5}"#);
+        let mut got = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            assert_eq!(e.session_id, "cse_p");
+            assert_eq!(e.session_label, "project");
+            got.push(e.event);
+        }
+        assert_eq!(got.len(), 5, "{got:#?}");
+        let Event::NeedsYou(p) = &got[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (p.request_id.as_str(), p.tool_name.as_deref()),
+            ("r1", Some("Bash"))
+        );
+        assert_eq!(p.input, Some(json!({"command": "ls"})));
+        assert!(matches!(&got[1], Event::NeedsYou(p) if p.request_id == "r2"));
+        assert!(
+            matches!(&got[2], Event::Resolved { prompt, resolution: Resolution::Answered { decision, device: None }, others_pending: true }
+            if prompt.request_id == "r1" && decision == "allow")
+        );
+        assert!(matches!(
+            &got[3],
+            Event::Resolved {
+                resolution: Resolution::Withdrawn,
+                others_pending: false,
+                ..
+            }
+        ));
+        let Event::TurnDone {
+            duration,
+            cost_usd,
+            error,
+        } = &got[4]
+        else {
+            panic!()
+        };
+        assert!(
+            *duration < Duration::from_secs(5),
+            "wall time since the turn started"
+        );
+        assert_eq!(
+            (*cost_usd, error.as_deref()),
+            (Some(0.5), Some("error_max_turns"))
+        );
+
+        // The agent dies with a prompt open: it is resolved, and the death reported.
+        s.on_line(&can_use_tool("r3"));
+        s.on_exit(ExitInfo {
+            exit_code: Some(1),
+            signal: None,
+            stderr_tail: "boom".into(),
+            at: now_rfc3339(),
+            reason: None,
+        });
+        let _needs = rx.try_recv().unwrap();
+        assert!(matches!(
+            rx.try_recv().unwrap().event,
+            Event::Resolved {
+                resolution: Resolution::AgentExited,
+                ..
+            }
+        ));
+        assert!(matches!(
+            rx.try_recv().unwrap().event,
+            Event::AgentExited {
+                exit_code: Some(1),
+                ..
+            }
+        ));
+
+        // Stopped by the relay: not news.
+        let meta = SessionMeta::new(
+            "cse_q".into(),
+            "/tmp".into(),
+            None,
+            None,
+            Some("Title".into()),
+        );
+        let s = Session::create(meta, ctx).unwrap();
+        s.shutdown_agent(Duration::from_millis(1), Duration::from_millis(1))
+            .await;
+        s.on_exit(ExitInfo {
+            exit_code: None,
+            signal: Some(15),
+            stderr_tail: String::new(),
+            at: now_rfc3339(),
+            reason: None,
+        });
+        assert!(rx.try_recv().is_err());
     }
 
     #[tokio::test]

@@ -160,6 +160,7 @@ mod tests {
             permission_timeout: None,
             retention_events: None,
             ended_tx: None,
+            push: None,
         });
         let s = Session::create(
             SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None),

@@ -1,0 +1,204 @@
+//! Push notifications (Web Push: RFC 8030, 8291, 8292), sent by the relay itself.
+//!
+//! * [`vapid`]: the relay's P-256 key pair (`<data-dir>/vapid_private.pem`, mode 0600) and the VAPID JWT;
+//! * [`crypto`]: `aes128gcm` payload encryption (RFC 8291 / RFC 8188);
+//! * [`endpoint`]: the SSRF guard (known push services, or `--push-endpoint-allow` prefixes);
+//! * [`store`]: subscriptions in the relay's SQLite file;
+//! * [`payload`]: what sessions report ([`PushEvent`]) and the JSON a service worker receives;
+//! * [`deliver`]: the dispatcher, per-device workers, the HTTP client and the retry policy;
+//! * [`api`]: `/v1/push/*` (controller only).
+//!
+//! Sessions hold a [`PushHandle`] whose [`PushHandle::notify`] never blocks.
+
+pub mod api;
+pub mod crypto;
+pub mod deliver;
+pub mod endpoint;
+pub mod payload;
+pub mod store;
+pub mod vapid;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+pub use api::routes;
+pub use endpoint::AllowedPrefix;
+pub use payload::{Event, Prompt, PushEvent, Resolution};
+pub use store::EventKind;
+
+use deliver::{Attempt, Sender, Shared};
+use payload::Message;
+use store::{PushStore, Subscription};
+use vapid::VapidKey;
+
+/// Default `--push-min-turn-secs`.
+pub const DEFAULT_MIN_TURN_SECS: u64 = 30;
+
+/// The push flags, checked.
+#[derive(Debug, Clone)]
+pub struct PushConfig {
+    /// The VAPID `sub`: a `mailto:` or `https:` URI push services can reach the operator at.
+    pub contact: String,
+    pub endpoint_allow: Vec<AllowedPrefix>,
+    /// Shorter turns send no `turn_done`.
+    pub min_turn: Duration,
+}
+
+impl PushConfig {
+    /// From `--push-contact`, `--push-endpoint-allow` and `--push-min-turn-secs`.
+    pub fn new(
+        contact: Option<String>,
+        endpoint_allow: &[String],
+        min_turn_secs: u64,
+    ) -> Result<Self, String> {
+        let contact = match contact {
+            Some(c) => {
+                let c = c.trim().to_owned();
+                let ok = c.strip_prefix("mailto:").is_some_and(|a| a.contains('@'))
+                    || c.strip_prefix("https://").is_some_and(|h| !h.is_empty());
+                if !ok {
+                    return Err(format!(
+                        "--push-contact {c:?}: expected mailto:you@example.com or an https:// URL (push services use it to reach the operator)"
+                    ));
+                }
+                c
+            }
+            None => format!("mailto:bridge-relay@{}", hostname()),
+        };
+        let endpoint_allow = endpoint_allow
+            .iter()
+            .map(|p| AllowedPrefix::parse(p))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            contact,
+            endpoint_allow,
+            min_turn: Duration::from_secs(min_turn_secs),
+        })
+    }
+}
+
+impl Default for PushConfig {
+    fn default() -> Self {
+        Self::new(None, &[], DEFAULT_MIN_TURN_SECS).expect("the defaults are valid")
+    }
+}
+
+/// This machine's host name (for the default contact and the test notification).
+pub fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_owned())
+        .find(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'))
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// The device a permission was answered from (audit records name it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Device {
+    pub id: String,
+    pub label: Option<String>,
+}
+
+/// Why push could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error(transparent)]
+    Vapid(#[from] vapid::VapidError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+}
+
+/// Hands events to the dispatcher without ever waiting.
+#[derive(Clone)]
+pub struct PushHandle {
+    tx: mpsc::Sender<PushEvent>,
+}
+
+impl PushHandle {
+    /// A handle and the receiving end of its queue (the dispatcher's, or a test's).
+    pub fn channel(capacity: usize) -> (PushHandle, mpsc::Receiver<PushEvent>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (PushHandle { tx }, rx)
+    }
+
+    /// Queues `ev`; when the queue is full the event is dropped (and logged).
+    pub fn notify(&self, ev: PushEvent) {
+        match self.tx.try_send(ev) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(ev)) => tracing::warn!(
+                session = %ev.session_id,
+                what = ev.event.kind().as_str(),
+                "push notification queue is full; notification dropped"
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+}
+
+impl std::fmt::Debug for PushHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushHandle").finish_non_exhaustive()
+    }
+}
+
+/// The push service of a relay: keys, subscriptions and the running dispatcher.
+pub struct Push {
+    pub store: Arc<PushStore>,
+    pub vapid: Arc<VapidKey>,
+    pub config: PushConfig,
+    shared: Arc<Shared>,
+    handle: PushHandle,
+}
+
+impl Push {
+    /// Loads or makes the VAPID key in `data_dir`, opens the subscriptions in `db` and starts the
+    /// dispatcher (needs a Tokio runtime).
+    pub fn open(data_dir: &Path, db: &Path, config: PushConfig) -> Result<Arc<Push>, PushError> {
+        let vapid = Arc::new(VapidKey::load_or_create(data_dir)?);
+        let store = Arc::new(PushStore::open(db)?);
+        Ok(Self::with_parts(store, vapid, config))
+    }
+
+    pub fn with_parts(
+        store: Arc<PushStore>,
+        vapid: Arc<VapidKey>,
+        config: PushConfig,
+    ) -> Arc<Push> {
+        let shared = Arc::new(Shared {
+            store: store.clone(),
+            sender: Sender::new(
+                vapid.clone(),
+                config.contact.clone(),
+                config.endpoint_allow.clone(),
+            ),
+            min_turn: config.min_turn,
+        });
+        let (handle, rx) = PushHandle::channel(deliver::EVENT_QUEUE);
+        tokio::spawn(deliver::dispatch(rx, shared.clone()));
+        Arc::new(Push {
+            store,
+            vapid,
+            config,
+            shared,
+            handle,
+        })
+    }
+
+    pub fn handle(&self) -> PushHandle {
+        self.handle.clone()
+    }
+
+    /// One attempt, now, outside the queue (the test notification).
+    pub async fn send_now(&self, sub: &Subscription, msg: &Message) -> Attempt {
+        self.shared.sender.send(sub, msg).await
+    }
+}
