@@ -1180,8 +1180,9 @@ impl Session {
             "content": body.get("content"),
             "result": body.get("result"),
         });
+        // Answered on a device (a notification's Allow / Deny): who acted, and where.
         if let Some(d) = device {
-            record["device"] = json!(d);
+            record["who"]["device"] = json!(d);
         }
         self.ctx.audit.record(&record);
     }

@@ -187,19 +187,23 @@ fn public_json(s: &Subscription) -> Value {
     let origin = reqwest::Url::parse(&s.endpoint)
         .map(|u| endpoint::origin(&u))
         .unwrap_or_default();
-    json!({
+    let mut v = json!({
         "id": s.id,
         "label": s.label,
         "endpoint_origin": origin,
         "events": s.events,
-        "session_ids": s.session_ids,
         "expiration_time": s.expiration_time,
         "created_at": s.created_at,
         "updated_at": s.updated_at,
         "last_success_at": s.last_success_at,
         "last_error": s.last_error,
         "last_error_at": s.last_error_at,
-    })
+    });
+    // Absent means every session (clients read a missing list as "no filter").
+    if let Some(ids) = &s.session_ids {
+        v["session_ids"] = json!(ids);
+    }
+    v
 }
 
 async fn list_subscriptions(
