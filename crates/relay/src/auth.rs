@@ -2,8 +2,8 @@
 //!
 //! * the **controller** token: `BRIDGE_RELAY_TOKEN`, or generated on first start;
 //! * **observer** tokens minted by a controller: read-only, optionally scoped to one session and expiring;
-//! * **login cookies** (`bridge_session`): a separate random secret per login, tied to the token it was
-//!   exchanged for (revoking an observer token logs its cookies out);
+//! * **login cookies** (`bridge_session`, or `__Host-bridge_session` over HTTPS): a separate random secret
+//!   per login, tied to the token it was exchanged for (revoking an observer token logs its cookies out);
 //! * a **one-time login code**, printed in the console URL when the controller token already exists and
 //!   is not given in the environment (the token itself cannot be printed: only its hash is kept).
 
@@ -17,6 +17,18 @@ use serde_json::{Value, json};
 use crate::util::{random_secret, sha256_hex, unix_now};
 
 pub const COOKIE_NAME: &str = "bridge_session";
+/// The login cookie's name over HTTPS: the `__Host-` prefix makes browsers insist on `Secure`,
+/// `Path=/` and no `Domain`, so no other host (a sibling subdomain) can set or shadow it.
+pub const SECURE_COOKIE_NAME: &str = "__Host-bridge_session";
+
+/// The login cookie's name for a request that arrived over HTTPS (`https`) or plain HTTP.
+pub fn cookie_name(https: bool) -> &'static str {
+    if https {
+        SECURE_COOKIE_NAME
+    } else {
+        COOKIE_NAME
+    }
+}
 /// Login cookies live 30 days (or until their token expires or is revoked).
 pub const COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
 pub const CONTROLLER_ID: &str = "controller";

@@ -30,12 +30,32 @@ pub struct Args {
     /// Demo scenario: a builtin name (default, long, edit, ask, …) or a JSON file. Implies --demo.
     #[arg(long, value_name = "NAME|FILE")]
     pub demo_scenario: Option<String>,
-    /// Address to listen on. Anything but loopback needs --allow-remote.
+    /// Address to listen on. Anything but loopback needs --allow-remote and TLS (or --behind-proxy).
     #[arg(long, default_value = "127.0.0.1:8787")]
     pub bind: SocketAddr,
-    /// Allow binding a non-loopback address (the relay is a remote shell: put TLS in front of it).
+    /// Allow binding a non-loopback address (the relay is a remote shell: it then also needs
+    /// --tls-self-signed, --tls-cert/--tls-key or --behind-proxy).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM: PKCS#8, PKCS#1 or SEC1) for --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a self-signed certificate made once and kept in <data-dir>/tls/ (made again
+    /// when it no longer covers the --tls-name names or is about to expire).
+    #[arg(long)]
+    pub tls_self_signed: bool,
+    /// A DNS name or IP address clients use to reach the relay over TLS (repeatable): accepted as Host,
+    /// put in the self-signed certificate, and the first DNS name goes in the printed URL. `localhost`,
+    /// `127.0.0.1` and the bind address are always included.
+    #[arg(long = "tls-name", value_name = "NAME")]
+    pub tls_names: Vec<String>,
+    /// A reverse proxy on this machine terminates TLS: trust X-Forwarded-Proto and X-Forwarded-Host,
+    /// from loopback peers only. Name the public host with --allowed-host.
+    #[arg(long)]
+    pub behind_proxy: bool,
     /// Extra accepted Host header values (host:port), e.g. the name users reach a remote bind by.
     #[arg(long = "allowed-host", value_name = "HOST:PORT")]
     pub allowed_hosts: Vec<String>,
@@ -121,6 +141,15 @@ pub struct Config {
     /// Web Push settings (--push-*).
     pub push: crate::push::PushConfig,
     pub launcher: Arc<dyn AgentLauncher>,
+    /// The relay serves HTTPS itself (--tls-cert/--tls-key or --tls-self-signed).
+    pub tls: bool,
+    /// Names the TLS certificate must cover, lower case: the --tls-name names, then `localhost`,
+    /// `127.0.0.1` and the bound IP. Empty without TLS.
+    pub tls_names: Vec<String>,
+    /// A trusted reverse proxy on loopback terminates TLS (--behind-proxy).
+    pub behind_proxy: bool,
+    /// Where people open the console, `scheme://host[:port]` (the printed login URL's start).
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for Config {
@@ -132,6 +161,8 @@ impl std::fmt::Debug for Config {
             .field("spawn_mode", &self.spawn_mode)
             .field("cwd", &self.cwd)
             .field("agent", &self.launcher.describe())
+            .field("tls", &self.tls)
+            .field("behind_proxy", &self.behind_proxy)
             .finish_non_exhaustive()
     }
 }
@@ -181,6 +212,90 @@ pub fn is_bare_loopback_host(host: &str, addr: SocketAddr) -> bool {
         && matches!(host, "localhost" | "127.0.0.1" | "[::1]")
 }
 
+/// The names a TLS certificate for `addr` must cover: `extra` (as given, lower case) followed by
+/// `localhost`, `127.0.0.1` and the bound IP when it is not unspecified; no duplicates.
+pub fn tls_names(extra: &[String], addr: SocketAddr) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let defaults = ["localhost".to_owned(), "127.0.0.1".to_owned()];
+    let bound = (!addr.ip().is_unspecified()).then(|| addr.ip().to_string());
+    for n in extra
+        .iter()
+        .map(|n| normalize_tls_name(n))
+        .chain(defaults)
+        .chain(bound)
+    {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+}
+
+/// `NAME` or `[v6]` → lower case, brackets removed.
+fn normalize_tls_name(n: &str) -> String {
+    let n = n.trim().to_ascii_lowercase();
+    n.strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .map(str::to_owned)
+        .unwrap_or(n)
+}
+
+/// `name:port` as a Host header carries it (IPv6 in brackets).
+pub fn host_with_port(name: &str, port: u16) -> String {
+    if name.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{name}]:{port}")
+    } else {
+        format!("{name}:{port}")
+    }
+}
+
+/// Where people open the console (`scheme://host[:port]`, no trailing slash): with TLS the first
+/// `--tls-name` that is a DNS name, else the first IP one, else the bound IP (`127.0.0.1` when bound to
+/// every address); behind a proxy `https://` and the first `--allowed-host`, the public name; else
+/// `http://` and the bound address.
+pub fn public_url(
+    tls: bool,
+    user_tls_names: &[String],
+    behind_proxy: bool,
+    user_allowed_hosts: &[String],
+    addr: SocketAddr,
+) -> String {
+    if tls {
+        let names: Vec<String> = user_tls_names
+            .iter()
+            .map(|n| normalize_tls_name(n))
+            .collect();
+        let is_ip = |n: &&String| n.parse::<std::net::IpAddr>().is_ok();
+        let bound = (!addr.ip().is_unspecified()).then(|| addr.ip().to_string());
+        let name = names
+            .iter()
+            .find(|n| !is_ip(n))
+            .or_else(|| names.iter().find(is_ip))
+            .cloned()
+            .or(bound)
+            .unwrap_or_else(|| "127.0.0.1".to_owned());
+        let host = if addr.port() == 443 {
+            host_without_port(&name)
+        } else {
+            host_with_port(&name, addr.port())
+        };
+        return format!("https://{host}");
+    }
+    if behind_proxy && let Some(h) = user_allowed_hosts.first() {
+        return format!("https://{}", h.trim().to_ascii_lowercase());
+    }
+    format!("http://{addr}")
+}
+
+/// `name` as a Host header carries it without a port (IPv6 in brackets).
+fn host_without_port(name: &str) -> String {
+    if name.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{name}]")
+    } else {
+        name.to_owned()
+    }
+}
+
 fn normalize_origin(o: &str) -> String {
     o.trim().trim_end_matches('/').to_ascii_lowercase()
 }
@@ -188,17 +303,77 @@ fn normalize_origin(o: &str) -> String {
 impl Args {
     /// Checks the flags that must be refused before binding.
     pub fn validate(&self) -> anyhow::Result<()> {
-        if !self.bind.ip().is_loopback() && !self.allow_remote {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => anyhow::bail!(
+                "--tls-cert needs --tls-key FILE: the PEM private key of that certificate"
+            ),
+            (None, Some(_)) => anyhow::bail!(
+                "--tls-key needs --tls-cert FILE: the PEM certificate chain for that key"
+            ),
+            _ => {}
+        }
+        if self.tls_cert.is_some() && self.tls_self_signed {
             anyhow::bail!(
-                "refusing to bind {}: not a loopback address. The relay is a remote shell; pass --allow-remote \
-                 (and put TLS in front of it) if you really mean it",
-                self.bind
+                "--tls-self-signed and --tls-cert/--tls-key both give a certificate: pick one"
             );
+        }
+        if self.tls() && self.behind_proxy {
+            anyhow::bail!(
+                "--behind-proxy means a reverse proxy terminates TLS, so the relay must not serve TLS itself: \
+                 pick one of --behind-proxy and --tls-self-signed / --tls-cert"
+            );
+        }
+        if !self.tls_names.is_empty() && !self.tls() {
+            anyhow::bail!(
+                "--tls-name needs --tls-self-signed or --tls-cert FILE --tls-key FILE \
+                 (behind a reverse proxy, name the public host with --allowed-host instead)"
+            );
+        }
+        for n in &self.tls_names {
+            let n = normalize_tls_name(n);
+            if rustls_pki_types::ServerName::try_from(n.as_str()).is_err() {
+                anyhow::bail!("--tls-name {n:?} is neither a DNS name nor an IP address");
+            }
+        }
+        if !self.bind.ip().is_loopback() {
+            if !self.allow_remote {
+                anyhow::bail!(
+                    "refusing to bind {}: not a loopback address, and the relay is a remote shell. To serve other \
+                     machines add --allow-remote, and either --tls-self-signed (or --tls-cert FILE --tls-key FILE) \
+                     or --behind-proxy when a reverse proxy on this machine terminates TLS",
+                    self.bind
+                );
+            }
+            if !self.tls() && !self.behind_proxy {
+                anyhow::bail!(
+                    "refusing to serve plain HTTP on {}: a non-loopback bind needs TLS. Add --tls-self-signed \
+                     (or --tls-cert FILE --tls-key FILE), or --behind-proxy when a reverse proxy on this machine \
+                     terminates TLS",
+                    self.bind
+                );
+            }
         }
         if self.max_body_bytes < 1024 {
             anyhow::bail!("--max-body-bytes must be at least 1024");
         }
         Ok(())
+    }
+
+    /// The relay serves TLS itself.
+    pub fn tls(&self) -> bool {
+        self.tls_self_signed || self.tls_cert.is_some()
+    }
+
+    /// Where the certificate comes from, if the relay serves TLS.
+    pub fn tls_source(&self) -> Option<crate::tls::CertSource> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::tls::CertSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            _ if self.tls_self_signed => Some(crate::tls::CertSource::SelfSigned),
+            _ => None,
+        }
     }
 
     pub fn into_config(self, addr: SocketAddr) -> anyhow::Result<Config> {
@@ -214,7 +389,29 @@ impl Args {
         } else {
             Arc::new(CommandLauncher::claude(self.claude, self.extra))
         };
+        let tls = self.tls_self_signed || self.tls_cert.is_some();
+        let public_url = public_url(
+            tls,
+            &self.tls_names,
+            self.behind_proxy,
+            &self.allowed_hosts,
+            addr,
+        );
+        let tls_names = if tls {
+            tls_names(&self.tls_names, addr)
+        } else {
+            Vec::new()
+        };
         let mut allowed_hosts = default_allowed_hosts(addr);
+        for n in &tls_names {
+            // On 443 browsers leave the port out of the Host header.
+            let bare = (addr.port() == 443).then(|| host_without_port(n));
+            for h in [host_with_port(n, addr.port())].into_iter().chain(bare) {
+                if !allowed_hosts.contains(&h) {
+                    allowed_hosts.push(h);
+                }
+            }
+        }
         allowed_hosts.extend(
             self.allowed_hosts
                 .iter()
@@ -247,6 +444,10 @@ impl Args {
             )
             .map_err(anyhow::Error::msg)?,
             launcher,
+            tls,
+            tls_names,
+            behind_proxy: self.behind_proxy,
+            public_url,
         })
     }
 }
@@ -285,17 +486,192 @@ mod tests {
         assert_eq!(c.permission_timeout, Some(Duration::from_secs(12)));
     }
 
+    fn parse(flags: &[&str]) -> Args {
+        let mut argv = vec!["bridge-relay"];
+        argv.extend_from_slice(flags);
+        Args::try_parse_from(argv).unwrap()
+    }
+
+    fn refusal(flags: &[&str]) -> String {
+        format!("{:#}", parse(flags).validate().unwrap_err())
+    }
+
     #[test]
-    fn remote_bind_needs_the_flag() {
-        let a = Args::try_parse_from(["bridge-relay", "--bind", "0.0.0.0:80"]).unwrap();
-        assert!(a.validate().is_err());
-        let a = Args::try_parse_from(["bridge-relay", "--bind", "0.0.0.0:80", "--allow-remote"])
-            .unwrap();
-        a.validate().unwrap();
+    fn remote_bind_needs_the_flag_and_tls_or_a_proxy() {
+        let e = refusal(&["--bind", "0.0.0.0:80"]);
+        for flag in [
+            "--allow-remote",
+            "--tls-self-signed",
+            "--tls-cert",
+            "--behind-proxy",
+        ] {
+            assert!(e.contains(flag), "{flag}: {e}");
+        }
+        let e = refusal(&["--bind", "0.0.0.0:80", "--allow-remote"]);
+        assert!(e.contains("plain HTTP"), "{e}");
+        for flag in ["--tls-self-signed", "--tls-cert", "--behind-proxy"] {
+            assert!(e.contains(flag), "{flag}: {e}");
+        }
+        let e = refusal(&["--bind", "192.168.1.20:8787", "--tls-self-signed"]);
+        assert!(e.contains("--allow-remote"), "{e}");
+        for ok in [
+            &["--tls-self-signed"][..],
+            &["--tls-cert", "c.pem", "--tls-key", "k.pem"],
+            &["--behind-proxy"],
+        ] {
+            let mut flags = vec!["--bind", "0.0.0.0:80", "--allow-remote"];
+            flags.extend_from_slice(ok);
+            parse(&flags).validate().unwrap();
+        }
+        // Loopback needs none of it.
+        parse(&["--bind", "[::1]:0"]).validate().unwrap();
         assert!(
             default_allowed_hosts("0.0.0.0:80".parse().unwrap())
                 .contains(&"127.0.0.1:80".to_owned())
         );
+    }
+
+    #[test]
+    fn tls_flags_come_in_consistent_sets() {
+        assert!(refusal(&["--tls-cert", "c.pem"]).contains("--tls-key FILE"));
+        assert!(refusal(&["--tls-key", "k.pem"]).contains("--tls-cert FILE"));
+        let e = refusal(&[
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-self-signed",
+        ]);
+        assert!(e.contains("pick one"), "{e}");
+        let e = refusal(&["--tls-self-signed", "--behind-proxy"]);
+        assert!(e.contains("pick one"), "{e}");
+        let e = refusal(&["--tls-name", "mybox.lan"]);
+        assert!(
+            e.contains("--tls-self-signed") && e.contains("--allowed-host"),
+            "{e}"
+        );
+        let e = refusal(&["--tls-self-signed", "--tls-name", "bad name!"]);
+        assert!(e.contains("neither a DNS name nor an IP"), "{e}");
+        parse(&[
+            "--tls-self-signed",
+            "--tls-name",
+            "MyBox.local",
+            "--tls-name",
+            "192.168.1.20",
+            "--tls-name",
+            "[fd00::1]",
+        ])
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn tls_names_feed_the_certificate_the_host_list_and_the_login_url() {
+        let a = parse(&[
+            "--demo",
+            "--bind",
+            "0.0.0.0:8787",
+            "--allow-remote",
+            "--tls-self-signed",
+            "--tls-name",
+            "192.168.1.20",
+            "--tls-name",
+            "MyBox.local",
+            "--tls-name",
+            "fd00::1",
+        ]);
+        a.validate().unwrap();
+        assert!(a.tls_source() == Some(crate::tls::CertSource::SelfSigned));
+        let c = a.into_config("0.0.0.0:8787".parse().unwrap()).unwrap();
+        assert!(c.tls && !c.behind_proxy);
+        assert_eq!(
+            c.tls_names,
+            [
+                "192.168.1.20",
+                "mybox.local",
+                "fd00::1",
+                "localhost",
+                "127.0.0.1"
+            ]
+        );
+        for h in [
+            "localhost:8787",
+            "127.0.0.1:8787",
+            "192.168.1.20:8787",
+            "mybox.local:8787",
+            "[fd00::1]:8787",
+        ] {
+            assert!(
+                c.allowed_hosts.contains(&h.to_owned()),
+                "{h}: {:?}",
+                c.allowed_hosts
+            );
+        }
+        assert!(!c.allowed_hosts.contains(&"mybox.local".to_owned()));
+        // The first DNS name, with the port.
+        assert_eq!(c.public_url, "https://mybox.local:8787");
+
+        // On 443 the portless names are accepted too, and the URL has no port.
+        let a = parse(&[
+            "--demo",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-name",
+            "relay.example.org",
+        ]);
+        let c = a.into_config("127.0.0.1:443".parse().unwrap()).unwrap();
+        assert!(c.allowed_hosts.contains(&"relay.example.org".to_owned()));
+        assert!(
+            c.allowed_hosts
+                .contains(&"relay.example.org:443".to_owned())
+        );
+        assert_eq!(c.public_url, "https://relay.example.org");
+
+        // Without a name: the bound IP; bound everywhere: 127.0.0.1 (both are in the certificate).
+        assert_eq!(
+            public_url(true, &[], false, &[], "127.0.0.1:9".parse().unwrap()),
+            "https://127.0.0.1:9"
+        );
+        assert_eq!(
+            public_url(true, &[], false, &[], "0.0.0.0:9".parse().unwrap()),
+            "https://127.0.0.1:9"
+        );
+        assert_eq!(
+            tls_names(&[], "0.0.0.0:9".parse().unwrap()),
+            ["localhost", "127.0.0.1"]
+        );
+        assert_eq!(
+            public_url(
+                true,
+                &["10.0.0.2".into()],
+                false,
+                &[],
+                "0.0.0.0:9".parse().unwrap()
+            ),
+            "https://10.0.0.2:9"
+        );
+        // Plain: as before. Behind a proxy: https and the public name.
+        assert_eq!(
+            public_url(false, &[], false, &[], "127.0.0.1:9".parse().unwrap()),
+            "http://127.0.0.1:9"
+        );
+        assert_eq!(
+            public_url(
+                false,
+                &[],
+                true,
+                &["Box.tail1234.ts.net".into()],
+                "127.0.0.1:9".parse().unwrap()
+            ),
+            "https://box.tail1234.ts.net"
+        );
+        let c = parse(&["--demo"])
+            .into_config("127.0.0.1:9".parse().unwrap())
+            .unwrap();
+        assert!(!c.tls && c.tls_names.is_empty());
+        assert_eq!(c.public_url, "http://127.0.0.1:9");
     }
 
     #[test]

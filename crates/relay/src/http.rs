@@ -1,9 +1,10 @@
 //! The HTTP surface: router, auth extractors, Host/Origin guard and CORS, REST handlers, static files.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Query, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -15,8 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::auth::{COOKIE_NAME, Principal};
+use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::external::External;
 use crate::relay::{CreateSession, Relay};
 use crate::session::Session;
 
@@ -99,9 +101,20 @@ const CORS_ALLOW_HEADERS: &str =
     "authorization, anthropic-client-platform, content-type, last-event-id";
 const CORS_ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
 
-async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Response {
+async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
     let cfg = &app.config;
-    let host = req
+    // No ConnectInfo (a router driven without a socket): an unknown peer, trusted with nothing.
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let ext = External::of(
+        cfg,
+        req.headers(),
+        req.uri().authority().map(|a| a.as_str()),
+        peer,
+    );
+    let raw_host = req
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -109,13 +122,18 @@ async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Respons
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if !cfg.allowed_hosts.contains(&host) && !crate::config::is_bare_loopback_host(&host, cfg.addr)
-    {
-        return ApiError::forbidden(format!(
-            "Host {host:?} is not allowed (DNS-rebinding protection); allowed: {}; add one with --allowed-host",
-            cfg.allowed_hosts.join(", ")
-        ))
-        .into_response();
+    // The Host the connection carries, and the one a trusted proxy forwarded: both must be known.
+    for host in std::iter::once(&raw_host).chain(ext.forwarded_host.as_ref()) {
+        if !cfg.allowed_hosts.contains(host)
+            && !crate::config::is_bare_loopback_host(host, cfg.addr)
+        {
+            return ApiError::forbidden(format!(
+                "Host {host:?} is not allowed (DNS-rebinding protection); allowed: {}; add one with --allowed-host{}",
+                cfg.allowed_hosts.join(", "),
+                if cfg.tls { " or --tls-name" } else { "" }
+            ))
+            .into_response();
+        }
     }
     let origin = req
         .headers()
@@ -124,10 +142,10 @@ async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Respons
         .map(|o| o.trim_end_matches('/').to_ascii_lowercase());
     let mut cors_origin = None;
     if let Some(origin) = &origin {
-        let same_origin = cfg
-            .allowed_hosts
-            .iter()
-            .any(|h| *origin == format!("http://{h}") || *origin == format!("https://{h}"));
+        // Over TLS a page of this relay is only ever https://.
+        let same_origin = cfg.allowed_hosts.iter().any(|h| {
+            *origin == format!("https://{h}") || (!cfg.tls && *origin == format!("http://{h}"))
+        });
         let configured = cfg.cors_origins.iter().any(|o| o == origin);
         if !same_origin && !configured {
             return ApiError::forbidden(format!(
@@ -159,6 +177,7 @@ async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Respons
         );
         return resp;
     }
+    req.extensions_mut().insert(ext);
     let mut resp = next.run(req).await;
     if let Some(o) = &cors_origin {
         add_cors(resp.headers_mut(), o);
@@ -202,8 +221,8 @@ fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
 }
 
 impl Relay {
-    /// Bearer token, else login cookie.
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, ApiError> {
+    /// Bearer token, else the login cookie of the request's scheme (`ext`: see [`External`]).
+    pub fn authenticate(&self, headers: &HeaderMap, ext: &External) -> Result<Principal, ApiError> {
         match bearer(headers) {
             Some(Ok(token)) => {
                 return self
@@ -218,7 +237,7 @@ impl Relay {
             }
             None => {}
         }
-        if let Some(c) = cookie_value(headers, COOKIE_NAME) {
+        if let Some(c) = cookie_value(headers, ext.cookie_name()) {
             return self.auth.authenticate_cookie(c).ok_or_else(|| {
                 ApiError::unauthorized("login expired or revoked: open the console URL again")
             });
@@ -243,7 +262,8 @@ impl Relay {
 impl FromRequestParts<AppState> for Principal {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
-        app.authenticate(&parts.headers)
+        let Ok(ext) = External::from_request_parts(parts, app).await;
+        app.authenticate(&parts.headers, &ext)
     }
 }
 
@@ -253,7 +273,7 @@ pub struct Controller(pub Principal);
 impl FromRequestParts<AppState> for Controller {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
-        let p = app.authenticate(&parts.headers)?;
+        let p = Principal::from_request_parts(parts, app).await?;
         if !p.can_write() {
             return Err(ApiError::forbidden(
                 "observer tokens are read-only: this needs the controller token",
@@ -300,14 +320,6 @@ fn parse_body<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T,
     serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid {what}: {e}")))
 }
 
-fn request_host(headers: &HeaderMap, app: &Relay) -> String {
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .unwrap_or_else(|| app.config.addr.to_string())
-}
-
 // ------------------------------------------------------------------ auth endpoints
 
 #[derive(Deserialize)]
@@ -317,6 +329,7 @@ struct LoginBody {
 
 async fn login(
     State(app): State<AppState>,
+    ext: External,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
@@ -330,8 +343,11 @@ async fn login(
         ));
     };
     tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, "login");
-    let set =
-        format!("{COOKIE_NAME}={cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}");
+    let set = format!(
+        "{}={cookie}; {}Max-Age={max_age}",
+        ext.cookie_name(),
+        cookie_attributes(&ext)
+    );
     let mut resp = StatusCode::NO_CONTENT.into_response();
     resp.headers_mut().insert(
         header::SET_COOKIE,
@@ -340,16 +356,34 @@ async fn login(
     Ok(resp)
 }
 
-async fn logout(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    if let Some(c) = cookie_value(&headers, COOKIE_NAME) {
+/// `Secure` (over HTTPS), `HttpOnly`, `SameSite=Strict`, `Path=/`, no `Domain`; ends with "; ".
+fn cookie_attributes(ext: &External) -> &'static str {
+    if ext.https {
+        "Secure; HttpOnly; SameSite=Strict; Path=/; "
+    } else {
+        "HttpOnly; SameSite=Strict; Path=/; "
+    }
+}
+
+async fn logout(
+    State(app): State<AppState>,
+    ext: External,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Some(c) = cookie_value(&headers, ext.cookie_name()) {
         app.auth
             .logout(c)
             .map_err(|e| ApiError::internal(e.to_string()))?;
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
+    let clear = format!(
+        "{}=; {}Max-Age=0",
+        ext.cookie_name(),
+        cookie_attributes(&ext)
+    );
     resp.headers_mut().insert(
         header::SET_COOKIE,
-        HeaderValue::from_static("bridge_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+        HeaderValue::from_str(&clear).map_err(|e| ApiError::internal(e.to_string()))?,
     );
     Ok(resp)
 }
@@ -366,7 +400,7 @@ struct MintBody {
 
 async fn mint_observer(
     State(app): State<AppState>,
-    headers: HeaderMap,
+    ext: External,
     Controller(_): Controller,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
@@ -380,12 +414,11 @@ async fn mint_observer(
         .auth
         .mint_observer(body.session_id.clone(), body.expires_in_secs)
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let host = request_host(&headers, &app);
     let path = body
         .session_id
         .as_ref()
         .map_or_else(String::new, |s| format!("s/{s}"));
-    let console_url = format!("http://{host}/{path}#login={}", m.token);
+    let console_url = ext.url(&format!("/{path}#login={}", m.token));
     tracing::info!(id = %m.id, scope = ?body.session_id, "observer token minted");
     Ok((
         StatusCode::CREATED,
@@ -421,21 +454,20 @@ async fn revoke_observer(
 
 async fn create_session(
     State(app): State<AppState>,
-    headers: HeaderMap,
+    ext: External,
     Controller(_): Controller,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let req: CreateSession = parse_body(body, "session request")?;
     let s = app.create_session(req).await?;
-    let host = request_host(&headers, &app);
-    let base = format!("http://{host}/v1/code/sessions/{}", s.id);
+    let base = format!("/v1/code/sessions/{}", s.id);
     Ok((
         StatusCode::CREATED,
         Json(json!({
             "session_id": s.id,
-            "stream_url": format!("{base}/events/stream"),
-            "send_url": format!("{base}/events"),
-            "ws_url": format!("ws://{host}/v1/code/sessions/{}/ws", s.id),
+            "stream_url": ext.url(&format!("{base}/events/stream")),
+            "send_url": ext.url(&format!("{base}/events")),
+            "ws_url": ext.ws_url(&format!("{base}/ws")),
         })),
     )
         .into_response())

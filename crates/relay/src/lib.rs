@@ -11,6 +11,7 @@ pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod external;
 pub mod follow;
 pub mod frames;
 pub mod http;
@@ -20,6 +21,7 @@ pub mod relay;
 pub mod session;
 pub mod sse;
 pub mod store;
+pub mod tls;
 pub mod util;
 pub mod ws;
 

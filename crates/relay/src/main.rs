@@ -1,12 +1,14 @@
 //! `bridge-relay` entry point: parse arguments, bind, serve. See `bridge_relay::config::Args`.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
+use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use axum::serve::ListenerExt as _;
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
 
+use bridge_relay::tls::{Provenance, TlsListener};
 use bridge_relay::{Args, Relay, SpawnMode, app};
 
 fn main() -> anyhow::Result<()> {
@@ -39,10 +41,15 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     if !addr.ip().is_loopback() {
         eprintln!(
             "WARNING: listening on non-loopback address {addr}. Anyone who can reach it and holds a token can run \
-             commands on this machine. Put TLS in front of it; accepted Host names: --allowed-host."
+             commands on this machine. Accepted Host names: --allowed-host, --tls-name."
         );
     }
+    let tls_source = args.tls_source();
     let config = args.into_config(addr)?;
+    let tls = tls_source
+        .map(|s| bridge_relay::tls::load(&s, &config.data_dir, &config.tls_names))
+        .transpose()?;
+    let public_url = config.public_url.clone();
     tracing::info!(?config, "starting");
     let spawn_mode = config.spawn_mode;
     let relay = Relay::open(config)?;
@@ -56,32 +63,81 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         tracing::info!(session = %s.id, "single session started");
     }
     {
+        // Scripts read these lines: the login URL first, `listening on ADDR` last.
         let mut out = std::io::stdout().lock();
-        writeln!(out, "http://{addr}/#login={login}")?;
+        let login_url = format!("{public_url}/#login={login}");
+        writeln!(out, "{login_url}")?;
+        if out.is_terminal() {
+            write_qr(&mut out, &login_url)?;
+        }
+        if let Some(t) = &tls {
+            let how = match t.provenance {
+                Provenance::Given => "from --tls-cert",
+                Provenance::Made => "self-signed, made now",
+                Provenance::Reused => "self-signed, kept from an earlier start",
+            };
+            writeln!(out, "TLS certificate: {} ({how})", t.cert_path.display())?;
+            writeln!(out, "TLS SHA-256 fingerprint: {}", t.fingerprint())?;
+        }
         writeln!(out, "listening on {addr}")?;
         out.flush()?;
     }
-    let mut exit = relay.exit_requested();
-    let streams = relay.clone();
-    // Small SSE frames must not wait for Nagle + delayed ACK (tens of ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    let shutdown = shutdown_signal(relay.clone(), relay.exit_requested());
+    // Handlers see the peer address (X-Forwarded-* are trusted from loopback only).
+    let service = app(relay.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    match tls {
+        None => {
+            // Small SSE frames must not wait for Nagle + delayed ACK (tens of ms).
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+                }
+            });
+            axum::serve(listener, service)
+                .with_graceful_shutdown(shutdown)
+                .await
         }
-    });
-    axum::serve(listener, app(relay.clone()))
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
-                () = sigterm() => tracing::info!("terminated"),
-                _ = exit.wait_for(|v| *v) => {}
-            }
-            // Streams never end by themselves: end them so the graceful shutdown can finish.
-            streams.begin_shutdown();
-        })
-        .await
-        .context("server failed")?;
+        Some(tls) => {
+            // TlsListener sets TCP_NODELAY itself; the no-op tap gives axum its ConnectInfo.
+            let listener = TlsListener::new(listener, tls.server_config)?.tap_io(|_| {});
+            axum::serve(listener, service)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
+    .context("server failed")?;
     relay.shutdown().await;
+    Ok(())
+}
+
+/// Resolves on ctrl-c, SIGTERM or an exit request, after ending the streams (they never end by
+/// themselves, and the graceful shutdown waits for them).
+async fn shutdown_signal(
+    relay: std::sync::Arc<Relay>,
+    mut exit: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
+        () = sigterm() => tracing::info!("terminated"),
+        _ = exit.wait_for(|v| *v) => {}
+    }
+    relay.begin_shutdown();
+}
+
+/// The login URL as a QR code a phone can scan: black on white whatever the terminal's colours.
+fn write_qr(out: &mut impl std::io::Write, url: &str) -> anyhow::Result<()> {
+    use qrcode::render::unicode::Dense1x2;
+    let code =
+        qrcode::QrCode::new(url.as_bytes()).context("cannot encode the login URL as a QR code")?;
+    let text = code
+        .render::<Dense1x2>()
+        .dark_color(Dense1x2::Dark)
+        .light_color(Dense1x2::Light)
+        .quiet_zone(true)
+        .build();
+    for line in text.lines() {
+        writeln!(out, "\x1b[30;107m{line}\x1b[0m")?;
+    }
     Ok(())
 }
 

@@ -51,11 +51,12 @@ pub async fn upgrade(
     Path(id): Path<String>,
     Query(q): Query<WsQuery>,
     headers: HeaderMap,
+    ext: crate::external::External,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let has_credentials =
         headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
-    let principal = match app.authenticate(&headers) {
+    let principal = match app.authenticate(&headers, &ext) {
         Ok(p) => Some(p),
         Err(e) if has_credentials && headers.contains_key(header::AUTHORIZATION) => return Err(e),
         Err(_) => None,

@@ -20,6 +20,8 @@ pub struct RelayProc {
     child: Child,
     pub addr: SocketAddr,
     pub console_url: String,
+    /// Every stdout line up to and including `listening on …`.
+    pub banner: Vec<String>,
     pub data_dir: PathBuf,
     pub stderr: Arc<Mutex<String>>,
 }
@@ -101,6 +103,7 @@ impl RelayProc {
             child,
             addr: "127.0.0.1:0".parse().unwrap(),
             console_url: String::new(),
+            banner: Vec::new(),
             data_dir: o.data_dir.to_owned(),
             stderr,
         };
@@ -114,7 +117,10 @@ impl RelayProc {
                         relay.stderr_text()
                     )
                 });
-            if line.starts_with("http://") && line.contains("#login=") {
+            relay.banner.push(line.clone());
+            if (line.starts_with("http://") || line.starts_with("https://"))
+                && line.contains("#login=")
+            {
                 relay.console_url = line.clone();
             }
             if let Some(a) = line.strip_prefix("listening on ") {

@@ -1,0 +1,505 @@
+//! HTTPS: the real `bridge-relay` binary with `--tls-self-signed` on 127.0.0.1:0, reached by clients
+//! that trust exactly the certificate it made (`<data-dir>/tls/cert.pem`); `--behind-proxy`; and the
+//! flags the relay refuses.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use common::*;
+use futures::{SinkExt as _, StreamExt as _};
+use rustls_pki_types::pem::PemObject as _;
+use rustls_pki_types::{CertificateDer, ServerName};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+use tokio_rustls::rustls;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+const FINGERPRINT_LINE: &str = "TLS SHA-256 fingerprint: ";
+
+fn start_tls(dir: &std::path::Path, extra: &[&str]) -> RelayProc {
+    let mut o = Opts::demo(dir).arg("--tls-self-signed");
+    for a in extra {
+        o = o.arg(a);
+    }
+    RelayProc::start(o)
+}
+
+fn cert_pem(relay: &RelayProc) -> Vec<u8> {
+    std::fs::read(relay.data_dir.join("tls/cert.pem"))
+        .expect("the certificate is kept in <data-dir>/tls")
+}
+
+/// The fingerprint line of the banner.
+fn printed_fingerprint(relay: &RelayProc) -> String {
+    relay
+        .banner
+        .iter()
+        .find_map(|l| l.strip_prefix(FINGERPRINT_LINE))
+        .unwrap_or_else(|| panic!("no fingerprint in the banner: {:#?}", relay.banner))
+        .to_owned()
+}
+
+fn fingerprint_of(pem: &[u8]) -> String {
+    let der = CertificateDer::from_pem_slice(pem).unwrap();
+    Sha256::digest(der.as_ref())
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// A client that trusts the relay's certificate and nothing else.
+fn https(pem: &[u8]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
+        .timeout(T)
+        .build()
+        .unwrap()
+}
+
+fn base(relay: &RelayProc) -> String {
+    format!("https://{}", relay.addr)
+}
+
+#[tokio::test]
+async fn https_login_cookie_urls_and_host_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = start_tls(dir.path(), &["--tls-name", "mybox.lan"]);
+    let port = relay.addr.port();
+    let pem = cert_pem(&relay);
+    assert_eq!(printed_fingerprint(&relay), fingerprint_of(&pem));
+    assert!(
+        relay
+            .console_url
+            .starts_with(&format!("https://mybox.lan:{port}/#login=")),
+        "the login URL names the first --tls-name: {}",
+        relay.console_url
+    );
+    assert!(
+        relay.banner.last().unwrap().starts_with("listening on "),
+        "{:#?}",
+        relay.banner
+    );
+    let c = https(&pem);
+    let r = c
+        .get(format!("{}/healthz", base(&relay)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap(), json!({"ok": true}));
+    // Plain HTTP on the TLS port gets nowhere.
+    assert!(
+        http()
+            .get(relay.url("/healthz"))
+            .send()
+            .await
+            .is_err_and(|e| !e.is_status())
+    );
+
+    // Login: a __Host- cookie, Secure, HttpOnly, SameSite=Strict, Path=/, no Domain.
+    let r = c
+        .post(format!("{}/v1/auth/login", base(&relay)))
+        .json(&json!({"token": TOKEN}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(set.starts_with("__Host-bridge_session="), "{set}");
+    for attr in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.split("; ").any(|a| a == attr), "{attr} missing: {set}");
+    }
+    assert!(!set.to_ascii_lowercase().contains("domain="), "{set}");
+    let cookie = set.split(';').next().unwrap().to_owned();
+    let me = |cookie: String| {
+        let req = c
+            .get(format!("{}/v1/me", base(&relay)))
+            .header("cookie", cookie);
+        async move { req.send().await.unwrap() }
+    };
+    let r = me(cookie.clone()).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["role"], "controller");
+    // Over HTTPS the unprefixed name is not read.
+    let value = cookie.split_once('=').unwrap().1;
+    assert_eq!(me(format!("bridge_session={value}")).await.status(), 401);
+
+    // Absolute URLs the relay hands out are https / wss.
+    let r = c
+        .post(format!("{}/v1/code/sessions", base(&relay)))
+        .bearer_auth(TOKEN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let s: Value = r.json().await.unwrap();
+    let sid = s["session_id"].as_str().unwrap().to_owned();
+    let prefix = format!("https://127.0.0.1:{port}/v1/code/sessions/{sid}");
+    assert_eq!(s["stream_url"], format!("{prefix}/events/stream"));
+    assert_eq!(s["send_url"], format!("{prefix}/events"));
+    assert_eq!(
+        s["ws_url"],
+        format!("wss://127.0.0.1:{port}/v1/code/sessions/{sid}/ws")
+    );
+    let r = c
+        .post(format!("{}/v1/observer-tokens", base(&relay)))
+        .header("cookie", &cookie)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let minted: Value = r.json().await.unwrap();
+    assert!(
+        minted["console_url"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("https://127.0.0.1:{port}/#login=")),
+        "{minted}"
+    );
+
+    // Host follows --tls-name; Origin must be the https:// one.
+    let status = |host: String, origin: Option<String>| {
+        let mut req = c
+            .get(format!("{}/v1/me", base(&relay)))
+            .bearer_auth(TOKEN)
+            .header("host", host);
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status(format!("mybox.lan:{port}"), None).await, 200);
+    assert_eq!(status(format!("MyBox.lan:{port}"), None).await, 200);
+    assert_eq!(status(format!("other.lan:{port}"), None).await, 403);
+    let mybox = format!("mybox.lan:{port}");
+    assert_eq!(
+        status(mybox.clone(), Some(format!("https://{mybox}"))).await,
+        200
+    );
+    assert_eq!(
+        status(mybox.clone(), Some(format!("http://{mybox}"))).await,
+        403
+    );
+
+    // Logout clears the __Host- cookie.
+    let r = c
+        .post(format!("{}/v1/auth/logout", base(&relay)))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let cleared = r.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        cleared.starts_with("__Host-bridge_session=;")
+            && cleared.contains("Secure")
+            && cleared.contains("Max-Age=0"),
+        "{cleared}"
+    );
+    assert_eq!(me(cookie).await.status(), 401);
+}
+
+type Wss =
+    tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>;
+
+/// A WebSocket over TLS to the relay, trusting only `pem`, with extra request headers.
+async fn wss(relay: &RelayProc, pem: &[u8], path: &str, headers: &[(&'static str, &str)]) -> Wss {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pem).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(relay.addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::IpAddress(relay.addr.ip().into()), tcp)
+        .await
+        .expect("TLS handshake with the relay's certificate");
+    let mut req = format!("wss://{}{path}", relay.addr)
+        .into_client_request()
+        .unwrap();
+    for (k, v) in headers {
+        req.headers_mut().insert(*k, v.parse().unwrap());
+    }
+    tokio_tungstenite::client_async(req, tls)
+        .await
+        .expect("WebSocket upgrade over TLS")
+        .0
+}
+
+async fn ws_until(ws: &mut Wss, what: &str, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let msg = match tokio::time::timeout(T, ws.next()).await {
+            Ok(Some(msg)) => msg.unwrap(),
+            Ok(None) => panic!("socket ended waiting for {what}: {out:#?}"),
+            Err(_) => panic!("timed out waiting for {what}: {out:#?}"),
+        };
+        if let Message::Text(t) = msg {
+            for line in t.as_str().lines().filter(|l| !l.is_empty()) {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let done = stop(&v);
+                out.push(v);
+                if done {
+                    return out;
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_turn_over_wss_with_the_secure_cookie() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = start_tls(dir.path(), &[]);
+    let pem = cert_pem(&relay);
+    let c = https(&pem);
+    let set = c
+        .post(format!("{}/v1/auth/login", base(&relay)))
+        .json(&json!({"token": TOKEN}))
+        .send()
+        .await
+        .unwrap()
+        .headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let cookie = set.split(';').next().unwrap().to_owned();
+    let s: Value = c
+        .post(format!("{}/v1/code/sessions", base(&relay)))
+        .header("cookie", &cookie)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sid = s["session_id"].as_str().unwrap();
+    let path = format!("/v1/code/sessions/{sid}/ws");
+    assert_eq!(s["ws_url"], format!("wss://{}{path}", relay.addr));
+    // The browser's same-origin socket: the login cookie and an https Origin.
+    let origin = base(&relay);
+    let mut ws = wss(
+        &relay,
+        &pem,
+        &path,
+        &[("cookie", &cookie), ("origin", &origin)],
+    )
+    .await;
+    let send = |v: Value| Message::text(format!("{v}\n"));
+    ws.send(send(json!({"type":"user","message":{"role":"user","content":"hi over wss"},"parent_tool_use_id":null,"session_id":""})))
+        .await
+        .unwrap();
+    let got = ws_until(&mut ws, "can_use_tool", |v| {
+        v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool"
+    })
+    .await;
+    let ask = got.last().unwrap();
+    let answer = json!({"type":"control_response","response":{"subtype":"success","request_id":ask["request_id"],
+        "response":{"behavior":"allow","updatedInput":{"command":"echo via-wss"},"toolUseID":ask["request"]["tool_use_id"]}}});
+    ws.send(send(answer)).await.unwrap();
+    let rest = ws_until(&mut ws, "result", |v| v["type"] == "result").await;
+    assert!(rest.iter().any(|v| v.to_string().contains("via-wss")));
+
+    // And SSE over TLS replays the same turn.
+    let r = c
+        .get(format!(
+            "{}/v1/code/sessions/{sid}/events/stream",
+            base(&relay)
+        ))
+        .header("cookie", &cookie)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let mut body = r.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("\"type\":\"result\"") {
+        let chunk = tokio::time::timeout(T, body.next())
+            .await
+            .expect("SSE frames over TLS")
+            .expect("stream open")
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+#[tokio::test]
+async fn the_certificate_is_kept_and_made_again_for_new_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = start_tls(dir.path(), &[]);
+    let fp = printed_fingerprint(&first);
+    assert!(
+        first
+            .banner
+            .iter()
+            .any(|l| l.starts_with("TLS certificate: ") && l.ends_with("(self-signed, made now)")),
+        "{:#?}",
+        first.banner
+    );
+    drop(first);
+    let second = start_tls(dir.path(), &[]);
+    assert_eq!(printed_fingerprint(&second), fp, "a second start reuses it");
+    assert!(
+        second
+            .banner
+            .iter()
+            .any(|l| l.ends_with("(self-signed, kept from an earlier start)")),
+        "{:#?}",
+        second.banner
+    );
+    let pem = cert_pem(&second);
+    let r = https(&pem)
+        .get(format!("{}/healthz", base(&second)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    drop(second);
+    let third = start_tls(dir.path(), &["--tls-name", "new.lan"]);
+    assert_ne!(
+        printed_fingerprint(&third),
+        fp,
+        "a new name needs a new certificate"
+    );
+    assert_eq!(
+        printed_fingerprint(&third),
+        fingerprint_of(&cert_pem(&third))
+    );
+}
+
+#[tokio::test]
+async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(
+        Opts::demo(dir.path())
+            .arg("--behind-proxy")
+            .arg("--allowed-host")
+            .arg("box.tail1234.ts.net"),
+    );
+    assert!(
+        relay
+            .console_url
+            .starts_with("https://box.tail1234.ts.net/#login="),
+        "{}",
+        relay.console_url
+    );
+    let c = http();
+    let direct = relay.addr.to_string();
+    // What a proxy on this machine sends from 127.0.0.1: Caddy keeps the client's Host, others put
+    // their upstream's there; both forward the original one.
+    let proxied = |req: reqwest::RequestBuilder, host: &str, forwarded: &str| {
+        req.header("host", host)
+            .header("x-forwarded-proto", "https")
+            .header("x-forwarded-host", forwarded)
+            .header("x-forwarded-for", "100.64.0.7")
+    };
+    let public = "box.tail1234.ts.net";
+    let r = proxied(c.post(relay.url("/v1/code/sessions")), &direct, public)
+        .bearer_auth(TOKEN)
+        .header("origin", "https://box.tail1234.ts.net")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let s: Value = r.json().await.unwrap();
+    assert!(
+        s["ws_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("wss://box.tail1234.ts.net/v1/code/sessions/"),
+        "{s}"
+    );
+    let r = proxied(c.post(relay.url("/v1/auth/login")), public, public)
+        .json(&json!({"token": TOKEN}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(
+        set.starts_with("__Host-bridge_session=") && set.contains("Secure"),
+        "{set}"
+    );
+    // A forwarded host not on the list is refused, even from the proxy.
+    let r = proxied(c.get(relay.url("/v1/me")), &direct, "evil.example")
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = proxied(c.get(relay.url("/v1/me")), public, public)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Without forwarded headers the relay is plain HTTP on loopback, as before.
+    let r = c
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({"token": TOKEN}))
+        .send()
+        .await
+        .unwrap();
+    let set = r.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        set.starts_with("bridge_session=") && !set.contains("Secure"),
+        "{set}"
+    );
+}
+
+/// Runs the relay with `args` and returns its exit status and stderr; it must exit by itself.
+fn refused(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
+        .args(["--demo", "--data-dir"])
+        .arg(dir.path())
+        .args(args)
+        .env_remove("BRIDGE_RELAY_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{args:?} must be refused");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing printed on stdout for {args:?}"
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn a_remote_bind_needs_tls_or_a_proxy_and_says_what_to_add() {
+    let e = refused(&["--bind", "0.0.0.0:0"]);
+    for flag in ["--allow-remote", "--tls-self-signed", "--behind-proxy"] {
+        assert!(e.contains(flag), "{flag} not named: {e}");
+    }
+    let e = refused(&["--bind", "0.0.0.0:0", "--allow-remote"]);
+    for flag in ["--tls-self-signed", "--tls-cert", "--behind-proxy"] {
+        assert!(e.contains(flag), "{flag} not named: {e}");
+    }
+    let e = refused(&["--tls-cert", "/nonexistent/cert.pem"]);
+    assert!(e.contains("--tls-key"), "{e}");
+    let e = refused(&["--tls-self-signed", "--behind-proxy"]);
+    assert!(e.contains("pick one"), "{e}");
+    let e = refused(&["--tls-name", "mybox.lan"]);
+    assert!(e.contains("--tls-self-signed"), "{e}");
+    let e = refused(&["--tls-self-signed", "--tls-name", "not a name"]);
+    assert!(e.contains("neither a DNS name nor an IP"), "{e}");
+}
