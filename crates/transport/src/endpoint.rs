@@ -44,8 +44,15 @@ impl Endpoint {
         }
     }
 
+    /// The session's URL. The id is one percent-encoded path segment whatever it holds, so an id
+    /// taken from a crafted link (`x/../../v1/code/sessions`, `a?b#c`) cannot address another
+    /// endpoint: a message for it goes to an unknown session (404), never to `POST /v1/code/sessions`.
     fn session_base(&self) -> String {
-        format!("{}/v1/code/sessions/{}", self.base_url, self.session_id)
+        format!(
+            "{}/v1/code/sessions/{}",
+            self.base_url,
+            encode_segment(&self.session_id)
+        )
     }
 
     /// `GET …/events/stream[?from_sequence_num=N]`.
@@ -82,6 +89,20 @@ impl Endpoint {
         };
         format!("{base}/ws?envelope=1&from_sequence_num={from}")
     }
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters (`A-Z a-z 0-9 - _ ~`); `.` is
+/// encoded too, so no id reads as a `.` / `..` segment to a parser that only folds literal dots.
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The relay's error body `{"error":{"type","message"}}` → (type, message).
@@ -196,6 +217,48 @@ mod tests {
             !format!("{e:?}").contains("secret"),
             "the token is never logged"
         );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn crafted_session_ids_stay_one_path_segment() {
+        let prefix = "http://h/v1/code/sessions/";
+        for id in [
+            "x/../../v1/code/sessions",
+            "a?b#c",
+            "../..",
+            "a b%2F",
+            "é/\\x",
+        ] {
+            let e = Endpoint::new("http://h", id, None);
+            let urls = [
+                (e.send_url(), "/events"),
+                (e.stream_url(0), "/events/stream"),
+                (e.events_url(1, 2), "/events?after=1&limit=2"),
+            ];
+            for (url, tail) in urls {
+                let segment = url
+                    .strip_prefix(prefix)
+                    .and_then(|r| r.strip_suffix(tail))
+                    .unwrap_or_else(|| panic!("{id:?} -> {url}"));
+                assert!(
+                    segment
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_~%".contains(&b)),
+                    "{id:?} -> {url}"
+                );
+            }
+            let ws = e.ws_url(0);
+            assert!(ws.ends_with("/ws?envelope=1&from_sequence_num=0"), "{ws}");
+            assert_eq!(ws.matches('?').count(), 1, "{ws}");
+            assert!(!ws.contains('#') && !ws.contains("/../"), "{ws}");
+        }
+        assert_eq!(
+            Endpoint::new("http://h", "x/../../v1/code/sessions", None).send_url(),
+            "http://h/v1/code/sessions/x%2F%2E%2E%2F%2E%2E%2Fv1%2Fcode%2Fsessions/events"
+        );
+        assert_eq!(encode_segment("a?b#c"), "a%3Fb%23c");
+        assert_eq!(encode_segment("cse_0aZ-~"), "cse_0aZ-~");
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
