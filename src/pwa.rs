@@ -418,22 +418,59 @@ pub fn this_device_label() -> String {
     device_label(&ua, platform.as_deref())
 }
 
-/// Registers `/sw.js` (scope `/`) and reports, through `on_update`, a new build that installed and
-/// waits (never when the first one installs). Checks for a new build every 30 minutes and when the
-/// page becomes visible again. `on_navigate` gets the path the service worker asks the page to open
-/// (a click on a notification).
-pub fn register_service_worker(on_update: Rc<dyn Fn()>, on_navigate: Rc<dyn Fn(String)>) {
+/// What the page hands the service worker: a new build is waiting (`on_update`), the path a click
+/// on a notification opens (`on_navigate`), and which session the page shows (`showing`: the
+/// service worker asks before it shows a push, and shows nothing when a focused window has it open).
+pub struct SwHooks {
+    /// A new build installed and waits.
+    pub on_update: Rc<dyn Fn()>,
+    /// Open this path (`/s/<id>`).
+    pub on_navigate: Rc<dyn Fn(String)>,
+    /// The session shown now, if any.
+    pub showing: Rc<dyn Fn() -> Option<String>>,
+}
+
+fn reply(ev: &web_sys::MessageEvent, value: &JsValue) {
+    let port = ev.ports().get(0);
+    if let Ok(post) = get(&port, "postMessage").dyn_into::<js_sys::Function>() {
+        let _ = post.call1(&port, value);
+    }
+}
+
+/// Registers `/sw.js` (scope `/`) and reports, through `hooks.on_update`, a new build that installed
+/// and waits (never when the first one installs). Checks for a new build every 30 minutes and when
+/// the page becomes visible again. Answers the service worker's messages: `bridge:navigate` (open a
+/// path) and `bridge:which-session` (reply `{session_id, visible}` on the port it sent).
+pub fn register_service_worker(hooks: SwHooks) {
     let Some(container) = sw_container() else {
         return;
     };
+    let SwHooks {
+        on_update,
+        on_navigate,
+        showing,
+    } = hooks;
     let on_message =
         Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
             let data = ev.data();
-            if get(&data, "type").as_string().as_deref() == Some("bridge:navigate")
-                && let Some(url) = get(&data, "url").as_string()
-                && url.starts_with('/')
-            {
-                on_navigate(url);
+            match get(&data, "type").as_string().as_deref() {
+                Some("bridge:navigate") => {
+                    if let Some(url) = get(&data, "url").as_string()
+                        && url.starts_with('/')
+                        && !url.starts_with("//")
+                    {
+                        on_navigate(url);
+                    }
+                }
+                Some("bridge:which-session") => {
+                    let answer = js_sys::Object::new();
+                    let sid = showing().map_or(JsValue::NULL, |s| JsValue::from_str(&s));
+                    let _ = js_sys::Reflect::set(&answer, &"session_id".into(), &sid);
+                    let visible = JsValue::from_bool(!crate::dom::page_hidden());
+                    let _ = js_sys::Reflect::set(&answer, &"visible".into(), &visible);
+                    reply(&ev, &answer);
+                }
+                _ => {}
             }
         });
     container.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

@@ -170,11 +170,39 @@ async function windows() {
   return self.clients.matchAll({ type: 'window', includeUncontrolled: true });
 }
 
+/**
+ * The session a console window shows: it is asked (it knows after in-page navigation, which
+ * `Client.url` may not reflect); a window that does not answer within 400 ms is judged by its URL.
+ */
+function clientSession(client) {
+  return new Promise((resolve) => {
+    const fallback = () => resolve(sessionOfUrl(client.url));
+    let timer;
+    try {
+      const channel = new MessageChannel();
+      timer = setTimeout(fallback, 400);
+      channel.port1.onmessage = (e) => {
+        clearTimeout(timer);
+        const sid = e.data && 'session_id' in e.data ? e.data.session_id : undefined;
+        if (sid === undefined) fallback();
+        else resolve(sid || '');
+      };
+      client.postMessage({ type: 'bridge:which-session' }, [channel.port2]);
+    } catch (_) {
+      clearTimeout(timer);
+      fallback();
+    }
+  });
+}
+
 /** Whether a focused console window shows this session (it shows the dialog already). */
 async function shownInFocusedWindow(sessionId) {
   if (!sessionId) return false;
-  const list = await windows();
-  return list.some((c) => c.focused && c.visibilityState !== 'hidden' && sessionOfUrl(c.url) === sessionId);
+  const focused = (await windows()).filter((c) => c.focused && c.visibilityState !== 'hidden');
+  for (const c of focused) {
+    if ((await clientSession(c)) === sessionId) return true;
+  }
+  return false;
 }
 
 async function closeTagged(tag) {
@@ -354,8 +382,16 @@ async function answer(notification, data, decision) {
 async function openConsole(url) {
   const target = new URL(url || '/', self.location.origin);
   const path = target.pathname + target.search;
+  const wanted = sessionOfUrl(target.href);
   const list = (await windows()).filter((c) => new URL(c.url).origin === self.location.origin);
-  const exact = list.find((c) => new URL(c.url).pathname === target.pathname);
+  let exact;
+  for (const c of list) {
+    const shown = await clientSession(c);
+    if (wanted ? shown === wanted : new URL(c.url).pathname === target.pathname) {
+      exact = c;
+      break;
+    }
+  }
   const client = exact || list.find((c) => c.focused) || list[0];
   if (client) {
     try {
@@ -364,7 +400,7 @@ async function openConsole(url) {
       /* only a real click may focus a window */
     }
     if (!exact) client.postMessage({ type: 'bridge:navigate', url: path });
-    return { focused: true, url: path };
+    return { focused: true, navigated: !exact, url: path };
   }
   try {
     await self.clients.openWindow(target.href);

@@ -45,12 +45,15 @@ pub fn NotificationsSettings() -> impl IntoView {
         store.close_notifications();
         dom::focus_selector("[data-testid='notifications-open']");
     };
-    let on_keydown = move |ev: KeyboardEvent| {
-        if ev.key() == "Escape" {
+    // Escape closes it wherever the focus is (a button that just became disabled drops it).
+    let esc = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.key() == "Escape" && !ev.default_prevented() {
             ev.prevent_default();
             close();
-            return;
         }
+    });
+    on_cleanup(move || esc.remove());
+    let on_keydown = move |ev: KeyboardEvent| {
         if let Some(node) = el.get_untracked() {
             dom::trap_tab(&node, &ev);
         }

@@ -22,7 +22,11 @@ pub fn SessionView() -> impl IntoView {
     });
     on_cleanup(|| dom::set_title("Bridge Console"));
     let esc = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.key() != "Escape" || ev.default_prevented() || !store.can_act() {
+        if ev.key() != "Escape"
+            || ev.default_prevented()
+            || !store.can_act()
+            || store.notifications_open.get_untracked()
+        {
             return;
         }
         let (running, prompt_open) = store

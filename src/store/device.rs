@@ -90,12 +90,13 @@ impl Store {
     /// worker asks for after a click on a notification.
     pub fn init_device(&self, open: Rc<dyn Fn(String)>) {
         let store = *self;
-        pwa::register_service_worker(
-            Rc::new(move || {
+        pwa::register_service_worker(pwa::SwHooks {
+            on_update: Rc::new(move || {
                 store.update_ready.try_set(true);
             }),
-            open,
-        );
+            on_navigate: open,
+            showing: Rc::new(move || store.session_id.try_get_untracked().flatten()),
+        });
         let caps = pwa::capabilities();
         let in_page = pwa::in_page_enabled();
         self.push.update(|p| {
