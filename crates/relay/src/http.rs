@@ -51,6 +51,11 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
     let static_dir = state.config.static_dir.clone();
+    let index_html = std::fs::read_to_string(static_dir.join("index.html")).ok();
+    let csp = HeaderValue::from_str(&crate::headers::content_security_policy(
+        index_html.as_deref(),
+    ))
+    .expect("the policy is ASCII");
     let router = if static_dir.join("index.html").is_file() {
         let index = static_dir.join("index.html");
         let copies = crate::assets::Precompressed::new(&static_dir);
@@ -77,6 +82,9 @@ pub fn app(state: AppState) -> Router {
     };
     router
         .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            crate::headers::add(csp.clone(), req, next)
+        }))
         .with_state(state)
 }
 

@@ -14,6 +14,7 @@ pub mod error;
 pub mod external;
 pub mod follow;
 pub mod frames;
+pub mod headers;
 pub mod http;
 pub mod proto;
 pub mod push;
