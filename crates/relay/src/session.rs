@@ -936,6 +936,21 @@ impl Session {
         } else {
             json!({"subtype": "error", "request_id": request_id, "error": message})
         };
+        // On record (and on disk) before the agent hears it; the deny goes out even if the
+        // audit log cannot be written (nobody is waiting to be told no).
+        let _ = self.ctx.audit.record(&json!({
+            "at": now_rfc3339(),
+            "session_id": self.id,
+            "request_id": request_id,
+            "subtype": p.subtype,
+            "tool_name": p.tool_name,
+            "tool_use_id": p.tool_use_id,
+            "input": p.input,
+            "who": {"role": "relay", "token_id": null},
+            "decision": "deny",
+            "reason": "timeout",
+            "message": message,
+        }));
         let payload = json!({"type": "control_response", "response": response}).to_string();
         self.write_stdin(&g, payload.clone());
         if let Err(e) = self.append(&mut g, Source::Relay, "control_response", payload, None) {
@@ -949,19 +964,6 @@ impl Session {
                 timeout.as_secs()
             ),
         );
-        self.ctx.audit.record(&json!({
-            "at": now_rfc3339(),
-            "session_id": self.id,
-            "request_id": request_id,
-            "subtype": p.subtype,
-            "tool_name": p.tool_name,
-            "tool_use_id": p.tool_use_id,
-            "input": p.input,
-            "who": {"role": "relay", "token_id": null},
-            "decision": "deny",
-            "reason": "timeout",
-            "message": message,
-        }));
         self.notify_resolved(&g, &p, crate::push::Resolution::TimedOut);
         self.recompute_state(&mut g);
     }
@@ -1072,6 +1074,24 @@ impl Session {
             });
         }
 
+        // Every answer's audit record is written and synced before anything of the batch is
+        // stored or reaches the agent; one that cannot be written refuses the whole batch.
+        for plan in &plans {
+            if let Plan::Apply { ty, value, .. } = plan
+                && ty == "control_response"
+            {
+                let rid = str_at(value, &["response", "request_id"]).unwrap_or_default();
+                if let Some(p) = g.pending.iter().find(|p| p.request_id == rid) {
+                    self.audit_answer(p, who, device, value).map_err(|e| {
+                        ApiError::internal(format!(
+                            "cannot write the audit log ({e}); the answer was not forwarded to the agent: \
+                             free disk space or fix the data dir's permissions, then answer again"
+                        ))
+                    })?;
+                }
+            }
+        }
+
         let mut results = Vec::with_capacity(plans.len());
         for plan in plans {
             let (ty, text, uuid, value) = match plan {
@@ -1123,7 +1143,6 @@ impl Session {
                         .to_owned();
                     if let Some(pos) = g.pending.iter().position(|p| p.request_id == rid) {
                         let p = g.pending.remove(pos);
-                        self.audit_answer(&p, who, device, &value);
                         let resolution = crate::push::Resolution::Answered {
                             decision: answer_decision(&value["response"]),
                             device: device.map(|d| {
@@ -1158,7 +1177,13 @@ impl Session {
         Ok(results)
     }
 
-    fn audit_answer(&self, p: &Pending, who: &Principal, device: Option<&Device>, answer: &Value) {
+    fn audit_answer(
+        &self,
+        p: &Pending,
+        who: &Principal,
+        device: Option<&Device>,
+        answer: &Value,
+    ) -> std::io::Result<()> {
         let resp = &answer["response"];
         let body = resp.get("response").cloned().unwrap_or(Value::Null);
         let decision = answer_decision(resp);
@@ -1184,7 +1209,7 @@ impl Session {
         if let Some(d) = device {
             record["who"]["device"] = json!(d);
         }
-        self.ctx.audit.record(&record);
+        self.ctx.audit.record(&record)
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -1346,8 +1371,17 @@ mod tests {
     }
 
     fn rig(timeout: Option<Duration>, retention: Option<u64>) -> Rig {
+        rig_with_audit(timeout, retention, None)
+    }
+
+    /// [`rig`] with the audit log at `audit_path` (default: a fresh file in the rig's tempdir).
+    fn rig_with_audit(
+        timeout: Option<Duration>,
+        retention: Option<u64>,
+        audit_path: Option<&std::path::Path>,
+    ) -> Rig {
         let dir = tempfile::tempdir().unwrap();
-        let audit_path = dir.path().join("audit.jsonl");
+        let audit_path = audit_path.map_or_else(|| dir.path().join("audit.jsonl"), Into::into);
         let store = Arc::new(MemoryStore::default());
         let ctx = Arc::new(SessionCtx {
             store: store.clone(),
@@ -1480,6 +1514,28 @@ mod tests {
         assert_eq!(lines[0]["updated_input"]["command"], "echo edited");
         assert_eq!(lines[0]["input"]["command"], "ls");
         assert_eq!(lines[0]["who"]["role"], "controller");
+    }
+
+    #[tokio::test]
+    async fn an_answer_whose_audit_record_cannot_be_written_is_refused_and_not_forwarded() {
+        // Every write to /dev/full fails (ENOSPC), like a full disk.
+        let mut r = rig_with_audit(None, None, Some(std::path::Path::new("/dev/full")));
+        r.session.on_line(&can_use_tool("req-1"));
+        drain(&mut r.stdin);
+        let before = payloads(&r).len();
+        let err = r
+            .session
+            .ingest(&controller(), vec![answer("req-1", "u1", "rm -rf /")])
+            .unwrap_err();
+        assert_eq!(err.status, axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(err.message.contains("audit log"), "{}", err.message);
+        assert!(drain(&mut r.stdin).is_empty(), "nothing reached the agent");
+        assert_eq!(payloads(&r).len(), before, "nothing stored");
+        assert_eq!(
+            r.session.summary(false)["pending_permissions"],
+            1,
+            "still waiting"
+        );
     }
 
     #[tokio::test]
