@@ -98,6 +98,16 @@ pub trait EventStore: Send + Sync + 'static {
     fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError>;
 }
 
+/// How much an acknowledged write survives (SQLite's `synchronous` in WAL mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: each commit syncs the WAL; an event acknowledged to anyone (POST answer,
+    /// SSE id, WebSocket frame) survives power loss. The default.
+    Full,
+    /// `synchronous=NORMAL`: survives a crash of the relay, not of the machine (benchmarks only).
+    Normal,
+}
+
 /// SQLite in WAL mode; one connection behind a mutex (writes are short).
 pub struct SqliteStore {
     conn: Mutex<Connection>,
@@ -110,13 +120,23 @@ CREATE TABLE IF NOT EXISTS events (
   source TEXT NOT NULL, created_at TEXT NOT NULL, payload TEXT NOT NULL, client_uuid TEXT,
   PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_client_uuid ON events(session_id, client_uuid) WHERE client_uuid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS seq_floor (session_id TEXT PRIMARY KEY, last_seq INTEGER NOT NULL);
 ";
 
 impl SqliteStore {
+    /// Opens with [`Durability::Full`].
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, Durability::Full)
+    }
+
+    pub fn open_with(path: &Path, durability: Durability) -> Result<Self, StoreError> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let sync = match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", sync)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
@@ -217,7 +237,18 @@ impl EventStore for SqliteStore {
             params![session_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        Ok((first.unwrap_or(0) as u64, last.unwrap_or(0) as u64))
+        let floor: Option<i64> = conn
+            .query_row(
+                "SELECT last_seq FROM seq_floor WHERE session_id = ?1",
+                params![session_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(with_floor(
+            first.map(|f| f as u64),
+            last.map(|l| l as u64),
+            floor.map(|f| f as u64),
+        ))
     }
 
     fn find_client_uuid(
@@ -237,11 +268,32 @@ impl EventStore for SqliteStore {
     }
 
     fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError> {
-        self.conn().execute(
+        // The highest pruned sequence number is kept, so a log pruned to nothing still continues
+        // after it (sequence numbers are never reused, even across restarts).
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT INTO seq_floor (session_id, last_seq)
+             SELECT ?1, MAX(seq) FROM events WHERE session_id = ?1 AND seq < ?2 HAVING MAX(seq) IS NOT NULL
+             ON CONFLICT(session_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)",
+            params![session_id, first_kept as i64],
+        )?;
+        tx.execute(
             "DELETE FROM events WHERE session_id = ?1 AND seq < ?2",
             params![session_id, first_kept as i64],
         )?;
+        tx.commit()?;
         Ok(())
+    }
+}
+
+/// Bounds from the retained range and the highest pruned sequence number: a log pruned to nothing
+/// after `n` is `(n + 1, n)` (empty, continuing at `n + 1`); one never written is `(0, 0)`.
+fn with_floor(first: Option<u64>, last: Option<u64>, floor: Option<u64>) -> Bounds {
+    match (first, last, floor) {
+        (Some(f), Some(l), _) => (f, l),
+        (_, _, Some(n)) if n > 0 => (n + 1, n),
+        _ => (0, 0),
     }
 }
 
@@ -255,6 +307,8 @@ pub struct MemoryStore {
 struct MemoryInner {
     sessions: HashMap<String, SessionMeta>,
     events: HashMap<String, BTreeMap<u64, StoredEvent>>,
+    /// Highest pruned sequence number per session.
+    floor: HashMap<String, u64>,
 }
 
 impl MemoryStore {
@@ -304,10 +358,12 @@ impl EventStore for MemoryStore {
     }
     fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError> {
         let g = self.lock();
-        Ok(g.events
-            .get(session_id)
-            .and_then(|log| Some((*log.first_key_value()?.0, *log.last_key_value()?.0)))
-            .unwrap_or((0, 0)))
+        let log = g.events.get(session_id);
+        Ok(with_floor(
+            log.and_then(|l| l.first_key_value()).map(|(k, _)| *k),
+            log.and_then(|l| l.last_key_value()).map(|(k, _)| *k),
+            g.floor.get(session_id).copied(),
+        ))
     }
     fn find_client_uuid(
         &self,
@@ -322,8 +378,15 @@ impl EventStore for MemoryStore {
         }))
     }
     fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError> {
-        if let Some(log) = self.lock().events.get_mut(session_id) {
-            *log = log.split_off(&first_kept);
+        let mut g = self.lock();
+        let inner = &mut *g;
+        if let Some(log) = inner.events.get_mut(session_id) {
+            let kept = log.split_off(&first_kept);
+            if let Some((&last, _)) = log.last_key_value() {
+                let f = inner.floor.entry(session_id.to_owned()).or_default();
+                *f = (*f).max(last);
+            }
+            *log = kept;
         }
         Ok(())
     }
@@ -385,6 +448,55 @@ mod tests {
     #[test]
     fn memory_store_contract() {
         exercise(&MemoryStore::default());
+    }
+
+    #[test]
+    fn sequence_numbers_continue_after_everything_was_pruned() {
+        for store in [
+            &SqliteStore::open_in_memory().unwrap() as &dyn EventStore,
+            &MemoryStore::default(),
+        ] {
+            for seq in 1..=3 {
+                store.append(&ev("a", seq, None)).unwrap();
+            }
+            store.prune_before("a", 4).unwrap();
+            assert_eq!(store.bounds("a").unwrap(), (4, 3), "empty, continuing at 4");
+            store.prune_before("a", 2).unwrap();
+            assert_eq!(
+                store.bounds("a").unwrap(),
+                (4, 3),
+                "the floor never goes down"
+            );
+            store.append(&ev("a", 4, None)).unwrap();
+            assert_eq!(store.bounds("a").unwrap(), (4, 4));
+            assert_eq!(store.bounds("b").unwrap(), (0, 0));
+        }
+    }
+
+    /// A crash (no clean close: the connection is leaked, nothing is checkpointed) and a restart
+    /// after retention pruned the whole log: the next sequence number is still the next one.
+    #[test]
+    fn sqlite_keeps_the_sequence_across_a_crash_after_pruning_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let s = SqliteStore::open(&path).unwrap();
+        for seq in 1..=5 {
+            s.append(&ev("a", seq, None)).unwrap();
+        }
+        s.prune_before("a", 6).unwrap();
+        std::mem::forget(s);
+        let s = SqliteStore::open(&path).unwrap();
+        let (_, last) = s.bounds("a").unwrap();
+        assert_eq!(last, 5, "no sequence number is reused");
+        s.append(&ev("a", last + 1, None)).unwrap();
+        std::mem::forget(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(s.bounds("a").unwrap(), (6, 6));
+        let sync: i64 = s
+            .conn()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous=FULL");
     }
 
     #[test]
