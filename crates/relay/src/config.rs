@@ -93,6 +93,11 @@ pub struct Args {
     /// Default --permission-mode for new sessions.
     #[arg(long)]
     pub permission_mode: Option<String>,
+    /// Let clients start sessions in (or switch to) permission mode `bypassPermissions`; passes
+    /// --allow-dangerously-skip-permissions to every agent. Without it (or that flag among the extra
+    /// args) such requests are refused with 403.
+    #[arg(long)]
+    pub allow_bypass_permissions: bool,
     /// Push notifications: the VAPID contact push services may reach the operator at (`mailto:` or
     /// `https:`). Default: mailto:bridge-relay@<hostname>.
     #[arg(long, value_name = "URI")]
@@ -138,6 +143,9 @@ pub struct Config {
     pub sse_coalesce: Duration,
     pub default_model: Option<String>,
     pub default_permission_mode: Option<String>,
+    /// Clients may ask for `bypassPermissions` (--allow-bypass-permissions, or
+    /// --allow-dangerously-skip-permissions among the agent's extra args).
+    pub allow_bypass_permissions: bool,
     /// Web Push settings (--push-*).
     pub push: crate::push::PushConfig,
     pub launcher: Arc<dyn AgentLauncher>,
@@ -383,11 +391,23 @@ impl Args {
         };
         let cwd = std::fs::canonicalize(&cwd)
             .map_err(|e| anyhow::anyhow!("--cwd {}: {e}", cwd.display()))?;
+        let mut extra = self.extra;
+        let allow_bypass_permissions = self.allow_bypass_permissions
+            || extra.iter().any(|a| {
+                a == crate::validate::ALLOW_BYPASS_FLAG || a == "--dangerously-skip-permissions"
+            });
+        if allow_bypass_permissions
+            && !extra
+                .iter()
+                .any(|a| a == crate::validate::ALLOW_BYPASS_FLAG)
+        {
+            extra.push(crate::validate::ALLOW_BYPASS_FLAG.to_owned());
+        }
         let launcher: Arc<dyn AgentLauncher> = if self.demo || self.demo_scenario.is_some() {
             let exe = std::env::current_exe()?;
-            Arc::new(CommandLauncher::demo(exe, self.demo_scenario, self.extra))
+            Arc::new(CommandLauncher::demo(exe, self.demo_scenario, extra))
         } else {
-            Arc::new(CommandLauncher::claude(self.claude, self.extra))
+            Arc::new(CommandLauncher::claude(self.claude, extra))
         };
         let tls = self.tls_self_signed || self.tls_cert.is_some();
         let public_url = public_url(
@@ -437,6 +457,7 @@ impl Args {
             sse_coalesce: Duration::from_millis(self.sse_coalesce_ms),
             default_model: self.model,
             default_permission_mode: self.permission_mode,
+            allow_bypass_permissions,
             push: crate::push::PushConfig::new(
                 self.push_contact,
                 &self.push_endpoint_allow,

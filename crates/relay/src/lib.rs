@@ -24,6 +24,7 @@ pub mod sse;
 pub mod store;
 pub mod tls;
 pub mod util;
+pub mod validate;
 pub mod ws;
 
 pub use config::{Args, Config, SpawnMode};

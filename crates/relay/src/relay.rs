@@ -78,6 +78,7 @@ impl Relay {
             retention_events: config.retention_events,
             ended_tx: Some(ended_tx),
             push: push.as_ref().map(|p| p.handle()),
+            allow_bypass_permissions: config.allow_bypass_permissions,
         });
         let mut sessions = HashMap::new();
         for meta in store.load_sessions()? {
@@ -160,6 +161,12 @@ impl Relay {
     }
 
     async fn spawn_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
+        if let Some(m) = &req.permission_mode {
+            crate::validate::permission_mode(m, self.config.allow_bypass_permissions)?;
+        }
+        if let Some(m) = &req.model {
+            crate::validate::model(m)?;
+        }
         let id = format!("cse_{}", uuid::Uuid::new_v4().simple());
         let base = match &req.cwd {
             Some(c) => PathBuf::from(c),

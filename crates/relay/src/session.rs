@@ -138,6 +138,8 @@ pub struct SessionCtx {
     pub ended_tx: Option<mpsc::UnboundedSender<String>>,
     /// Push notifications (prompts waiting and settled, long turns done, agents dying); never blocks.
     pub push: Option<PushHandle>,
+    /// Clients may switch to `bypassPermissions` (`set_permission_mode`).
+    pub allow_bypass_permissions: bool,
 }
 
 /// A control request still waiting for an answer, as [`Session::pending_request`] shows it.
@@ -1055,6 +1057,13 @@ impl Session {
                     "events[{i}].payload is not a valid {ty} message: {e}"
                 )));
             }
+            if ty == "control_request" {
+                crate::validate::control_request(&payload, self.ctx.allow_bypass_permissions)
+                    .map_err(|mut e| {
+                        e.message = format!("events[{i}]: {}", e.message);
+                        e
+                    })?;
+            }
             if ty == "control_response" {
                 let Some(rid) = str_at(&payload, &["response", "request_id"]) else {
                     return Err(ApiError::bad_request(format!(
@@ -1390,6 +1399,7 @@ mod tests {
             retention_events: retention,
             ended_tx: None,
             push: None,
+            allow_bypass_permissions: false,
         });
         let meta = SessionMeta::new("cse_t".into(), "/tmp".into(), None, None, None);
         let session = Session::create(meta, ctx).unwrap();
@@ -1793,6 +1803,7 @@ mod tests {
             retention_events: None,
             ended_tx: None,
             push: Some(push),
+            allow_bypass_permissions: false,
         });
         let meta = SessionMeta::new("cse_p".into(), "/home/me/project".into(), None, None, None);
         let s = Session::create(meta, ctx.clone()).unwrap();

@@ -161,6 +161,7 @@ mod tests {
             retention_events: None,
             ended_tx: None,
             push: None,
+            allow_bypass_permissions: false,
         });
         let s = Session::create(
             SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None),

@@ -58,3 +58,85 @@ async fn every_answer_carries_the_security_headers() {
     assert_eq!(r.status(), 403);
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
 }
+
+async fn create(relay: &RelayProc, body: serde_json::Value) -> (u16, serde_json::Value) {
+    let r = http()
+        .post(relay.url("/v1/code/sessions"))
+        .bearer_auth(TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or_default())
+}
+
+fn set_mode(mode: &str) -> serde_json::Value {
+    serde_json::json!({"type": "control_request", "request_id": format!("r_{mode}"),
+        "request": {"subtype": "set_permission_mode", "mode": mode}})
+}
+
+/// `permission_mode` and `model` are checked; `bypassPermissions` needs the relay's permission.
+#[tokio::test]
+async fn permission_mode_and_model_are_validated_and_bypass_needs_the_flag() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let (status, body) = create(&relay, json!({"permission_mode": "bypassPermissions"})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-bypass-permissions"),
+        "{body}"
+    );
+    for bad in [
+        json!({"permission_mode": "yolo"}),
+        json!({"model": "--dangerously-skip-permissions"}),
+        json!({"model": ""}),
+        json!({"model": "x".repeat(201)}),
+    ] {
+        assert_eq!(create(&relay, bad.clone()).await.0, 400, "{bad}");
+    }
+    let (status, body) = create(
+        &relay,
+        json!({"permission_mode": "plan", "model": "opus[1m]"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let sid = body["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        relay
+            .post(&sid, TOKEN, set_mode("bypassPermissions"))
+            .await
+            .status(),
+        403
+    );
+    assert_eq!(
+        relay.post(&sid, TOKEN, set_mode("nope")).await.status(),
+        400
+    );
+    let set_model = json!({"type": "control_request", "request_id": "r_m",
+        "request": {"subtype": "set_model", "model": "a b"}});
+    assert_eq!(relay.post(&sid, TOKEN, set_model).await.status(), 400);
+    assert_eq!(
+        relay
+            .post(&sid, TOKEN, set_mode("acceptEdits"))
+            .await
+            .status(),
+        200
+    );
+
+    let dir2 = tempfile::tempdir().unwrap();
+    let allowed = RelayProc::start(Opts::demo(dir2.path()).arg("--allow-bypass-permissions"));
+    let (status, body) = create(&allowed, json!({"permission_mode": "bypassPermissions"})).await;
+    assert_eq!(status, 201, "{body}");
+    let sid = body["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        allowed
+            .post(&sid, TOKEN, set_mode("bypassPermissions"))
+            .await
+            .status(),
+        200
+    );
+}
