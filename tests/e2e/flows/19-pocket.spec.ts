@@ -170,7 +170,7 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
 
     // The agent got exactly one answer: the unedited input, from this device.
     const answers = async () =>
-      (await events(api, sid)).filter((e) => e.payload.type === 'control_response' && e.payload.response?.request_id === rid);
+      (await events(api, sid)).filter((e) => e.source === 'client' && e.payload.type === 'control_response' && e.payload.response?.request_id === rid);
     await expect.poll(async () => (await answers()).length).toBe(1);
     const [answer] = await answers();
     expect(answer.payload.response.response.behavior).toBe('allow');
@@ -210,8 +210,8 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
       .poll(() => notifications(page, tag2).then((n) => n.map((x) => `${x.title} ${x.body}`).join(' ')))
       .toMatch(/already answered|answered first/i);
     const rid2 = second.payload.request_id as string;
-    const answers2 = (await events(api, sid)).filter((e) => e.payload.type === 'control_response' && e.payload.response?.request_id === rid2);
-    expect(answers2, 'one answer for the second prompt (the console's)').toHaveLength(1);
+    const answers2 = (await events(api, sid)).filter((e) => e.source === 'client' && e.payload.type === 'control_response' && e.payload.response?.request_id === rid2);
+    expect(answers2, 'one answer for the second prompt: the console one').toHaveLength(1);
 
     // The relay goes away: the installed app still opens from cache and says it is offline.
     await relay.stop();
