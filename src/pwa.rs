@@ -752,7 +752,8 @@ pub fn show_local_notification(
     opts.set_icon("/icons/icon-192.png");
     let data =
         serde_json::json!({"v": 1, "type": "local", "url": url, "title": title, "body": body});
-    if let Ok(d) = serde_wasm_bindgen::to_value(&data) {
+    // A plain object (not a Map): the service worker's click handler reads `data.url`.
+    if let Ok(d) = js_sys::JSON::parse(&data.to_string()) {
         opts.set_data(&d);
     }
     let sw_title = title.to_string();

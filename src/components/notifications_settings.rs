@@ -17,7 +17,7 @@ fn status_text(state: &str, explain: Option<String>, unreachable: Option<String>
         "enabled" => "Push notifications are on for this device. They arrive even when the console is closed.".into(),
         "off" => "Push notifications are off on this device.".into(),
         "unreachable" => format!(
-            "The browser's push service could not be reached ({}), so push cannot work here right now.",
+            "The browser's push service could not be reached ({}), so push cannot work here right now. Try again later, or let this tab notify you while it is open.",
             unreachable.unwrap_or_default()
         ),
         _ => explain.unwrap_or_default(),

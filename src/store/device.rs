@@ -229,10 +229,11 @@ impl Store {
         });
     }
 
+    /// Ends a request that failed; an empty `error` says nothing more than the status line.
     fn push_failed(&self, error: String) {
         self.push.try_update(|p| {
             p.busy = false;
-            p.error = Some(error);
+            p.error = (!error.is_empty()).then_some(error);
         });
     }
 
@@ -281,10 +282,9 @@ impl Store {
         let subscription = match pwa::subscribe(&key).await {
             Ok(s) => s,
             Err(pwa::PushError::Unreachable(m)) => {
-                self.push.try_update(|p| p.unreachable = Some(m.clone()));
-                return Err(format!(
-                    "The browser's push service could not be reached ({m}). Notifications can still show while this tab is open."
-                ));
+                // The status line says it (and the fallback is offered).
+                self.push.try_update(|p| p.unreachable = Some(m));
+                return Err(String::new());
             }
             Err(e) => return Err(format!("Push could not be turned on: {e}")),
         };
