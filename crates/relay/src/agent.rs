@@ -155,9 +155,120 @@ impl StderrTail {
     }
 }
 
+/// A process as the kernel names it: its pid and its start time (clock ticks after boot, field 22 of
+/// `/proc/<pid>/stat`). A pid alone can be reused; the pair cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcId {
+    pub pid: u32,
+    pub start_time: u64,
+}
+
+impl ProcId {
+    /// The process `pid` as it runs now (`None`: gone, or no /proc).
+    pub fn of(pid: u32) -> Option<ProcId> {
+        let (_, start_time, _) = proc_stat(pid)?;
+        Some(ProcId { pid, start_time })
+    }
+}
+
+/// `(pgrp, start_time, state)` from `/proc/<pid>/stat`.
+fn proc_stat(pid: u32) -> Option<(u32, u64, char)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses, so split after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // fields[0] is field 3 (state); field N is fields[N - 3].
+    let state = fields.first()?.chars().next()?;
+    let pgrp = fields.get(2)?.parse().ok()?;
+    let start_time = fields.get(19)?.parse().ok()?;
+    Some((pgrp, start_time, state))
+}
+
+/// Live (non-zombie) processes in process group `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| proc_stat(pid).is_some_and(|(pgrp, _, state)| pgrp == pgid && state != 'Z'))
+        .collect()
+}
+
+/// `kill -<sig> -- -<pgid>`. `unsafe` is forbidden in this workspace, so no libc::kill: kill(1).
+fn signal_group(pgid: u32, sig: &str) {
+    // Only a group with members: a pgid cannot be reused while any member lives, so this never
+    // reaches another program's group.
+    if pgid <= 1 || group_members(pgid).is_empty() {
+        return;
+    }
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .stderr(Stdio::null())
+        .status();
+    if let Err(e) = status {
+        tracing::warn!(pgid, error = %e, "cannot run kill -{sig}");
+    }
+}
+
+/// Stops what is left of an agent's process group (background processes its tools started):
+/// SIGTERM to the group, up to `grace` for it to empty, then SIGKILL to the group.
+pub async fn stop_group(pgid: u32, grace: Duration) {
+    if group_members(pgid).is_empty() {
+        return;
+    }
+    tracing::info!(pgid, "stopping the agent's process group");
+    signal_group(pgid, "TERM");
+    let deadline = tokio::time::Instant::now() + grace;
+    while tokio::time::Instant::now() < deadline {
+        if group_members(pgid).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tracing::warn!(
+        pgid,
+        "the agent's process group ignored SIGTERM; sending SIGKILL"
+    );
+    signal_group(pgid, "KILL");
+}
+
+/// At startup, for an agent a previous run of the relay left behind (it crashed): stops its process
+/// group, if it is still that process (same start time) or its leader is gone and members remain.
+/// A pid now held by another process is never signalled.
+pub fn stop_leftover(agent: ProcId, grace: Duration) -> bool {
+    match proc_stat(agent.pid) {
+        Some((_, start, _)) if start != agent.start_time => return false,
+        _ => {}
+    }
+    if group_members(agent.pid).is_empty() {
+        return false;
+    }
+    tracing::warn!(
+        pid = agent.pid,
+        "stopping an agent left running by a previous relay"
+    );
+    signal_group(agent.pid, "TERM");
+    let deadline = std::time::Instant::now() + grace;
+    while std::time::Instant::now() < deadline {
+        if group_members(agent.pid).is_empty() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal_group(agent.pid, "KILL");
+    true
+}
+
+/// After a leftover or an exit: how long the rest of the group gets between SIGTERM and SIGKILL.
+pub const GROUP_GRACE: Duration = Duration::from_secs(2);
+
 /// Handle for stopping a running agent.
 pub struct AgentControl {
     pub pid: Option<u32>,
+    /// `pid` with its start time, recorded at spawn (persisted so a restart can find it).
+    pub proc_id: Option<ProcId>,
     kill_tx: Mutex<Option<oneshot::Sender<()>>>,
     exited: watch::Receiver<bool>,
     /// Keeps `exited` open for detached controls.
@@ -170,6 +281,7 @@ impl AgentControl {
         let (tx, rx) = watch::channel(false);
         Arc::new(AgentControl {
             pid: None,
+            proc_id: None,
             kill_tx: Mutex::new(None),
             exited: rx,
             _detached: Some(tx),
@@ -194,14 +306,18 @@ impl AgentControl {
         if let Some(pid) = self.pid {
             tracing::info!(
                 pid,
-                "agent still running after stdin closed; sending SIGTERM"
+                "agent still running after stdin closed; sending SIGTERM to its process group"
             );
-            send_sigterm(pid).await;
+            // The agent leads its own group (process_group(0)): the tools it started go too.
+            signal_group(pid, "TERM");
         }
         if self.wait_exit(term_grace).await {
             return;
         }
-        tracing::warn!(pid = ?self.pid, "agent ignored SIGTERM; sending SIGKILL");
+        tracing::warn!(pid = ?self.pid, "agent ignored SIGTERM; sending SIGKILL to its process group");
+        if let Some(pid) = self.pid {
+            signal_group(pid, "KILL");
+        }
         self.kill();
         self.wait_exit(Duration::from_secs(5)).await;
     }
@@ -216,18 +332,6 @@ impl AgentControl {
         {
             let _ = tx.send(());
         }
-    }
-}
-
-async fn send_sigterm(pid: u32) {
-    // `unsafe` is forbidden in this workspace, so no libc::kill: use the kill(1) utility.
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(pid.to_string())
-        .status()
-        .await;
-    if let Err(e) = status {
-        tracing::warn!(pid, error = %e, "cannot run kill -TERM");
     }
 }
 
@@ -327,6 +431,10 @@ pub fn spawn(
                 child.wait().await
             }
         };
+        // Whatever the agent started in the background dies with it (same process group).
+        if let Some(pgid) = pid {
+            stop_group(pgid, GROUP_GRACE).await;
+        }
         // Drain what the agent wrote before dying, but report within a second even if a grandchild
         // keeps the pipes open.
         let _ = tokio::time::timeout(Duration::from_millis(600), stdout_task).await;
@@ -354,6 +462,7 @@ pub fn spawn(
         stdin: stdin_tx,
         control: Arc::new(AgentControl {
             pid,
+            proc_id: pid.and_then(ProcId::of),
             kill_tx: Mutex::new(Some(kill_tx)),
             exited: exited_rx,
             _detached: None,
@@ -364,6 +473,38 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded pid whose process is now another one (a different start time) is never signalled.
+    #[tokio::test]
+    async fn a_reused_pid_is_never_signalled() {
+        let mut child = Command::new("sleep")
+            .arg("100")
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let pid = child.id().unwrap();
+        let me = ProcId::of(pid).unwrap();
+        let stale = ProcId {
+            pid,
+            start_time: me.start_time.wrapping_sub(1),
+        };
+        assert!(!stop_leftover(stale, Duration::from_millis(100)));
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), child.wait())
+                .await
+                .is_err(),
+            "still running"
+        );
+        assert_eq!(group_members(pid), vec![pid]);
+        assert!(stop_leftover(me, Duration::from_secs(2)));
+        let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), Some(15), "SIGTERM to the group");
+    }
 
     #[test]
     fn stderr_tail_is_bounded() {

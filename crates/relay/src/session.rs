@@ -100,6 +100,10 @@ pub struct SessionMeta {
     pub initialize: Option<Value>,
     #[serde(default)]
     pub worktree: Option<Worktree>,
+    /// The agent process (pid and start time) while it may run: a relay restarting after a crash
+    /// stops what its previous run left behind, and never a process that merely reuses the pid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_process: Option<crate::agent::ProcId>,
 }
 
 impl SessionMeta {
@@ -124,6 +128,7 @@ impl SessionMeta {
             archived: false,
             initialize: None,
             worktree: None,
+            agent_process: None,
         }
     }
 }
@@ -279,6 +284,9 @@ impl Session {
         let (first, last) = ctx.store.bounds(&meta.id)?;
         let first = if last == 0 { 1 } else { first };
         let was_live = meta.state != SessionState::Ended;
+        if let Some(agent) = meta.agent_process.filter(|_| was_live) {
+            crate::agent::stop_leftover(agent, crate::agent::GROUP_GRACE);
+        }
         let s = Self::build(meta, last, first, ctx);
         if was_live {
             s.on_exit(ExitInfo {
@@ -300,8 +308,13 @@ impl Session {
 
     /// Connects a started agent: stdin queue, control handle, and the relay's own `initialize`.
     pub fn attach_agent(&self, handle: AgentHandle) {
+        let proc_id = handle.control.proc_id;
         *self.agent.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle.control);
         let mut g = self.lock();
+        if proc_id.is_some() {
+            g.meta.agent_process = proc_id;
+            self.save_meta(&g);
+        }
         let rid = format!("relay_init_{}", uuid::Uuid::new_v4().simple());
         let line = format!(
             "{{\"type\":\"control_request\",\"request_id\":{},\"request\":{{\"subtype\":\"initialize\"}}}}\n",
@@ -1337,6 +1350,8 @@ impl AgentEvents for Session {
             "relay_generated": true,
         });
         g.meta.exit = Some(exit);
+        // Its process group was stopped before this report (agent::spawn's exit watcher).
+        g.meta.agent_process = None;
         // Stands in for the worker (the SDK drops non-worker system events): source "worker",
         // marked `relay_generated`.
         if let Err(e) = self.append_with(

@@ -140,3 +140,107 @@ async fn permission_mode_and_model_are_validated_and_bypass_needs_the_flag() {
         200
     );
 }
+
+/// An agent that starts a background `sleep` (as a tool's background command would), records its
+/// own pid and the sleep's, reads stdin until it closes, then keeps running.
+fn background_agent(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let script = dir.join("agent.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsleep 1000 &\necho $! > \"$MARK_DIR/bg.pid\"\necho $$ > \"$MARK_DIR/agent.pid\"\n\
+         cat > /dev/null\nexec sleep 1000\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie waiting for its (new) parent to reap it counts as gone.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+async fn read_pid(path: &std::path::Path) -> u32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{} was never written", path.display());
+}
+
+async fn gone_within(pid: u32, secs: u64) -> bool {
+    for _ in 0..secs * 20 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+fn script_relay<'a>(
+    data: &'a std::path::Path,
+    script: &std::path::Path,
+    marks: &std::path::Path,
+) -> Opts<'a> {
+    let mut o = Opts::demo(data);
+    o.args = vec!["--claude".into(), script.display().to_string()];
+    o.env("MARK_DIR", &marks.display().to_string())
+}
+
+/// Archiving stops the agent's whole process group: its background processes go too.
+#[tokio::test]
+async fn archive_stops_the_background_processes_of_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = background_agent(dir.path());
+    let relay = RelayProc::start(script_relay(dir.path(), &script, dir.path()));
+    let sid = relay.create_session().await;
+    let bg = read_pid(&dir.path().join("bg.pid")).await;
+    let agent = read_pid(&dir.path().join("agent.pid")).await;
+    assert!(alive(bg) && alive(agent));
+    let r = http()
+        .post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(gone_within(agent, 15).await, "the agent was stopped");
+    assert!(
+        gone_within(bg, 5).await,
+        "its background sleep was stopped too"
+    );
+}
+
+/// A relay killed with SIGKILL leaves its agent running; the next start on the same data dir stops
+/// it (and its process group).
+#[tokio::test]
+async fn a_restart_after_a_crash_stops_the_agents_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = background_agent(dir.path());
+    let mut relay = RelayProc::start(script_relay(dir.path(), &script, dir.path()));
+    relay.create_session().await;
+    let bg = read_pid(&dir.path().join("bg.pid")).await;
+    let agent = read_pid(&dir.path().join("agent.pid")).await;
+    relay.kill();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        alive(agent) && alive(bg),
+        "a crashed relay leaves its agent behind"
+    );
+    let _next = RelayProc::start(script_relay(dir.path(), &script, dir.path()));
+    assert!(
+        gone_within(agent, 5).await,
+        "the leftover agent was stopped"
+    );
+    assert!(gone_within(bg, 5).await, "and its background sleep");
+}
