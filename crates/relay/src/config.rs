@@ -156,6 +156,9 @@ pub struct Config {
     pub tls_names: Vec<String>,
     /// A trusted reverse proxy on loopback terminates TLS (--behind-proxy).
     pub behind_proxy: bool,
+    /// With --tls-self-signed, the local CA's certificate (DER), served at `/tls/ca.pem` and
+    /// `/tls/ca.crt`; set once the certificate is loaded (`tls::load`), `None` before and otherwise.
+    pub tls_ca: Option<rustls_pki_types::CertificateDer<'static>>,
     /// Where people open the console, `scheme://host[:port]` (the printed login URL's start).
     pub public_url: String,
 }
@@ -468,6 +471,7 @@ impl Args {
             tls,
             tls_names,
             behind_proxy: self.behind_proxy,
+            tls_ca: None,
             public_url,
         })
     }

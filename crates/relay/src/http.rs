@@ -48,6 +48,7 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
         .merge(crate::push::routes())
+        .merge(crate::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
     let static_dir = state.config.static_dir.clone();

@@ -45,10 +45,15 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         );
     }
     let tls_source = args.tls_source();
-    let config = args.into_config(addr)?;
+    let mut config = args.into_config(addr)?;
     let tls = tls_source
         .map(|s| bridge_relay::tls::load(&s, &config.data_dir, &config.tls_names))
         .transpose()?;
+    // The local CA's certificate is served at /tls/ca.pem and /tls/ca.crt.
+    config.tls_ca = tls
+        .as_ref()
+        .and_then(|t| t.ca.as_ref())
+        .map(|ca| ca.cert.clone());
     let public_url = config.public_url.clone();
     tracing::info!(?config, "starting");
     let spawn_mode = config.spawn_mode;
@@ -73,11 +78,29 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         if let Some(t) = &tls {
             let how = match t.provenance {
                 Provenance::Given => "from --tls-cert",
-                Provenance::Made => "self-signed, made now",
-                Provenance::Reused => "self-signed, kept from an earlier start",
+                Provenance::Made => "issued now by the local CA",
+                Provenance::Reused => "issued by the local CA, kept from an earlier start",
             };
             writeln!(out, "TLS certificate: {} ({how})", t.cert_path.display())?;
             writeln!(out, "TLS SHA-256 fingerprint: {}", t.fingerprint())?;
+            if let Some(ca) = &t.ca {
+                let how = match ca.provenance {
+                    Provenance::Made => "made now",
+                    _ => "kept from an earlier start",
+                };
+                writeln!(out, "TLS local CA: {} ({how})", ca.path.display())?;
+                writeln!(
+                    out,
+                    "TLS local CA SHA-256 fingerprint: {}",
+                    ca.fingerprint()
+                )?;
+                // Installed on a phone, the CA makes the relay trusted there: the installed app
+                // and notifications need that (see README, "Use it from your phone").
+                writeln!(
+                    out,
+                    "Install the local CA on a phone from: {public_url}/tls/ca.crt"
+                )?;
+            }
         }
         writeln!(out, "listening on {addr}")?;
         out.flush()?;

@@ -1,19 +1,32 @@
-//! HTTPS: the certificate (PEM files given with `--tls-cert`/`--tls-key`, or a self-signed one made once
-//! and kept in `<data-dir>/tls/`), its SHA-256 fingerprint, and [`TlsListener`], which hands
-//! `axum::serve` finished TLS streams. So the TLS relay keeps everything the plain one has: graceful
-//! shutdown, HTTP/1.1 upgrades (WebSockets become wss), `ConnectInfo`, TCP_NODELAY.
+//! HTTPS: the certificate (PEM files given with `--tls-cert`/`--tls-key`, or with `--tls-self-signed` one
+//! issued by a small local certificate authority made once and kept in `<data-dir>/tls/`), its SHA-256
+//! fingerprint, the CA certificate served at `/tls/ca.pem` and `/tls/ca.crt`, and [`TlsListener`],
+//! which hands `axum::serve` finished TLS streams. So the TLS relay keeps everything the plain one has:
+//! graceful shutdown, HTTP/1.1 upgrades (WebSockets become wss), `ConnectInfo`, TCP_NODELAY.
+//!
+//! Why a CA and not one self-signed certificate: a browser lets a person click through the warning of
+//! an unknown certificate for a page, but refuses a service worker behind it, so the installed app and
+//! push notifications need a certificate the phone really trusts. A phone can trust an installed CA
+//! (as with mkcert), not a bare server certificate. The CA's key never leaves the data dir (mode 0600),
+//! and its name constraints limit it to the configured names and private names and addresses.
 //!
 //! rustls with the ring provider only: no OpenSSL, no aws-lc-rs.
 
 use std::fs;
 use std::io::Write as _;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use base64::Engine as _;
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use sha2::{Digest as _, Sha256};
@@ -24,16 +37,20 @@ use tokio_rustls::rustls::client::danger::ServerCertVerifier as _;
 use tokio_rustls::rustls::{self, RootCertStore, ServerConfig};
 use tokio_rustls::server::TlsStream;
 
+use crate::error::ApiError;
+use crate::http::AppState;
+
 /// Where the certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CertSource {
     /// `--tls-cert FILE --tls-key FILE` (PEM).
     Files { cert: PathBuf, key: PathBuf },
-    /// `--tls-self-signed`: `<data-dir>/tls/cert.pem` and `key.pem`.
+    /// `--tls-self-signed`: `<data-dir>/tls/cert.pem` and `key.pem`, issued by the local CA in
+    /// `ca.pem` and `ca-key.pem`.
     SelfSigned,
 }
 
-/// What happened to the self-signed certificate at startup.
+/// Where a certificate came from at startup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provenance {
     /// Read from `--tls-cert`/`--tls-key`.
@@ -50,7 +67,10 @@ pub struct Tls {
     /// The leaf certificate (first of the chain).
     pub cert: CertificateDer<'static>,
     pub cert_path: PathBuf,
+    /// Of the leaf certificate.
     pub provenance: Provenance,
+    /// With `--tls-self-signed`: the local CA that issued the leaf.
+    pub ca: Option<LocalCa>,
 }
 
 impl std::fmt::Debug for Tls {
@@ -59,6 +79,7 @@ impl std::fmt::Debug for Tls {
             .field("cert_path", &self.cert_path)
             .field("provenance", &self.provenance)
             .field("fingerprint", &self.fingerprint())
+            .field("ca", &self.ca)
             .finish_non_exhaustive()
     }
 }
@@ -67,6 +88,39 @@ impl Tls {
     /// SHA-256 of the leaf certificate's DER, as browsers show it (`AB:CD:…`).
     pub fn fingerprint(&self) -> String {
         fingerprint(&self.cert)
+    }
+}
+
+/// The local certificate authority behind `--tls-self-signed` (its certificate only: the key stays in
+/// `ca-key.pem`). Public: phones install it to trust the relay.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LocalCa {
+    pub cert: CertificateDer<'static>,
+    /// `<data-dir>/tls/ca.pem`.
+    pub path: PathBuf,
+    /// [`Provenance::Made`] or [`Provenance::Reused`].
+    pub provenance: Provenance,
+}
+
+impl std::fmt::Debug for LocalCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalCa")
+            .field("path", &self.path)
+            .field("provenance", &self.provenance)
+            .field("fingerprint", &self.fingerprint())
+            .finish()
+    }
+}
+
+impl LocalCa {
+    /// SHA-256 of the CA certificate's DER (`AB:CD:…`), as phones show it before installing.
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.cert)
+    }
+
+    /// The CA certificate as PEM.
+    pub fn pem(&self) -> String {
+        pem_certificate(&self.cert)
     }
 }
 
@@ -79,11 +133,41 @@ pub fn fingerprint(der: &[u8]) -> String {
         .join(":")
 }
 
-/// A self-signed certificate lives this long. Apple platforms refuse server certificates valid for
-/// more than 825 days, even ones a user trusts by hand.
+/// `der` as one PEM `CERTIFICATE` block (64-character lines).
+pub fn pem_certificate(der: &[u8]) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}
+
+/// A server certificate from `--tls-self-signed` lives this long. Apple platforms refuse server
+/// certificates valid for more than 825 days, even ones issued by a CA a user trusts by hand.
 pub const SELF_SIGNED_DAYS: i64 = 800;
-/// A self-signed certificate is made again when it expires within this time.
+/// The local CA lives this long (as mkcert's): installing it on a phone is a chore done rarely.
+pub const CA_DAYS: i64 = 3650;
+/// A server certificate (or the CA) is made again when it expires within this time.
 pub const RENEW_BEFORE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// DNS names (with everything under them) and networks the local CA may vouch for besides the
+/// configured names: this machine's names on a LAN, loopback, private and link-local addresses and
+/// the CGNAT range Tailscale uses. Nothing public, so the CA cannot vouch for a bank.
+const LOCAL_DNS_SUFFIXES: &[&str] = &["localhost", "local", "lan", "home.arpa", "internal"];
+const LOCAL_NETWORKS: &[(&str, u8)] = &[
+    ("127.0.0.0", 8),
+    ("10.0.0.0", 8),
+    ("172.16.0.0", 12),
+    ("192.168.0.0", 16),
+    ("169.254.0.0", 16),
+    ("100.64.0.0", 10),
+    ("::1", 128),
+    ("fc00::", 7),
+    ("fe80::", 10),
+];
 
 /// The certificate directory under a data dir.
 pub fn tls_dir(data_dir: &Path) -> PathBuf {
@@ -110,68 +194,312 @@ pub fn load(source: &CertSource, data_dir: &Path, names: &[String]) -> anyhow::R
                 cert: chain[0].clone(),
                 cert_path: cert.clone(),
                 provenance: Provenance::Given,
+                ca: None,
             })
         }
         CertSource::SelfSigned => self_signed(&tls_dir(data_dir), names),
     }
 }
 
+/// The CA certificate and its key, as kept in `ca.pem` / `ca-key.pem`.
+struct CaMaterial {
+    der: CertificateDer<'static>,
+    pem: String,
+    key: rcgen::KeyPair,
+}
+
+impl CaMaterial {
+    fn issuer(&self) -> anyhow::Result<rcgen::Issuer<'static, &rcgen::KeyPair>> {
+        rcgen::Issuer::from_ca_cert_der(&self.der, &self.key)
+            .context("cannot read the local CA certificate")
+    }
+}
+
 fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
     let cert_path = dir.join("cert.pem");
     let key_path = dir.join("key.pem");
-    if cert_path.exists() && key_path.exists() {
-        match reuse(&cert_path, &key_path, names) {
-            Ok(tls) => return Ok(tls),
-            Err(why) => {
-                tracing::info!(reason = %format!("{why:#}"), "making a new self-signed certificate")
-            }
-        }
-    }
+    let ca_path = dir.join("ca.pem");
+    let ca_key_path = dir.join("ca-key.pem");
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
         .with_context(|| format!("cannot restrict {}", dir.display()))?;
-    let (cert_pem, key_pem) = make_self_signed(names)?;
-    write_atomically(&key_path, key_pem.as_bytes(), 0o600)?;
-    write_atomically(&cert_path, cert_pem.as_bytes(), 0o644)?;
-    let chain = read_chain(&cert_path)?;
-    let server_config = server_config(chain.clone(), read_key(&key_path)?)?;
-    Ok(Tls {
-        server_config,
-        cert: chain[0].clone(),
-        cert_path,
-        provenance: Provenance::Made,
-    })
-}
-
-/// The certificate kept from an earlier start, if it covers every name and stays valid long enough.
-fn reuse(cert_path: &Path, key_path: &Path, names: &[String]) -> anyhow::Result<Tls> {
-    let chain = read_chain(cert_path)?;
-    let leaf = chain[0].clone();
+    let now = UnixTime::now();
     let renew_at = UnixTime::since_unix_epoch(
-        UnixTime::now()
-            .as_secs()
+        now.as_secs()
             .checked_add(RENEW_BEFORE.as_secs())
             .map_or(Duration::MAX, Duration::from_secs),
     );
-    if let Some(name) = names.iter().find(|n| !covers(&leaf, n, renew_at)) {
-        anyhow::bail!("the kept certificate does not cover {name:?} or expires within 30 days");
+
+    let kept_ca = if ca_path.exists() || ca_key_path.exists() {
+        match read_ca(&ca_path, &ca_key_path, renew_at) {
+            Ok(ca) => Some(ca),
+            Err(why) => {
+                tracing::warn!(reason = %format!("{why:#}"), "making a new local CA: phones that trusted the old one must install the new one");
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    if let Some(ca) = &kept_ca
+        && cert_path.exists()
+        && key_path.exists()
+    {
+        match reuse_leaf(&cert_path, &key_path, &ca.der, names, renew_at) {
+            Ok((server_config, leaf)) => {
+                return Ok(Tls {
+                    server_config,
+                    cert: leaf,
+                    cert_path,
+                    provenance: Provenance::Reused,
+                    ca: Some(LocalCa {
+                        cert: ca.der.clone(),
+                        path: ca_path,
+                        provenance: Provenance::Reused,
+                    }),
+                });
+            }
+            Err(why) => {
+                tracing::info!(reason = %format!("{why:#}"), "issuing a new server certificate with the local CA")
+            }
+        }
     }
-    let server_config = server_config(chain, read_key(key_path)?)?;
+
+    let (mut ca, mut ca_provenance) = match kept_ca {
+        Some(ca) => (ca, Provenance::Reused),
+        None => (make_ca(names)?, Provenance::Made),
+    };
+    let (mut leaf_pem, mut leaf_key) = issue_leaf(&ca, names)?;
+    let mut leaf = CertificateDer::from_pem_slice(leaf_pem.as_bytes())
+        .context("cannot read the certificate just made")?;
+    if ca_provenance == Provenance::Reused
+        && let Some(name) = names.iter().find(|n| !covers(&leaf, &ca.der, n, now))
+    {
+        // The kept CA's name constraints (made for other names) do not allow this one.
+        tracing::warn!(
+            name = %name,
+            "the local CA may not vouch for this name; making a new local CA: phones that trusted the old one must install the new one"
+        );
+        ca = make_ca(names)?;
+        ca_provenance = Provenance::Made;
+        (leaf_pem, leaf_key) = issue_leaf(&ca, names)?;
+        leaf = CertificateDer::from_pem_slice(leaf_pem.as_bytes())
+            .context("cannot read the certificate just made")?;
+    }
+    if let Some(name) = names.iter().find(|n| !covers(&leaf, &ca.der, n, now)) {
+        anyhow::bail!("the certificate made for --tls-self-signed does not verify for {name:?}");
+    }
+    if ca_provenance == Provenance::Made {
+        // The CA first: a crash before the server certificate is written leaves a CA whose
+        // certificate is made again at the next start, never a server certificate of a lost CA.
+        write_atomically(&ca_key_path, ca.key.serialize_pem().as_bytes(), 0o600)?;
+        write_atomically(&ca_path, ca.pem.as_bytes(), 0o644)?;
+    }
+    write_atomically(&key_path, leaf_key.as_bytes(), 0o600)?;
+    // The leaf first (the e2e harness pins the first certificate's key), then the CA: `cert.pem` is
+    // a full chain, so `curl --cacert cert.pem` works too.
+    write_atomically(
+        &cert_path,
+        format!("{leaf_pem}{}", ca.pem).as_bytes(),
+        0o644,
+    )?;
+    let server_config = server_config(vec![leaf.clone(), ca.der.clone()], read_key(&key_path)?)?;
     Ok(Tls {
         server_config,
         cert: leaf,
-        cert_path: cert_path.to_owned(),
-        provenance: Provenance::Reused,
+        cert_path,
+        provenance: Provenance::Made,
+        ca: Some(LocalCa {
+            cert: ca.der,
+            path: ca_path,
+            provenance: ca_provenance,
+        }),
     })
 }
 
-/// Would a client that trusts the self-signed `cert` accept it for `name` at time `at`?
-pub fn covers(cert: &CertificateDer<'static>, name: &str, at: UnixTime) -> bool {
+/// The kept CA, if both files read, the key is the certificate's, and it stays valid long enough.
+fn read_ca(cert_path: &Path, key_path: &Path, renew_at: UnixTime) -> anyhow::Result<CaMaterial> {
+    let pem = fs::read_to_string(cert_path)
+        .with_context(|| format!("cannot read {}", cert_path.display()))?;
+    let der = CertificateDer::from_pem_slice(pem.as_bytes())
+        .map_err(|e| anyhow::anyhow!("no certificate in {}: {e}", cert_path.display()))?;
+    let key_pem = fs::read_to_string(key_path)
+        .with_context(|| format!("cannot read {}", key_path.display()))?;
+    let key = rcgen::KeyPair::from_pem(&key_pem)
+        .with_context(|| format!("no usable private key in {}", key_path.display()))?;
+    if rcgen::PublicKeyData::subject_public_key_info(&key) != spki_of(&der).unwrap_or_default() {
+        anyhow::bail!(
+            "{} is not the key of {}",
+            key_path.display(),
+            cert_path.display()
+        );
+    }
+    match not_after(&der) {
+        Some(t) if t > renew_at.as_secs() => {}
+        _ => anyhow::bail!("the local CA expires within 30 days"),
+    }
+    let ca = CaMaterial {
+        pem: pem_certificate(&der),
+        der,
+        key,
+    };
+    ca.issuer()?;
+    Ok(ca)
+}
+
+/// A new local CA: ECDSA P-256, CA:TRUE with path length 0 (it signs server certificates only),
+/// keyCertSign, name constraints to `names` and local names and addresses.
+fn make_ca(names: &[String]) -> anyhow::Result<CaMaterial> {
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params.distinguished_name.push(
+        rcgen::DnType::CommonName,
+        format!("Bridge Console local CA ({})", crate::push::hostname()),
+    );
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "Bridge Console");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Constrained(0));
+    params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    params.name_constraints = Some(name_constraints(names));
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::days(1);
+    params.not_after = now + time::Duration::days(CA_DAYS);
+    let key = rcgen::KeyPair::generate().context("cannot generate a key pair")?;
+    let cert = params
+        .self_signed(&key)
+        .context("cannot sign the local CA certificate")?;
+    Ok(CaMaterial {
+        der: cert.der().clone(),
+        pem: cert.pem(),
+        key,
+    })
+}
+
+/// Permitted subtrees: the configured names and [`LOCAL_DNS_SUFFIXES`] / [`LOCAL_NETWORKS`].
+fn name_constraints(names: &[String]) -> rcgen::NameConstraints {
+    let mut dns: Vec<String> = LOCAL_DNS_SUFFIXES.iter().map(|s| (*s).to_owned()).collect();
+    let mut nets: Vec<rcgen::CidrSubnet> = LOCAL_NETWORKS
+        .iter()
+        .filter_map(|(ip, prefix)| {
+            let ip: IpAddr = ip.parse().ok()?;
+            Some(rcgen::CidrSubnet::from_addr_prefix(ip, *prefix))
+        })
+        .collect();
+    // Configured names not already inside a local subtree.
+    for n in names {
+        match n.parse::<IpAddr>() {
+            Ok(ip) => {
+                let inside = |net: &rcgen::CidrSubnet| match (net, ip) {
+                    (rcgen::CidrSubnet::V4(addr, mask), IpAddr::V4(ip)) => {
+                        (ip.octets().iter().zip(mask)).map(|(b, m)| b & m).eq(*addr)
+                    }
+                    (rcgen::CidrSubnet::V6(addr, mask), IpAddr::V6(ip)) => {
+                        (ip.octets().iter().zip(mask)).map(|(b, m)| b & m).eq(*addr)
+                    }
+                    _ => false,
+                };
+                if !nets.iter().any(inside) {
+                    let host = if ip.is_ipv4() { 32 } else { 128 };
+                    nets.push(rcgen::CidrSubnet::from_addr_prefix(ip, host));
+                }
+            }
+            Err(_) => {
+                let n = n.trim_end_matches('.').to_ascii_lowercase();
+                if !dns.iter().any(|d| n == *d || n.ends_with(&format!(".{d}"))) {
+                    dns.push(n);
+                }
+            }
+        }
+    }
+    rcgen::NameConstraints {
+        permitted_subtrees: dns
+            .into_iter()
+            .map(rcgen::GeneralSubtree::DnsName)
+            .chain(nets.into_iter().map(rcgen::GeneralSubtree::IpAddress))
+            .collect(),
+        excluded_subtrees: Vec::new(),
+    }
+}
+
+/// A new server certificate for `names` issued by `ca` (PEM certificate, PEM PKCS#8 key): ECDSA
+/// P-256, not a CA, serverAuth, at most [`SELF_SIGNED_DAYS`] and never past the CA's end.
+fn issue_leaf(ca: &CaMaterial, names: &[String]) -> anyhow::Result<(String, String)> {
+    let mut params = leaf_params(names)?;
+    if let Some(ca_end) = not_after(&ca.der)
+        .and_then(|t| i64::try_from(t).ok())
+        .and_then(|t| time::OffsetDateTime::from_unix_timestamp(t).ok())
+        && ca_end < params.not_after
+    {
+        params.not_after = ca_end;
+    }
+    params.is_ca = rcgen::IsCa::ExplicitNoCa;
+    params.use_authority_key_identifier_extension = true;
+    let key = rcgen::KeyPair::generate().context("cannot generate a key pair")?;
+    let cert = params
+        .signed_by(&key, &ca.issuer()?)
+        .context("cannot sign the server certificate")?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
+/// Subject, names, validity and usages of a server certificate for `names`.
+fn leaf_params(names: &[String]) -> anyhow::Result<rcgen::CertificateParams> {
+    let mut params = rcgen::CertificateParams::new(names.to_vec())
+        .context("cannot make a certificate for these --tls-name names")?;
+    let first = names.first().map_or("localhost", String::as_str);
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params.distinguished_name.push(
+        rcgen::DnType::CommonName,
+        format!("Bridge Console relay ({first})"),
+    );
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "Bridge Console");
+    let now = time::OffsetDateTime::now_utc();
+    params.not_before = now - time::Duration::days(1);
+    params.not_after = now + time::Duration::days(SELF_SIGNED_DAYS);
+    params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    Ok(params)
+}
+
+/// The server certificate kept from an earlier start, if `ca` issued it, it covers every name and
+/// stays valid long enough, and `key_path` holds its key. Served with the CA after it.
+fn reuse_leaf(
+    cert_path: &Path,
+    key_path: &Path,
+    ca: &CertificateDer<'static>,
+    names: &[String],
+    renew_at: UnixTime,
+) -> anyhow::Result<(Arc<ServerConfig>, CertificateDer<'static>)> {
+    let leaf = read_chain(cert_path)?.swap_remove(0);
+    if let Some(name) = names.iter().find(|n| !covers(&leaf, ca, n, renew_at)) {
+        anyhow::bail!(
+            "the kept certificate does not cover {name:?}, expires within 30 days or was not issued by the local CA"
+        );
+    }
+    let server_config = server_config(vec![leaf.clone(), ca.clone()], read_key(key_path)?)?;
+    Ok((server_config, leaf))
+}
+
+/// Would a client that trusts exactly `ca` accept `leaf` (sent with `ca` behind it) for `name` at
+/// time `at`? Checks the signature, validity, serverAuth, the name and `ca`'s name constraints.
+pub fn covers(
+    leaf: &CertificateDer<'static>,
+    ca: &CertificateDer<'static>,
+    name: &str,
+    at: UnixTime,
+) -> bool {
     let Ok(server_name) = ServerName::try_from(name.to_owned()) else {
         return false;
     };
     let mut roots = RootCertStore::empty();
-    if roots.add(cert.clone()).is_err() {
+    if roots.add(ca.clone()).is_err() {
         return false;
     }
     let Ok(verifier) =
@@ -181,34 +509,150 @@ pub fn covers(cert: &CertificateDer<'static>, name: &str, at: UnixTime) -> bool 
         return false;
     };
     verifier
-        .verify_server_cert(cert, &[], &server_name, &[], at)
+        .verify_server_cert(leaf, std::slice::from_ref(ca), &server_name, &[], at)
         .is_ok()
 }
 
-/// A new ECDSA P-256 certificate for `names` (PEM certificate, PEM PKCS#8 key).
+/// A new self-signed ECDSA P-256 server certificate for `names` (PEM certificate, PEM PKCS#8 key),
+/// no CA behind it: for tests and `--tls-cert` experiments.
 pub fn make_self_signed(names: &[String]) -> anyhow::Result<(String, String)> {
-    let mut params = rcgen::CertificateParams::new(names.to_vec())
-        .context("cannot make a certificate for these --tls-name names")?;
-    let first = names.first().map_or("localhost", String::as_str);
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(
-        rcgen::DnType::CommonName,
-        format!("Bridge Console relay ({first})"),
-    );
-    params.distinguished_name.push(
-        rcgen::DnType::OrganizationName,
-        "Bridge Console (self-signed)",
-    );
-    let now = time::OffsetDateTime::now_utc();
-    params.not_before = now - time::Duration::days(1);
-    params.not_after = now + time::Duration::days(SELF_SIGNED_DAYS);
-    params.key_usages = vec![rcgen::KeyUsagePurpose::DigitalSignature];
-    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    let params = leaf_params(names)?;
     let key = rcgen::KeyPair::generate().context("cannot generate a key pair")?;
     let cert = params
         .self_signed(&key)
         .context("cannot sign the certificate")?;
     Ok((cert.pem(), key.serialize_pem()))
+}
+
+// ------------------------------------------------------------------ reading a certificate's DER
+
+/// One DER element at the start of `der`: (tag, contents, rest). Definite lengths only, as DER has.
+fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+        (len, &rest[n..])
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+/// The fields of a certificate's tbsCertificate after the optional version: serial, signature,
+/// issuer, validity, subject, subjectPublicKeyInfo, … (each a whole DER element).
+fn tbs_fields(cert: &[u8]) -> Option<Vec<&[u8]>> {
+    let (0x30, certificate, _) = der_element(cert)? else {
+        return None;
+    };
+    let (0x30, tbs, _) = der_element(certificate)? else {
+        return None;
+    };
+    let mut rest = tbs;
+    let mut fields = Vec::new();
+    while !rest.is_empty() {
+        let (tag, _, after) = der_element(rest)?;
+        if tag != 0xa0 {
+            fields.push(&rest[..rest.len() - after.len()]);
+        }
+        rest = after;
+    }
+    Some(fields)
+}
+
+/// The certificate's subjectPublicKeyInfo (whole DER element).
+fn spki_of(cert: &[u8]) -> Option<Vec<u8>> {
+    tbs_fields(cert)?.get(5).map(|f| f.to_vec())
+}
+
+/// The certificate's notAfter, in seconds since the Unix epoch.
+fn not_after(cert: &[u8]) -> Option<u64> {
+    let fields = tbs_fields(cert)?;
+    let (0x30, validity, _) = der_element(fields.get(3)?)? else {
+        return None;
+    };
+    let (_, _, rest) = der_element(validity)?;
+    let (tag, value, _) = der_element(rest)?;
+    let s = std::str::from_utf8(value).ok()?.strip_suffix('Z')?;
+    let (year, s) = match tag {
+        // UTCTime: YYMMDDHHMMSSZ, years 1950–2049.
+        0x17 if s.len() == 12 => {
+            let yy: i32 = s[..2].parse().ok()?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, &s[2..])
+        }
+        // GeneralizedTime: YYYYMMDDHHMMSSZ.
+        0x18 if s.len() == 14 => (s[..4].parse().ok()?, &s[4..]),
+        _ => return None,
+    };
+    let two = |i: usize| s.get(i..i + 2)?.parse::<u8>().ok();
+    let date =
+        time::Date::from_calendar_date(year, time::Month::try_from(two(0)?).ok()?, two(2)?).ok()?;
+    let t = time::Time::from_hms(two(4)?, two(6)?, two(8)?).ok()?;
+    u64::try_from(
+        time::PrimitiveDateTime::new(date, t)
+            .assume_utc()
+            .unix_timestamp(),
+    )
+    .ok()
+}
+
+// ------------------------------------------------------------------ the CA certificate over HTTP
+
+/// `GET /tls/ca.pem` and `GET /tls/ca.crt`: the local CA certificate, public (no login: a phone
+/// fetches it before it can trust the relay), 404 without `--tls-self-signed`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/tls/ca.pem", get(ca_pem))
+        .route("/tls/ca.crt", get(ca_crt))
+}
+
+fn no_ca() -> Response {
+    ApiError::not_found("no local CA: the relay runs without --tls-self-signed").into_response()
+}
+
+async fn ca_pem(State(app): State<AppState>) -> Response {
+    match &app.config.tls_ca {
+        Some(der) => ca_response(
+            "application/x-pem-file",
+            "bridge-console-ca.pem",
+            pem_certificate(der).into_bytes(),
+        ),
+        None => no_ca(),
+    }
+}
+
+async fn ca_crt(State(app): State<AppState>) -> Response {
+    match &app.config.tls_ca {
+        // DER with this type: Android and iOS offer to install it.
+        Some(der) => ca_response(
+            "application/x-x509-ca-cert",
+            "bridge-console-ca.crt",
+            der.to_vec(),
+        ),
+        None => no_ca(),
+    }
+}
+
+fn ca_response(content_type: &'static str, filename: &str, body: Vec<u8>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type.to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{filename}\""),
+            ),
+            (header::CACHE_CONTROL, "no-cache".to_owned()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
@@ -360,9 +804,18 @@ mod tests {
         v.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    fn ca_of(tls: &Tls) -> &LocalCa {
+        tls.ca.as_ref().expect("--tls-self-signed has a local CA")
+    }
+
     #[test]
-    fn a_self_signed_certificate_is_kept_and_made_again_when_names_change() {
+    fn a_local_ca_issues_the_server_certificate_and_both_are_kept() {
         let dir = tempfile::tempdir().unwrap();
+        let tls_dir = dir.path().join("tls");
         let first = load(
             &CertSource::SelfSigned,
             dir.path(),
@@ -370,35 +823,208 @@ mod tests {
         )
         .unwrap();
         assert_eq!(first.provenance, Provenance::Made);
-        let key = dir.path().join("tls/key.pem");
+        let ca = ca_of(&first).clone();
+        assert_eq!(ca.provenance, Provenance::Made);
+        assert_eq!(ca.path, tls_dir.join("ca.pem"));
+        assert_eq!(mode(&tls_dir), 0o700);
+        assert_eq!(mode(&tls_dir.join("key.pem")), 0o600);
+        assert_eq!(mode(&tls_dir.join("ca-key.pem")), 0o600);
+        // cert.pem: the leaf first, then the CA; ca.pem: the CA.
+        let chain = read_chain(&tls_dir.join("cert.pem")).unwrap();
+        assert_eq!(chain, vec![first.cert.clone(), ca.cert.clone()]);
+        assert_eq!(read_chain(&ca.path).unwrap(), vec![ca.cert.clone()]);
+        assert_eq!(fs::read_to_string(&ca.path).unwrap(), ca.pem());
+        // The CA and the key it keeps belong together.
+        let ca_key =
+            rcgen::KeyPair::from_pem(&fs::read_to_string(tls_dir.join("ca-key.pem")).unwrap())
+                .unwrap();
         assert_eq!(
-            fs::metadata(&key).unwrap().permissions().mode() & 0o777,
-            0o600
+            rcgen::PublicKeyData::subject_public_key_info(&ca_key),
+            spki_of(&ca.cert).unwrap()
         );
-        let pem = fs::read_to_string(dir.path().join("tls/cert.pem")).unwrap();
-        assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"));
+        let now = UnixTime::now();
+        assert!(covers(&first.cert, &ca.cert, "localhost", now));
+        assert!(covers(&first.cert, &ca.cert, "127.0.0.1", now));
+        // Not self-signed: trusting the leaf alone does not make a chain.
+        assert!(!covers(&first.cert, &first.cert, "localhost", now));
+        // At most 800 days (Apple's limit is 825), the CA for ten years.
+        let leaf_end = not_after(&first.cert).unwrap();
+        let ca_end = not_after(&ca.cert).unwrap();
+        let days = |t: u64| (t - now.as_secs()) / 86_400;
+        assert!((799..=800).contains(&days(leaf_end)), "{}", days(leaf_end));
+        assert!((3649..=3650).contains(&days(ca_end)), "{}", days(ca_end));
 
-        // Same names (or fewer): reused.
+        // Same names (or fewer): both reused.
         let again = load(&CertSource::SelfSigned, dir.path(), &names(&["127.0.0.1"])).unwrap();
         assert_eq!(again.provenance, Provenance::Reused);
         assert_eq!(again.fingerprint(), first.fingerprint());
+        assert_eq!(ca_of(&again).provenance, Provenance::Reused);
+        assert_eq!(ca_of(&again).cert, ca.cert);
 
-        // A new name: made again, and it covers all of them.
+        // A new local name: a new leaf from the same CA, covering all of them.
         let wider = names(&["mybox.lan", "192.168.1.20", "localhost"]);
         let new = load(&CertSource::SelfSigned, dir.path(), &wider).unwrap();
         assert_eq!(new.provenance, Provenance::Made);
         assert_ne!(new.fingerprint(), first.fingerprint());
-        let now = UnixTime::now();
+        assert_eq!(ca_of(&new).provenance, Provenance::Reused);
+        assert_eq!(ca_of(&new).cert, ca.cert);
         for n in &wider {
-            assert!(covers(&new.cert, n, now), "{n}");
+            assert!(covers(&new.cert, &ca.cert, n, now), "{n}");
         }
-        assert!(!covers(&new.cert, "127.0.0.1", now));
-        assert!(!covers(&new.cert, "other.lan", now));
+        assert!(!covers(&new.cert, &ca.cert, "127.0.0.1", now));
+        assert!(!covers(&new.cert, &ca.cert, "other.lan", now));
         // Not valid forever: made again before it expires.
         let later = UnixTime::since_unix_epoch(Duration::from_secs(
             now.as_secs() + (SELF_SIGNED_DAYS as u64 + 1) * 24 * 3600,
         ));
-        assert!(!covers(&new.cert, "mybox.lan", later));
+        assert!(!covers(&new.cert, &ca.cert, "mybox.lan", later));
+    }
+
+    #[test]
+    fn the_ca_vouches_only_for_local_and_configured_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = load(
+            &CertSource::SelfSigned,
+            dir.path(),
+            &names(&["mybox.lan", "localhost", "127.0.0.1"]),
+        )
+        .unwrap();
+        let ca = ca_of(&first).clone();
+        let tls_dir = dir.path().join("tls");
+        let ca_material = read_ca(
+            &tls_dir.join("ca.pem"),
+            &tls_dir.join("ca-key.pem"),
+            UnixTime::now(),
+        )
+        .unwrap();
+        let now = UnixTime::now();
+        // What a stolen CA key could sign: anything local, nothing public.
+        for (name, ok) in [
+            ("printer.lan", true),
+            ("nas.local", true),
+            ("box.home.arpa", true),
+            ("10.1.2.3", true),
+            ("192.168.7.7", true),
+            ("100.101.102.103", true),
+            ("fd00::1", true),
+            ("www.example.com", false),
+            ("bank.com", false),
+            ("lan.example.com", false),
+            ("8.8.8.8", false),
+            ("2001:db8::1", false),
+        ] {
+            let (pem, _) = issue_leaf(&ca_material, &names(&[name])).unwrap();
+            let leaf = CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+            assert_eq!(covers(&leaf, &ca.cert, name, now), ok, "{name}");
+        }
+
+        // A public name given later is beyond the kept CA: a new CA for it (phones reinstall).
+        let public = names(&["box.example.org", "203.0.113.9", "localhost"]);
+        let moved = load(&CertSource::SelfSigned, dir.path(), &public).unwrap();
+        assert_eq!(moved.provenance, Provenance::Made);
+        let new_ca = ca_of(&moved);
+        assert_eq!(new_ca.provenance, Provenance::Made);
+        assert_ne!(new_ca.cert, ca.cert);
+        for n in &public {
+            assert!(covers(&moved.cert, &new_ca.cert, n, now), "{n}");
+        }
+        let again = load(&CertSource::SelfSigned, dir.path(), &public).unwrap();
+        assert_eq!(again.provenance, Provenance::Reused);
+        assert_eq!(ca_of(&again).cert, new_ca.cert);
+    }
+
+    #[test]
+    fn name_constraints_add_only_names_outside_the_local_subtrees() {
+        let c = name_constraints(&names(&[
+            "mybox.lan",
+            "Box.Example.org",
+            "localhost",
+            "127.0.0.1",
+            "192.168.1.20",
+            "203.0.113.9",
+            "2001:db8::1",
+        ]));
+        assert!(c.excluded_subtrees.is_empty());
+        let extra: Vec<_> = c
+            .permitted_subtrees
+            .iter()
+            .skip(LOCAL_DNS_SUFFIXES.len())
+            .filter(|s| !matches!(s, rcgen::GeneralSubtree::IpAddress(_)))
+            .collect();
+        assert_eq!(
+            extra,
+            vec![&rcgen::GeneralSubtree::DnsName("box.example.org".into())]
+        );
+        let ips: Vec<_> = c
+            .permitted_subtrees
+            .iter()
+            .filter_map(|s| match s {
+                rcgen::GeneralSubtree::IpAddress(n) => Some(*n),
+                _ => None,
+            })
+            .skip(LOCAL_NETWORKS.len())
+            .collect();
+        assert_eq!(
+            ips,
+            vec![
+                rcgen::CidrSubnet::from_v4_prefix([203, 0, 113, 9], 32),
+                rcgen::CidrSubnet::from_addr_prefix("2001:db8::1".parse().unwrap(), 128),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_broken_or_old_layout_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let tls_dir = dir.path().join("tls");
+        fs::create_dir_all(&tls_dir).unwrap();
+        // The layout before the local CA: a self-signed cert.pem and key.pem.
+        let (cert, key) = make_self_signed(&names(&["localhost"])).unwrap();
+        fs::write(tls_dir.join("cert.pem"), &cert).unwrap();
+        fs::write(tls_dir.join("key.pem"), &key).unwrap();
+        let tls = load(&CertSource::SelfSigned, dir.path(), &names(&["localhost"])).unwrap();
+        assert_eq!(tls.provenance, Provenance::Made);
+        assert_eq!(ca_of(&tls).provenance, Provenance::Made);
+        let first_ca = ca_of(&tls).cert.clone();
+
+        // A CA key that is not the CA certificate's: a new CA.
+        let (_, other_key) = make_self_signed(&names(&["localhost"])).unwrap();
+        fs::write(tls_dir.join("ca-key.pem"), &other_key).unwrap();
+        let tls = load(&CertSource::SelfSigned, dir.path(), &names(&["localhost"])).unwrap();
+        assert_eq!(ca_of(&tls).provenance, Provenance::Made);
+        assert_ne!(ca_of(&tls).cert, first_ca);
+        assert!(covers(
+            &tls.cert,
+            &ca_of(&tls).cert,
+            "localhost",
+            UnixTime::now()
+        ));
+
+        // A lost server key: a new leaf from the kept CA.
+        let kept_ca = ca_of(&tls).cert.clone();
+        fs::remove_file(tls_dir.join("key.pem")).unwrap();
+        let tls = load(&CertSource::SelfSigned, dir.path(), &names(&["localhost"])).unwrap();
+        assert_eq!(tls.provenance, Provenance::Made);
+        assert_eq!(ca_of(&tls).provenance, Provenance::Reused);
+        assert_eq!(ca_of(&tls).cert, kept_ca);
+    }
+
+    #[test]
+    fn reads_the_validity_and_key_of_a_certificate() {
+        let (pem, key) = make_self_signed(&names(&["a.lan"])).unwrap();
+        let der = CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        let key = rcgen::KeyPair::from_pem(&key).unwrap();
+        assert_eq!(
+            spki_of(&der).unwrap(),
+            rcgen::PublicKeyData::subject_public_key_info(&key)
+        );
+        let end = not_after(&der).unwrap();
+        let expected = (time::OffsetDateTime::now_utc() + time::Duration::days(SELF_SIGNED_DAYS))
+            .unix_timestamp() as u64;
+        assert!(end.abs_diff(expected) < 120, "{end} vs {expected}");
+        assert_eq!(not_after(b"\x30\x03\x02\x01\x00"), None);
+        assert_eq!(not_after(b""), None);
+        assert!(pem_certificate(&der) == pem.replace("\r\n", "\n"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! HTTPS: the real `bridge-relay` binary with `--tls-self-signed` on 127.0.0.1:0, reached by clients
-//! that trust exactly the certificate it made (`<data-dir>/tls/cert.pem`); `--behind-proxy`; and the
-//! flags the relay refuses.
+//! that trust exactly the local CA it made (`<data-dir>/tls/ca.pem`), as a phone that installed it
+//! does; the CA served at `/tls/ca.crt`; `--behind-proxy`; and the flags the relay refuses.
 
 mod common;
 
@@ -18,6 +18,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 const FINGERPRINT_LINE: &str = "TLS SHA-256 fingerprint: ";
+const CA_FINGERPRINT_LINE: &str = "TLS local CA SHA-256 fingerprint: ";
+const CA_URL_LINE: &str = "Install the local CA on a phone from: ";
 
 fn start_tls(dir: &std::path::Path, extra: &[&str]) -> RelayProc {
     let mut o = Opts::demo(dir).arg("--tls-self-signed");
@@ -27,19 +29,36 @@ fn start_tls(dir: &std::path::Path, extra: &[&str]) -> RelayProc {
     RelayProc::start(o)
 }
 
+/// `<data-dir>/tls/cert.pem`: the server certificate, then the CA.
 fn cert_pem(relay: &RelayProc) -> Vec<u8> {
     std::fs::read(relay.data_dir.join("tls/cert.pem"))
         .expect("the certificate is kept in <data-dir>/tls")
 }
 
-/// The fingerprint line of the banner.
-fn printed_fingerprint(relay: &RelayProc) -> String {
+/// `<data-dir>/tls/ca.pem`: the local CA's certificate.
+fn ca_pem(relay: &RelayProc) -> Vec<u8> {
+    std::fs::read(relay.data_dir.join("tls/ca.pem"))
+        .expect("the local CA is kept in <data-dir>/tls")
+}
+
+/// The banner line starting with `prefix`, without it.
+fn banner_line(relay: &RelayProc, prefix: &str) -> String {
     relay
         .banner
         .iter()
-        .find_map(|l| l.strip_prefix(FINGERPRINT_LINE))
-        .unwrap_or_else(|| panic!("no fingerprint in the banner: {:#?}", relay.banner))
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} in the banner: {:#?}", relay.banner))
         .to_owned()
+}
+
+/// The server certificate's fingerprint, as printed.
+fn printed_fingerprint(relay: &RelayProc) -> String {
+    banner_line(relay, FINGERPRINT_LINE)
+}
+
+/// The local CA's fingerprint, as printed.
+fn printed_ca_fingerprint(relay: &RelayProc) -> String {
+    banner_line(relay, CA_FINGERPRINT_LINE)
 }
 
 fn fingerprint_of(pem: &[u8]) -> String {
@@ -51,15 +70,18 @@ fn fingerprint_of(pem: &[u8]) -> String {
         .join(":")
 }
 
-/// A client that trusts the relay's certificate and nothing else.
-fn https(pem: &[u8]) -> reqwest::Client {
+/// A client that trusts the relay's local CA (`ca_pem`) and nothing else, as a phone with it
+/// installed.
+fn https(ca_pem: &[u8]) -> reqwest::Client {
+    https_builder(ca_pem).build().unwrap()
+}
+
+fn https_builder(ca_pem: &[u8]) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .use_rustls_tls()
         .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(pem).unwrap())
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem).unwrap())
         .timeout(T)
-        .build()
-        .unwrap()
 }
 
 fn base(relay: &RelayProc) -> String {
@@ -71,8 +93,11 @@ async fn https_login_cookie_urls_and_host_names() {
     let dir = tempfile::tempdir().unwrap();
     let relay = start_tls(dir.path(), &["--tls-name", "mybox.lan"]);
     let port = relay.addr.port();
-    let pem = cert_pem(&relay);
-    assert_eq!(printed_fingerprint(&relay), fingerprint_of(&pem));
+    assert_eq!(
+        printed_fingerprint(&relay),
+        fingerprint_of(&cert_pem(&relay))
+    );
+    let pem = ca_pem(&relay);
     assert!(
         relay
             .console_url
@@ -210,7 +235,7 @@ async fn https_login_cookie_urls_and_host_names() {
 type Wss =
     tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>;
 
-/// A WebSocket over TLS to the relay, trusting only `pem`, with extra request headers.
+/// A WebSocket over TLS to the relay, trusting only the CA in `pem`, with extra request headers.
 async fn wss(relay: &RelayProc, pem: &[u8], path: &str, headers: &[(&'static str, &str)]) -> Wss {
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -265,7 +290,7 @@ async fn ws_until(ws: &mut Wss, what: &str, stop: impl Fn(&Value) -> bool) -> Ve
 async fn a_turn_over_wss_with_the_secure_cookie() {
     let dir = tempfile::tempdir().unwrap();
     let relay = start_tls(dir.path(), &[]);
-    let pem = cert_pem(&relay);
+    let pem = ca_pem(&relay);
     let c = https(&pem);
     let set = c
         .post(format!("{}/v1/auth/login", base(&relay)))
@@ -341,37 +366,42 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
 }
 
 #[tokio::test]
-async fn the_certificate_is_kept_and_made_again_for_new_names() {
+async fn the_ca_is_kept_and_the_certificate_made_again_for_new_names() {
     let dir = tempfile::tempdir().unwrap();
     let first = start_tls(dir.path(), &[]);
     let fp = printed_fingerprint(&first);
-    assert!(
-        first
-            .banner
-            .iter()
-            .any(|l| l.starts_with("TLS certificate: ") && l.ends_with("(self-signed, made now)")),
-        "{:#?}",
-        first.banner
-    );
+    let ca_fp = printed_ca_fingerprint(&first);
+    let has = |relay: &RelayProc, line: &str| {
+        assert!(
+            relay.banner.iter().any(|l| l.ends_with(line)),
+            "{line:?} not in {:#?}",
+            relay.banner
+        );
+    };
+    has(&first, "(issued now by the local CA)");
+    has(&first, "tls/ca.pem (made now)");
+    let ca = ca_pem(&first);
     drop(first);
+
     let second = start_tls(dir.path(), &[]);
     assert_eq!(printed_fingerprint(&second), fp, "a second start reuses it");
-    assert!(
-        second
-            .banner
-            .iter()
-            .any(|l| l.ends_with("(self-signed, kept from an earlier start)")),
-        "{:#?}",
-        second.banner
+    assert_eq!(printed_ca_fingerprint(&second), ca_fp, "and the CA");
+    has(
+        &second,
+        "(issued by the local CA, kept from an earlier start)",
     );
-    let pem = cert_pem(&second);
-    let r = https(&pem)
+    has(&second, "tls/ca.pem (kept from an earlier start)");
+    assert_eq!(ca_pem(&second), ca);
+    let r = https(&ca)
         .get(format!("{}/healthz", base(&second)))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
     drop(second);
+
+    // A new name: a new server certificate from the same CA, so a phone that installed the CA
+    // keeps trusting the relay under the new name.
     let third = start_tls(dir.path(), &["--tls-name", "new.lan"]);
     assert_ne!(
         printed_fingerprint(&third),
@@ -381,6 +411,147 @@ async fn the_certificate_is_kept_and_made_again_for_new_names() {
     assert_eq!(
         printed_fingerprint(&third),
         fingerprint_of(&cert_pem(&third))
+    );
+    assert_eq!(printed_ca_fingerprint(&third), ca_fp, "the same CA");
+    has(&third, "(issued now by the local CA)");
+    has(&third, "tls/ca.pem (kept from an earlier start)");
+    assert_eq!(ca_pem(&third), ca);
+    let port = third.addr.port();
+    let r = https_builder(&ca)
+        .resolve("new.lan", third.addr)
+        .build()
+        .unwrap()
+        .get(format!("https://new.lan:{port}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn the_local_ca_is_served_for_phones_and_is_all_a_client_must_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = start_tls(dir.path(), &["--tls-name", "mybox.lan"]);
+    let port = relay.addr.port();
+    let ca = ca_pem(&relay);
+    let ca_der = CertificateDer::from_pem_slice(&ca).unwrap();
+    let ca_fp = printed_ca_fingerprint(&relay);
+    assert_eq!(ca_fp, fingerprint_of(&ca));
+    assert_ne!(ca_fp, printed_fingerprint(&relay));
+    assert_eq!(
+        banner_line(&relay, CA_URL_LINE),
+        format!("https://mybox.lan:{port}/tls/ca.crt")
+    );
+    // Trusting only the CA: the chain is complete, by IP and by the configured name.
+    let c = https_builder(&ca)
+        .resolve("mybox.lan", relay.addr)
+        .build()
+        .unwrap();
+    for url in [
+        format!("{}/healthz", base(&relay)),
+        format!("https://mybox.lan:{port}/healthz"),
+    ] {
+        let r = c.get(&url).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+    }
+
+    // GET /tls/ca.crt: DER a phone offers to install; no login needed.
+    let r = c
+        .get(format!("https://mybox.lan:{port}/tls/ca.crt"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/x-x509-ca-cert");
+    let body = r.bytes().await.unwrap();
+    assert_eq!(body.as_ref(), ca_der.as_ref());
+    let digest = Sha256::digest(&body)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    assert_eq!(digest, ca_fp, "the served CA is the printed one");
+    // GET /tls/ca.pem: the same certificate as PEM.
+    let r = c
+        .get(format!("{}/tls/ca.pem", base(&relay)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/x-pem-file");
+    let body = r.bytes().await.unwrap();
+    assert_eq!(body.as_ref(), ca.as_slice());
+    // The Host guard still applies.
+    let r = c
+        .get(format!("{}/tls/ca.crt", base(&relay)))
+        .header("host", format!("evil.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+
+    // The server certificate is not a CA: signed with its key, a certificate for another local
+    // name does not verify, while the same one signed by the CA does.
+    let tls_dir = relay.data_dir.join("tls");
+    let leaf = CertificateDer::from_pem_slice(&cert_pem(&relay)).unwrap();
+    let leaf_key =
+        rcgen::KeyPair::from_pem(&std::fs::read_to_string(tls_dir.join("key.pem")).unwrap())
+            .unwrap();
+    let ca_key =
+        rcgen::KeyPair::from_pem(&std::fs::read_to_string(tls_dir.join("ca-key.pem")).unwrap())
+            .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    for f in ["ca-key.pem", "key.pem"] {
+        let mode = std::fs::metadata(tls_dir.join(f))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{f}");
+    }
+    let forge = |issuer_cert: &CertificateDer<'static>, issuer_key: &rcgen::KeyPair| {
+        let issuer = rcgen::Issuer::from_ca_cert_der(issuer_cert, issuer_key).unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["other.lan".to_owned()]).unwrap();
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        let key = rcgen::KeyPair::generate().unwrap();
+        params.signed_by(&key, &issuer).unwrap().der().clone()
+    };
+    let verify = |end: &CertificateDer<'static>, intermediates: &[CertificateDer<'static>]| {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca_der.clone()).unwrap();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .unwrap();
+        use rustls::client::danger::ServerCertVerifier as _;
+        verifier.verify_server_cert(
+            end,
+            intermediates,
+            &ServerName::try_from("other.lan").unwrap(),
+            &[],
+            rustls_pki_types::UnixTime::now(),
+        )
+    };
+    let by_leaf = forge(&leaf, &leaf_key);
+    let err = verify(&by_leaf, std::slice::from_ref(&leaf)).unwrap_err();
+    assert!(format!("{err:?}").contains("EndEntityUsedAsCa"), "{err:?}");
+    let by_ca = forge(&ca_der, &ca_key);
+    verify(&by_ca, &[]).expect("the CA signs for local names");
+}
+
+#[tokio::test]
+async fn without_the_local_ca_there_is_no_ca_to_download() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    for path in ["/tls/ca.crt", "/tls/ca.pem"] {
+        let r = http().get(relay.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+    }
+    assert!(
+        !relay.banner.iter().any(|l| l.contains("CA")),
+        "{:#?}",
+        relay.banner
     );
 }
 
