@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -24,6 +24,8 @@ pub const SIGTERM_GRACE: Duration = Duration::from_secs(30);
 /// How much stderr is kept for the exit report.
 pub const STDERR_TAIL_LINES: usize = 40;
 pub const STDERR_TAIL_BYTES: usize = 4096;
+/// Longest stderr line kept (the rest of the line is skipped, marked `…`).
+pub const STDERR_LINE_BYTES: usize = 8192;
 
 /// What a session needs started.
 #[derive(Debug, Clone)]
@@ -152,6 +154,53 @@ impl StderrTail {
             .map(String::as_str)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// Splits stderr bytes into lines: any bytes (invalid UTF-8 is replaced), each line capped at
+/// [`STDERR_LINE_BYTES`] (the rest skipped and marked `…`). Sans-IO: fed chunks split anywhere.
+#[derive(Debug, Default)]
+pub struct StderrLines {
+    line: Vec<u8>,
+    /// The current line passed the cap: skip to its end.
+    overlong: bool,
+}
+
+impl StderrLines {
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut impl FnMut(String)) {
+        while !bytes.is_empty() {
+            let (part, end) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(i) => (&bytes[..i], Some(i + 1)),
+                None => (bytes, None),
+            };
+            let room = STDERR_LINE_BYTES.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&part[..part.len().min(room)]);
+            self.overlong |= part.len() > room;
+            match end {
+                Some(i) => {
+                    out(self.take());
+                    bytes = &bytes[i..];
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// The last line if it had no newline.
+    pub fn finish(&mut self) -> Option<String> {
+        (!self.line.is_empty() || self.overlong).then(|| self.take())
+    }
+
+    fn take(&mut self) -> String {
+        let mut bytes = std::mem::take(&mut self.line);
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let mut s = String::from_utf8_lossy(&bytes).into_owned();
+        if std::mem::take(&mut self.overlong) {
+            s.push('…');
+        }
+        s
     }
 }
 
@@ -412,11 +461,26 @@ pub fn spawn(
     let tail = Arc::new(Mutex::new(StderrTail::default()));
     let tail_w = tail.clone();
     let sid = session_id.clone();
+    // Read to the end whatever the bytes are: a reader that stopped would close the pipe, and the
+    // agent's next write to stderr would kill it (SIGPIPE).
     let stderr_task = tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        let mut stderr = stderr;
+        let mut lines = StderrLines::default();
+        let mut buf = vec![0u8; 8192];
+        let mut emit = |line: String| {
             tracing::info!(target: "bridge_relay::agent_stderr", session = %sid, "{line}");
             tail_w.lock().unwrap_or_else(|p| p.into_inner()).push(&line);
+        };
+        loop {
+            match stderr.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => lines.feed(&buf[..n], &mut emit),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if let Some(last) = lines.finish() {
+            emit(last);
         }
     });
 
@@ -518,6 +582,32 @@ mod tests {
         assert_eq!(text.lines().count(), STDERR_TAIL_LINES);
         t.push(&"x".repeat(10_000));
         assert!(t.text().len() <= STDERR_TAIL_BYTES);
+    }
+
+    #[test]
+    fn stderr_lines_survive_bad_bytes_and_cap_long_lines() {
+        let input: Vec<u8> = [
+            &b"ok\r\nbad \xff\xfe bytes\n"[..],
+            &vec![b'x'; 3 * STDERR_LINE_BYTES],
+            b"\nafter\nno newline",
+        ]
+        .concat();
+        // Every split point gives the same lines.
+        for split in [1, 2, 7, 4096, input.len()] {
+            let mut l = StderrLines::default();
+            let mut got = Vec::new();
+            for chunk in input.chunks(split) {
+                l.feed(chunk, &mut |s| got.push(s));
+            }
+            got.extend(l.finish());
+            assert_eq!(got.len(), 5, "split {split}");
+            assert_eq!(got[0], "ok");
+            assert_eq!(got[1], "bad \u{fffd}\u{fffd} bytes");
+            assert_eq!(got[2].len(), STDERR_LINE_BYTES + '…'.len_utf8());
+            assert!(got[2].ends_with('…'));
+            assert_eq!(got[3], "after");
+            assert_eq!(got[4], "no newline");
+        }
     }
 
     #[test]
