@@ -34,6 +34,8 @@ pub struct SpawnSpec {
     pub cwd: PathBuf,
     pub model: Option<String>,
     pub permission_mode: Option<String>,
+    /// Messages the stdin queue holds (--max-stdin-queue).
+    pub stdin_queue: usize,
 }
 
 /// Builds the command for an agent. The relay handles the process the same way whatever it is, so
@@ -384,9 +386,9 @@ impl AgentControl {
     }
 }
 
-/// A started agent: its stdin queue and its control handle.
+/// A started agent: its stdin queue (bounded: see [`SpawnSpec::stdin_queue`]) and its control handle.
 pub struct AgentHandle {
-    pub stdin: mpsc::UnboundedSender<Bytes>,
+    pub stdin: mpsc::Sender<Bytes>,
     pub control: Arc<AgentControl>,
 }
 
@@ -415,7 +417,7 @@ pub fn spawn(
     let stderr = child.stderr.take().expect("stderr is piped");
 
     // stdin writer: one task, lines in order; dropping every sender closes stdin.
-    let (stdin_tx, mut stdin_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (stdin_tx, mut stdin_rx) = mpsc::channel::<Bytes>(spec.stdin_queue.max(1));
     let sid = session_id.clone();
     tokio::spawn(async move {
         while let Some(line) = stdin_rx.recv().await {
@@ -617,6 +619,7 @@ mod tests {
             cwd: ".".into(),
             model: Some("m".into()),
             permission_mode: Some("plan".into()),
+            stdin_queue: 1,
         };
         let f = claude_flags(&spec).join(" ");
         assert_eq!(

@@ -84,9 +84,23 @@ pub struct Args {
     /// from before them yields catch_up_truncated.
     #[arg(long, value_name = "N")]
     pub retention_events: Option<u64>,
-    /// Largest accepted request body in bytes.
+    /// Delete archived sessions (their events and record) whose last activity is older than this
+    /// many days; checked at startup and hourly (default: keep them).
+    #[arg(long, value_name = "DAYS")]
+    pub retention_days: Option<u64>,
+    /// Largest accepted request body in bytes; also the largest WebSocket message.
     #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
     pub max_body_bytes: usize,
+    /// Most sessions with a live agent at once; creating another answers 429.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_sessions: usize,
+    /// Most SSE streams and WebSockets open at once per credential; another answers 429.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_streams_per_principal: usize,
+    /// Messages queued for one agent's stdin (it is not reading); a POST that would exceed it
+    /// answers 503 and changes nothing.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_stdin_queue: usize,
     /// Default --model for new sessions.
     #[arg(long)]
     pub model: Option<String>,
@@ -134,7 +148,15 @@ pub struct Config {
     pub cwd: PathBuf,
     pub permission_timeout: Option<Duration>,
     pub retention_events: Option<u64>,
+    /// Archived sessions idle longer than this are deleted (--retention-days).
+    pub retention_age: Option<Duration>,
     pub max_body_bytes: usize,
+    /// --max-sessions: live agents at once.
+    pub max_sessions: usize,
+    /// --max-streams-per-principal.
+    pub max_streams_per_principal: usize,
+    /// --max-stdin-queue: messages queued per agent stdin.
+    pub max_stdin_queue: usize,
     /// Accepted Host header values, lower case.
     pub allowed_hosts: Vec<String>,
     /// Configured cross-origin origins (CORS), lower case, no trailing slash.
@@ -449,7 +471,13 @@ impl Args {
             cwd,
             permission_timeout: self.permission_timeout_secs.map(Duration::from_secs),
             retention_events: self.retention_events,
+            retention_age: self
+                .retention_days
+                .map(|d| Duration::from_secs(d.saturating_mul(86_400))),
             max_body_bytes: self.max_body_bytes,
+            max_sessions: self.max_sessions.max(1),
+            max_streams_per_principal: self.max_streams_per_principal.max(1),
+            max_stdin_queue: self.max_stdin_queue.max(1),
             allowed_hosts,
             cors_origins: self
                 .allowed_origins

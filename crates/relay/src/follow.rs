@@ -11,7 +11,10 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use crate::frames::Frame;
 use crate::session::Session;
 
-const REPLAY_PAGE: usize = 500;
+/// A replay reads at most this many events, or about this many payload bytes, at a time (one event
+/// always, however large): a full replay of a log of multi-megabyte events holds one page, not the log.
+pub const REPLAY_PAGE: usize = 256;
+pub const REPLAY_PAGE_BYTES: usize = 1 << 20;
 /// At most this many live frames, or about this many bytes, per batch (one body chunk on SSE).
 const LIVE_BATCH: usize = 1024;
 const LIVE_BATCH_BYTES: usize = 512 * 1024;
@@ -82,7 +85,11 @@ impl Follower {
     pub async fn next_batch(&mut self) -> Option<Vec<Arc<Frame>>> {
         loop {
             if self.cursor < self.replay_to {
-                let frames = match self.session.replay_after(self.cursor, REPLAY_PAGE) {
+                let frames = match self.session.replay_page(
+                    self.cursor,
+                    REPLAY_PAGE,
+                    REPLAY_PAGE_BYTES,
+                ) {
                     Ok(f) => f,
                     Err(e) => {
                         tracing::error!(session = %self.session.id, error = %e, "replay from the store failed");

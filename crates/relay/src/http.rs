@@ -19,6 +19,7 @@ use tower_http::services::{ServeDir, ServeFile};
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::external::External;
+use crate::follow::{REPLAY_PAGE, REPLAY_PAGE_BYTES};
 use crate::relay::{CreateSession, Relay};
 use crate::session::Session;
 
@@ -36,7 +37,10 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/v1/observer-tokens/{id}", delete(revoke_observer))
         .route("/v1/code/sessions", post(create_session).get(list_sessions))
-        .route("/v1/code/sessions/{id}", get(get_session))
+        .route(
+            "/v1/code/sessions/{id}",
+            get(get_session).delete(delete_session),
+        )
         .route("/v1/code/sessions/{id}/archive", post(archive_session))
         .route(
             "/v1/code/sessions/{id}/events",
@@ -186,6 +190,23 @@ async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Res
         );
         return resp;
     }
+    // Without credentials only tiny bodies: nothing unauthenticated needs more (a login is a token).
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let credentials = req.headers().contains_key(header::AUTHORIZATION)
+        || req.headers().contains_key(header::COOKIE);
+    if !credentials
+        && declared.is_some_and(|n| n > crate::limits::UNAUTHENTICATED_BODY_BYTES as u64)
+    {
+        return ApiError::too_large(format!(
+            "a request without credentials may carry at most {} bytes",
+            crate::limits::UNAUTHENTICATED_BODY_BYTES
+        ))
+        .into_response();
+    }
     req.extensions_mut().insert(ext);
     let mut resp = next.run(req).await;
     if let Some(o) = &cors_origin {
@@ -299,30 +320,47 @@ pub struct JsonBody(pub Value);
 impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
     async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
-        let limit = app.config.max_body_bytes;
-        let too_large = || {
-            ApiError::too_large(format!(
-                "request body is larger than {limit} bytes (--max-body-bytes)"
-            ))
-        };
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > limit as u64) {
-            return Err(too_large());
-        }
-        let bytes = axum::body::to_bytes(req.into_body(), limit)
-            .await
-            .map_err(|_| too_large())?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(JsonBody(json!({})));
-        }
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
+        read_json(req, app.config.max_body_bytes, "--max-body-bytes").await
     }
+}
+
+/// [`JsonBody`] of a path that needs no credentials: at most
+/// [`crate::limits::UNAUTHENTICATED_BODY_BYTES`].
+pub struct SmallJsonBody(pub Value);
+
+impl FromRequest<AppState> for SmallJsonBody {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, _: &AppState) -> Result<Self, ApiError> {
+        read_json(
+            req,
+            crate::limits::UNAUTHENTICATED_BODY_BYTES,
+            "the fixed cap for requests without credentials",
+        )
+        .await
+        .map(|JsonBody(v)| SmallJsonBody(v))
+    }
+}
+
+async fn read_json(req: Request, limit: usize, why: &str) -> Result<JsonBody, ApiError> {
+    let too_large =
+        || ApiError::too_large(format!("request body is larger than {limit} bytes ({why})"));
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let bytes = axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|_| too_large())?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(JsonBody(json!({})));
+    }
+    serde_json::from_slice(&bytes)
+        .map(JsonBody)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
 }
 
 fn parse_body<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ApiError> {
@@ -339,8 +377,13 @@ struct LoginBody {
 async fn login(
     State(app): State<AppState>,
     ext: External,
-    JsonBody(body): JsonBody,
+    PeerIp(peer): PeerIp,
+    SmallJsonBody(body): SmallJsonBody,
 ) -> Result<Response, ApiError> {
+    if let Err(wait) = app.limits.login.check(peer, std::time::Instant::now()) {
+        tracing::warn!(?peer, "login attempts rate-limited");
+        return Ok(crate::limits::too_many_login_attempts(wait));
+    }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
     let Some((cookie, principal, max_age)) = app
         .auth
@@ -363,6 +406,42 @@ async fn login(
         HeaderValue::from_str(&set).map_err(|e| ApiError::internal(e.to_string()))?,
     );
     Ok(resp)
+}
+
+/// The client's address for per-peer limits: the TCP peer, or behind a trusted proxy the first
+/// `X-Forwarded-For` hop; `None` when unknown (one shared bucket).
+pub fn peer_ip(
+    app: &Relay,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> Option<std::net::IpAddr> {
+    if crate::external::trusts_forwarded(app.config.behind_proxy, peer)
+        && let Some(ip) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse::<std::net::IpAddr>().ok())
+    {
+        return Some(ip.to_canonical());
+    }
+    peer.map(|p| p.ip().to_canonical())
+}
+
+/// [`peer_ip`] as an extractor.
+pub struct PeerIp(pub Option<std::net::IpAddr>);
+
+impl FromRequestParts<AppState> for PeerIp {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &AppState,
+    ) -> Result<Self, std::convert::Infallible> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(PeerIp(peer_ip(app, peer, &parts.headers)))
+    }
 }
 
 /// `Secure` (over HTTPS), `HttpOnly`, `SameSite=Strict`, `Path=/`, no `Domain`; ends with "; ".
@@ -508,6 +587,23 @@ async fn get_session(
     Ok(Json(app.visible_session(&who, &id)?.summary(true)))
 }
 
+#[derive(Deserialize)]
+struct DeleteQuery {
+    force: Option<String>,
+}
+
+/// `DELETE /v1/code/sessions/{id}[?force=1]`: the session's events and record are gone.
+async fn delete_session(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+    Query(q): Query<DeleteQuery>,
+) -> Result<StatusCode, ApiError> {
+    let force = q.force.as_deref().is_some_and(|v| v == "1" || v == "true");
+    app.delete_session(&id, force).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 async fn archive_session(
     State(app): State<AppState>,
     Controller(_): Controller,
@@ -581,24 +677,88 @@ async fn list_events(
         .unwrap_or(EVENTS_PAGE_DEFAULT)
         .clamp(1, EVENTS_PAGE_MAX);
     let (first, last) = session.bounds();
-    let frames = session.replay_after(after, limit)?;
     let truncated = last > 0 && after.saturating_add(1) < first;
-    let mut out =
-        BytesMut::with_capacity(frames.iter().map(|f| f.data.len() + 1).sum::<usize>() + 96);
-    out.extend_from_slice(b"{\"events\":[");
-    for (i, f) in frames.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(b",");
-        }
-        // The SSE data line of a durable frame is its envelope.
-        out.extend_from_slice(&f.data);
-    }
-    out.extend_from_slice(
-        format!("],\"truncated\":{truncated},\"last_sequence_num\":{last}}}").as_bytes(),
-    );
+    // The first page now (a store failure is still a clean 500), the rest as the client reads:
+    // pages bounded in events and bytes, never the whole answer in memory.
+    let page = session.replay_page(after, limit.min(REPLAY_PAGE), REPLAY_PAGE_BYTES)?;
+    let pages = EventPages {
+        session,
+        cursor: after,
+        left: limit,
+        last,
+        next: Some(page),
+        wrote_head: false,
+        wrote_event: false,
+        tail: Some(format!(
+            "],\"truncated\":{truncated},\"last_sequence_num\":{last}}}"
+        )),
+    };
+    let body = futures::stream::unfold(pages, |mut p| async move {
+        let chunk = p.next_chunk();
+        chunk.map(|c| (c, p))
+    });
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
-        Body::from(out.freeze()),
+        Body::from_stream(body),
     )
         .into_response())
+}
+
+/// `GET …/events` as a sequence of body chunks, one replay page each.
+struct EventPages {
+    session: Arc<Session>,
+    cursor: u64,
+    left: usize,
+    /// Events after this one (appended during the answer) are left out.
+    last: u64,
+    next: Option<Vec<Arc<crate::frames::Frame>>>,
+    wrote_head: bool,
+    wrote_event: bool,
+    tail: Option<String>,
+}
+
+impl EventPages {
+    fn next_chunk(&mut self) -> Option<Result<bytes::Bytes, std::io::Error>> {
+        let frames = match self.next.take() {
+            Some(f) => f,
+            None if self.left == 0 || self.cursor >= self.last || self.tail.is_none() => Vec::new(),
+            None => match self.session.replay_page(
+                self.cursor,
+                self.left.min(REPLAY_PAGE),
+                REPLAY_PAGE_BYTES,
+            ) {
+                Ok(f) => f,
+                Err(e) => {
+                    tracing::error!(session = %self.session.id, error = %e, "replay from the store failed mid-answer");
+                    self.tail = None;
+                    return Some(Err(std::io::Error::other(e.to_string())));
+                }
+            },
+        };
+        let frames: Vec<_> = frames
+            .into_iter()
+            .filter(|f| f.seq.is_some_and(|s| s <= self.last))
+            .take(self.left)
+            .collect();
+        let mut out =
+            BytesMut::with_capacity(frames.iter().map(|f| f.data.len() + 1).sum::<usize>() + 96);
+        if !std::mem::replace(&mut self.wrote_head, true) {
+            out.extend_from_slice(b"{\"events\":[");
+        }
+        match frames.last().and_then(|f| f.seq) {
+            Some(seq) => {
+                self.cursor = seq;
+                self.left -= frames.len();
+                for f in &frames {
+                    if std::mem::replace(&mut self.wrote_event, true) {
+                        out.extend_from_slice(b",");
+                    }
+                    // The SSE data line of a durable frame is its envelope.
+                    out.extend_from_slice(&f.data);
+                }
+            }
+            None => out.extend_from_slice(self.tail.take()?.as_bytes()),
+        }
+        Some(Ok(out.freeze()))
+    }
 }

@@ -16,6 +16,7 @@ pub mod follow;
 pub mod frames;
 pub mod headers;
 pub mod http;
+pub mod limits;
 pub mod proto;
 pub mod push;
 pub mod relay;

@@ -31,6 +31,8 @@ pub struct Relay {
     pub auth: Auth,
     /// Web Push (`/v1/push/*`); `None` when the relay was built without it.
     pub push: Option<Arc<Push>>,
+    /// Login rate limit and stream caps.
+    pub limits: crate::limits::Limits,
     ctx: Arc<SessionCtx>,
     sessions: RwLock<HashMap<String, Arc<Session>>>,
     /// Flips to `true` when the relay should stop (single-session mode: its session ended).
@@ -86,6 +88,7 @@ impl Relay {
             sessions.insert(s.id.clone(), s);
         }
         let relay = Arc::new(Relay {
+            limits: crate::limits::Limits::new(config.max_streams_per_principal),
             config,
             auth,
             push,
@@ -96,6 +99,10 @@ impl Relay {
             single_session: RwLock::new(None),
         });
         tokio::spawn(watch_ended(Arc::downgrade(&relay), ended_rx));
+        if let Some(age) = relay.config.retention_age {
+            relay.sweep_retention(age);
+            tokio::spawn(retention_loop(Arc::downgrade(&relay), age));
+        }
         Ok(relay)
     }
 
@@ -157,7 +164,86 @@ impl Relay {
                 ),
             ));
         }
+        let live = self.list().iter().filter(|s| s.agent_running()).count();
+        if live >= self.config.max_sessions {
+            return Err(ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "too_many_sessions",
+                format!(
+                    "{live} sessions already have a running agent, the most this relay allows \
+                     (--max-sessions {}); archive one (POST /v1/code/sessions/{{id}}/archive) or start \
+                     the relay with a larger --max-sessions",
+                    self.config.max_sessions
+                ),
+            ));
+        }
         self.spawn_session(req).await
+    }
+
+    /// `DELETE /v1/code/sessions/{id}`: removes the session, its events and its record. A session
+    /// whose agent still runs must be archived first, unless `force` (its agent is then stopped).
+    pub async fn delete_session(&self, id: &str, force: bool) -> Result<(), ApiError> {
+        let session = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+        if self.single_session_id().as_deref() == Some(id) {
+            return Err(ApiError::conflict(
+                "single_session_mode",
+                format!("session {id} is the relay's single session; stop the relay instead"),
+            ));
+        }
+        let meta = session.meta();
+        if session.agent_running() || meta.state != crate::session::SessionState::Ended {
+            if !meta.archived && !force {
+                return Err(ApiError::conflict(
+                    "session_running",
+                    format!(
+                        "session {id} is running: archive it first (POST /v1/code/sessions/{id}/archive), \
+                         or delete it with ?force=1 to stop its agent"
+                    ),
+                ));
+            }
+            // Its exit event is written before this returns, so nothing lands after the delete.
+            session
+                .shutdown_agent(STDIN_CLOSE_GRACE, SIGTERM_GRACE)
+                .await;
+        }
+        self.remove(id)?;
+        tracing::info!(session = %id, "session deleted");
+        Ok(())
+    }
+
+    fn remove(&self, id: &str) -> Result<(), ApiError> {
+        self.sessions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        self.ctx.store.delete_session(id)?;
+        Ok(())
+    }
+
+    /// Deletes the archived sessions (agent gone) last active more than `age` ago (--retention-days).
+    pub fn sweep_retention(&self, age: Duration) {
+        let now = time::OffsetDateTime::now_utc();
+        let Ok(age) = time::Duration::try_from(age) else {
+            return;
+        };
+        for s in self.list() {
+            let meta = s.meta();
+            let last = time::OffsetDateTime::parse(
+                &meta.last_activity_at,
+                &time::format_description::well_known::Rfc3339,
+            );
+            let old = last.is_ok_and(|t| now - t > age);
+            if meta.archived && old && !s.agent_running() {
+                match self.remove(&meta.id) {
+                    Ok(()) => {
+                        tracing::info!(session = %meta.id, last_activity = %meta.last_activity_at, "archived session deleted (--retention-days)")
+                    }
+                    Err(e) => {
+                        tracing::error!(session = %meta.id, error = %e, "cannot delete an expired session")
+                    }
+                }
+            }
+        }
     }
 
     async fn spawn_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
@@ -216,6 +302,7 @@ impl Relay {
             cwd,
             model,
             permission_mode,
+            stdin_queue: self.config.max_stdin_queue,
         };
         match agent::spawn(self.config.launcher.as_ref(), &spec, session.clone()) {
             Ok(handle) => session.attach_agent(handle),
@@ -305,6 +392,14 @@ async fn watch_ended(relay: std::sync::Weak<Relay>, mut rx: mpsc::UnboundedRecei
             tokio::time::sleep(Duration::from_millis(500)).await;
             let _ = relay.exit_tx.send(true);
         }
+    }
+}
+
+async fn retention_loop(relay: std::sync::Weak<Relay>, age: Duration) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        let Some(relay) = relay.upgrade() else { return };
+        relay.sweep_retention(age);
     }
 }
 

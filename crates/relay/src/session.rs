@@ -3,7 +3,7 @@
 //! one short mutex per session; subscribers receive pre-rendered frames over a broadcast channel.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -190,7 +190,7 @@ struct Inner {
     /// The last durable frames, oldest first, dense in `seq`, all `>= first_seq`.
     recent: VecDeque<Arc<Frame>>,
     recent_bytes: usize,
-    stdin: Option<mpsc::UnboundedSender<Bytes>>,
+    stdin: Option<mpsc::Sender<Bytes>>,
     relay_init_id: Option<String>,
     deliveries: VecDeque<DeliveryTrack>,
     /// Last activity reported by the CLI or implied by traffic (idle / running / requires_action).
@@ -221,7 +221,9 @@ pub struct Session {
     pub id: String,
     ctx: Arc<SessionCtx>,
     inner: Mutex<Inner>,
-    tx: broadcast::Sender<Arc<Frame>>,
+    /// Live fan-out, made by the first subscriber: an unopened (archived, ended) session holds no
+    /// ring of [`BROADCAST_CAPACITY`] slots.
+    tx: OnceLock<broadcast::Sender<Arc<Frame>>>,
     agent: Mutex<Option<Arc<AgentControl>>>,
     me: Weak<Session>,
 }
@@ -241,7 +243,6 @@ impl Session {
         first_seq: u64,
         ctx: Arc<SessionCtx>,
     ) -> Arc<Session> {
-        let (tx, _) = broadcast::channel(BROADCAST_CAPACITY);
         let activity = match meta.state {
             SessionState::Ended => SessionState::Idle,
             s => s,
@@ -266,7 +267,7 @@ impl Session {
                 turn_started: None,
                 stopping: false,
             }),
-            tx,
+            tx: OnceLock::new(),
             agent: Mutex::new(None),
             me: me.clone(),
         })
@@ -320,7 +321,7 @@ impl Session {
             "{{\"type\":\"control_request\",\"request_id\":{},\"request\":{{\"subtype\":\"initialize\"}}}}\n",
             json_str(&rid)
         );
-        let _ = handle.stdin.send(Bytes::from(line));
+        let _ = handle.stdin.try_send(Bytes::from(line));
         g.stdin = Some(handle.stdin);
         g.relay_init_id = Some(rid);
     }
@@ -328,7 +329,10 @@ impl Session {
     pub fn subscribe(&self) -> Subscription {
         let g = self.lock();
         Subscription {
-            rx: self.tx.subscribe(),
+            rx: self
+                .tx
+                .get_or_init(|| broadcast::channel(BROADCAST_CAPACITY).0)
+                .subscribe(),
             last_seq: g.last_seq,
             first_seq: g.first_seq,
             ended: g.meta.state == SessionState::Ended,
@@ -348,17 +352,40 @@ impl Session {
     /// Durable frames with `seq > after`, ascending, at most `limit`: from memory when the recent
     /// window covers `after + 1`, otherwise rendered from the store.
     pub fn replay_after(&self, after: u64, limit: usize) -> Result<Vec<Arc<Frame>>, StoreError> {
+        self.replay_page(after, limit, usize::MAX)
+    }
+
+    /// [`Self::replay_after`] bounded in bytes too: frames stop once their payloads pass
+    /// `max_bytes` (the first frame always comes, however large). Replays read page by page with
+    /// this, so a log of multi-megabyte events is never held in memory whole.
+    pub fn replay_page(
+        &self,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Arc<Frame>>, StoreError> {
         {
             let g = self.lock();
             if let Some(front) = g.recent.front().and_then(|f| f.seq)
                 && front <= after.saturating_add(1)
             {
                 let skip = usize::try_from(after.saturating_add(1) - front).unwrap_or(usize::MAX);
-                return Ok(g.recent.iter().skip(skip).take(limit).cloned().collect());
+                let mut out = Vec::new();
+                let mut bytes = 0usize;
+                for f in g.recent.iter().skip(skip).take(limit) {
+                    if !out.is_empty() && bytes.saturating_add(f.payload.len()) > max_bytes {
+                        break;
+                    }
+                    bytes = bytes.saturating_add(f.payload.len());
+                    out.push(f.clone());
+                }
+                return Ok(out);
             }
         }
         Ok(self
-            .read_after(after, limit)?
+            .ctx
+            .store
+            .read_page(&self.id, after, limit, max_bytes)?
             .iter()
             .map(Frame::durable)
             .collect())
@@ -383,7 +410,18 @@ impl Session {
     }
 
     pub fn subscriber_count(&self) -> usize {
-        self.tx.receiver_count()
+        self.tx.get().map_or(0, broadcast::Sender::receiver_count)
+    }
+
+    /// Whether the live fan-out ring exists (someone subscribed since the relay started).
+    pub fn has_fanout(&self) -> bool {
+        self.tx.get().is_some()
+    }
+
+    fn fan_out(&self, frame: Arc<Frame>) {
+        if let Some(tx) = self.tx.get() {
+            let _ = tx.send(frame);
+        }
     }
 
     /// Raw payloads of the control requests still waiting for an answer, oldest first.
@@ -589,7 +627,7 @@ impl Session {
                 g.recent_bytes -= old.sse.len();
             }
         }
-        let _ = self.tx.send(frame);
+        self.fan_out(frame);
         self.maybe_prune(g);
         Ok((ev.seq, ev.event_id))
     }
@@ -634,16 +672,21 @@ impl Session {
             Some(tx) => {
                 let mut line = line;
                 line.push('\n');
-                tx.send(Bytes::from(line)).is_ok()
+                match tx.try_send(Bytes::from(line)) {
+                    Ok(()) => true,
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        tracing::warn!(session = %self.id, "agent stdin queue is full (--max-stdin-queue); line dropped");
+                        false
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => false,
+                }
             }
             None => false,
         }
     }
 
     fn broadcast_delivery(&self, event_id: &str, status: Delivery) {
-        let _ = self
-            .tx
-            .send(Frame::delivery(event_id, status, &now_rfc3339()));
+        self.fan_out(Frame::delivery(event_id, status, &now_rfc3339()));
     }
 
     fn set_delivery(&self, g: &mut Inner, pred: impl Fn(&DeliveryTrack) -> bool, status: Delivery) {
@@ -753,7 +796,7 @@ impl Session {
         match route_worker(&value) {
             Route::Drop => return,
             Route::Ephemeral => {
-                let _ = self.tx.send(Frame::ephemeral(&ty, &payload));
+                self.fan_out(Frame::ephemeral(&ty, &payload));
                 return;
             }
             Route::Durable => {}
@@ -1096,6 +1139,28 @@ impl Session {
             });
         }
 
+        // Every applied event is one line for the agent: refuse the whole batch when its stdin queue
+        // cannot take them all (nothing stored, nothing sent).
+        let writes = plans
+            .iter()
+            .filter(|p| matches!(p, Plan::Apply { .. }))
+            .count();
+        if writes > 0
+            && let Some(tx) = &g.stdin
+            && tx.capacity() < writes
+        {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "agent_busy",
+                format!(
+                    "the agent is not reading its input: {} of its {} queued messages are waiting \
+                     (--max-stdin-queue); nothing from this request was stored or sent. Retry later, or \
+                     start the relay with a larger --max-stdin-queue",
+                    tx.max_capacity() - tx.capacity(),
+                    tx.max_capacity()
+                ),
+            ));
+        }
         // Every answer's audit record is written and synced before anything of the batch is
         // stored or reaches the agent; one that cannot be written refuses the whole batch.
         for plan in &plans {
@@ -1113,7 +1178,6 @@ impl Session {
                 }
             }
         }
-
         let mut results = Vec::with_capacity(plans.len());
         for plan in plans {
             let (ty, text, uuid, value) = match plan {
@@ -1380,7 +1444,7 @@ mod tests {
 
     struct Rig {
         session: Arc<Session>,
-        stdin: mpsc::UnboundedReceiver<Bytes>,
+        stdin: mpsc::Receiver<Bytes>,
         store: Arc<MemoryStore>,
         audit_path: std::path::PathBuf,
         _dir: tempfile::TempDir,
@@ -1418,7 +1482,7 @@ mod tests {
         });
         let meta = SessionMeta::new("cse_t".into(), "/tmp".into(), None, None, None);
         let session = Session::create(meta, ctx).unwrap();
-        let (tx, stdin) = mpsc::unbounded_channel();
+        let (tx, stdin) = mpsc::channel(1 << 16);
         session.attach_agent(AgentHandle {
             stdin: tx,
             control: AgentControl::detached(),
@@ -1432,7 +1496,7 @@ mod tests {
         }
     }
 
-    fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<Value> {
+    fn drain(rx: &mut mpsc::Receiver<Bytes>) -> Vec<Value> {
         let mut out = Vec::new();
         while let Ok(b) = rx.try_recv() {
             let s = std::str::from_utf8(&b).unwrap();
@@ -1578,6 +1642,46 @@ mod tests {
         assert!(err.message.contains("cancelled"), "{}", err.message);
         drain(&mut r.stdin);
         assert_eq!(payloads(&r).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_full_stdin_queue_refuses_the_whole_batch() {
+        let r = rig(None, None);
+        let (tx, mut stdin) = mpsc::channel(3);
+        r.session.attach_agent(AgentHandle {
+            stdin: tx,
+            control: AgentControl::detached(),
+        });
+        // The relay's initialize takes one place: two are left.
+        let who = controller();
+        let before = payloads(&r).len();
+        let err = r
+            .session
+            .ingest(&who, vec![user_msg("a"), user_msg("b"), user_msg("c")])
+            .unwrap_err();
+        assert_eq!(err.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert!(err.message.contains("--max-stdin-queue"), "{}", err.message);
+        assert_eq!(payloads(&r).len(), before, "nothing stored");
+        r.session
+            .ingest(&who, vec![user_msg("a"), user_msg("b")])
+            .unwrap();
+        assert!(r.session.ingest(&who, vec![user_msg("c")]).is_err());
+        // A retry of something already applied needs no room.
+        r.session.ingest(&who, vec![user_msg("a")]).unwrap();
+        assert_eq!(drain(&mut stdin).len(), 3);
+        r.session.ingest(&who, vec![user_msg("c")]).unwrap();
+        assert_eq!(payloads(&r).len(), before + 3);
+    }
+
+    #[tokio::test]
+    async fn an_unopened_session_holds_no_fanout_ring() {
+        let r = rig(None, None);
+        r.session.on_line(r#"{"type":"assistant","n":1}"#);
+        assert!(!r.session.has_fanout(), "nobody subscribed yet");
+        let mut sub = r.session.subscribe();
+        assert!(r.session.has_fanout());
+        r.session.on_line(r#"{"type":"assistant","n":2}"#);
+        assert_eq!(sub.rx.try_recv().unwrap().seq, Some(2));
     }
 
     #[tokio::test]
@@ -1822,7 +1926,7 @@ mod tests {
         });
         let meta = SessionMeta::new("cse_p".into(), "/home/me/project".into(), None, None, None);
         let s = Session::create(meta, ctx.clone()).unwrap();
-        let (tx, _stdin) = mpsc::unbounded_channel();
+        let (tx, _stdin) = mpsc::channel(64);
         s.attach_agent(AgentHandle {
             stdin: tx,
             control: AgentControl::detached(),

@@ -44,6 +44,7 @@ pub async fn stream(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let session = app.visible_session(&who, &id)?;
+    let slot = app.limits.streams.acquire(&who.token_id)?;
     let cursor = cursor_from(&headers, q.from_sequence_num);
     let (follower, truncated) = Follower::new(session, cursor);
     if follower.finished() {
@@ -65,6 +66,7 @@ pub async fn stream(
         app.config.sse_keepalive,
         app.config.sse_coalesce,
         app.shutdown_signal(),
+        Some(slot),
     ));
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -81,6 +83,8 @@ struct Pump {
     coalesce: Duration,
     last_write: Option<Instant>,
     shutdown: tokio::sync::watch::Receiver<bool>,
+    /// This stream's place under --max-streams-per-principal, freed when the body drops.
+    _slot: Option<crate::limits::StreamSlot>,
 }
 
 /// The response body, polled directly by the connection (no task or channel in between): each poll
@@ -95,6 +99,7 @@ fn frames(
     keepalive: Duration,
     coalesce: Duration,
     shutdown: tokio::sync::watch::Receiver<bool>,
+    slot: Option<crate::limits::StreamSlot>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     // Bytes at once, so the headers are flushed (the SDK times out after 15 s without them).
     let mut first = String::from(": connected\n\n");
@@ -108,6 +113,7 @@ fn frames(
         coalesce,
         last_write: None,
         shutdown,
+        _slot: slot,
     };
     futures::stream::unfold(pump, |mut p| async move {
         if let Some(first) = p.first.take() {
@@ -168,7 +174,7 @@ mod tests {
             ctx,
         )
         .unwrap();
-        let (stdin, _) = tokio::sync::mpsc::unbounded_channel();
+        let (stdin, _) = tokio::sync::mpsc::channel(16);
         s.attach_agent(AgentHandle {
             stdin,
             control: AgentControl::detached(),
@@ -195,7 +201,14 @@ mod tests {
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
         let (follower, _) = Follower::new(s.clone(), 0);
         let coalesce = Duration::from_millis(300);
-        let body = frames(follower, false, Duration::from_secs(60), coalesce, shutdown);
+        let body = frames(
+            follower,
+            false,
+            Duration::from_secs(60),
+            coalesce,
+            shutdown,
+            None,
+        );
         // The connection's side: every chunk with the time it was produced.
         let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -254,6 +267,7 @@ mod tests {
             Duration::from_secs(60),
             Duration::ZERO,
             shutdown,
+            None,
         ));
         body.next().await;
         s.on_line(&line(1));

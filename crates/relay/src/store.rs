@@ -87,6 +87,29 @@ pub trait EventStore: Send + Sync + 'static {
         after: u64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, StoreError>;
+    /// [`Self::read_after`] bounded in bytes too: events stop once their payloads pass `max_bytes`
+    /// (the first one always comes). Replays page through a log with this.
+    fn read_page(
+        &self,
+        session_id: &str,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut page = self.read_after(session_id, after, limit)?;
+        let mut bytes = 0usize;
+        let keep = page
+            .iter()
+            .position(|e| {
+                bytes = bytes.saturating_add(e.payload.len());
+                bytes > max_bytes
+            })
+            .map_or(page.len(), |i| i.max(1));
+        page.truncate(keep);
+        Ok(page)
+    }
+    /// Deletes a session: its record and every event.
+    fn delete_session(&self, session_id: &str) -> Result<(), StoreError>;
     fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError>;
     /// `(event_id, seq)` of the client event carrying `payload.uuid == uuid`.
     fn find_client_uuid(
@@ -230,6 +253,46 @@ impl EventStore for SqliteStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    fn read_page(
+        &self,
+        session_id: &str,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT session_id, seq, event_id, event_type, source, created_at, payload, client_uuid
+             FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Rows are read one at a time: stopping at the budget reads no further payloads.
+        let mut rows = stmt.query(params![session_id, after as i64, limit])?;
+        let mut page = Vec::new();
+        let mut bytes = 0usize;
+        while let Some(row) = rows.next()? {
+            let e = row_to_event(row)?;
+            if !page.is_empty() && bytes.saturating_add(e.payload.len()) > max_bytes {
+                break;
+            }
+            bytes = bytes.saturating_add(e.payload.len());
+            page.push(e);
+        }
+        Ok(page)
+    }
+
+    fn delete_session(&self, session_id: &str) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "DELETE FROM events WHERE session_id = ?1",
+            params![session_id],
+        )?;
+        tx.execute("DELETE FROM sessions WHERE id = ?1", params![session_id])?;
+        tx.commit()?;
+        Ok(())
+    }
+
     fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError> {
         let conn = self.conn();
         let (first, last): (Option<i64>, Option<i64>) = conn.query_row(
@@ -356,6 +419,12 @@ impl EventStore for MemoryStore {
             })
             .unwrap_or_default())
     }
+    fn delete_session(&self, session_id: &str) -> Result<(), StoreError> {
+        let mut g = self.lock();
+        g.sessions.remove(session_id);
+        g.events.remove(session_id);
+        Ok(())
+    }
     fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError> {
         let g = self.lock();
         let log = g.events.get(session_id);
@@ -438,6 +507,18 @@ mod tests {
         assert_eq!(store.bounds("a").unwrap(), (8, 10));
         assert_eq!(store.read_after("a", 0, 100).unwrap().len(), 3);
         assert_eq!(store.bounds("b").unwrap(), (1, 1));
+        // Pages bounded in bytes: each payload here is 21-22 bytes.
+        let page = store.read_page("a", 0, 100, 45).unwrap();
+        assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![8, 9]);
+        let page = store.read_page("a", 0, 100, 1).unwrap();
+        assert_eq!(page.len(), 1, "the first event comes whatever its size");
+        assert_eq!(store.read_page("a", 8, 1, usize::MAX).unwrap().len(), 1);
+        let meta = SessionMeta::new("a".into(), "/tmp".into(), None, None, None);
+        store.save_session(&meta).unwrap();
+        store.delete_session("a").unwrap();
+        assert!(store.read_after("a", 0, 100).unwrap().is_empty());
+        assert!(store.load_sessions().unwrap().is_empty());
+        assert_eq!(store.bounds("b").unwrap(), (1, 1), "other sessions stay");
     }
 
     #[test]

@@ -36,6 +36,8 @@ const WS_KEEPALIVE_FRAME: &str = r#"{"event":"keepalive","id":null,"data":{}}"#;
 const CLOSE_NORMAL: u16 = 1000;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_GOING_AWAY: u16 = 1001;
+const CLOSE_TOO_BIG: u16 = 1009;
+const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 /// Envelope mode: the session has ended and the client already has its whole log (the WebSocket
 /// counterpart of the SSE stream's 404 `session_ended`); clients do not reconnect after it.
 pub const CLOSE_SESSION_ENDED: u16 = 4404;
@@ -52,6 +54,7 @@ pub async fn upgrade(
     Query(q): Query<WsQuery>,
     headers: HeaderMap,
     ext: crate::external::External,
+    crate::http::PeerIp(peer): crate::http::PeerIp,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let has_credentials =
@@ -70,13 +73,23 @@ pub async fn upgrade(
         .as_deref()
         .is_some_and(|v| v == "1" || v == "true");
     let from = q.from_sequence_num;
-    Ok(ws.on_upgrade(move |socket| run(app, session, principal, envelope, from, socket)))
+    let slot = match &principal {
+        Some(p) => Some(app.limits.streams.acquire(&p.token_id)?),
+        None => None,
+    };
+    // The same cap as a POST body, before authentication too.
+    let limit = app.config.max_body_bytes;
+    Ok(ws
+        .max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| run(app, session, principal, slot, peer, envelope, from, socket)))
 }
 
+/// A close frame; the reason is cut to the protocol's 123 bytes.
 fn close(code: u16, reason: &str) -> Message {
     Message::Close(Some(CloseFrame {
         code,
-        reason: Utf8Bytes::from(reason.to_owned()),
+        reason: Utf8Bytes::from(crate::util::truncate_utf8(reason, 123).to_owned()),
     }))
 }
 
@@ -108,30 +121,68 @@ fn auth_message(app: &AppState, v: &Value) -> Option<Principal> {
     app.auth.authenticate_token(token)
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run(
     app: AppState,
     session: Arc<Session>,
     principal: Option<Principal>,
+    slot: Option<crate::limits::StreamSlot>,
+    peer: Option<std::net::IpAddr>,
     envelope: bool,
     from: Option<u64>,
     socket: WebSocket,
 ) {
     let (mut sink, mut stream) = socket.split();
-    let principal = match principal {
-        Some(p) => p,
+    let (principal, _slot) = match principal {
+        Some(p) => (p, slot),
         None => {
             let first = tokio::time::timeout(WS_AUTH_TIMEOUT, stream.next()).await;
+            // A credential guess like a login: the same per-peer bucket (charged when it fails), the
+            // same small size.
+            if let Err(wait) = app.limits.login.peek(peer, std::time::Instant::now()) {
+                let _ = sink
+                    .send(close(
+                        CLOSE_TRY_AGAIN_LATER,
+                        &format!(
+                            "too many authentication attempts from this address; try again in {} s",
+                            wait.as_secs() + 1
+                        ),
+                    ))
+                    .await;
+                return;
+            }
             let who = match first {
-                Ok(Some(Ok(Message::Text(t)))) => t
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                    .and_then(|v| auth_message(&app, &v)),
+                Ok(Some(Ok(Message::Text(t))))
+                    if t.len() <= crate::limits::UNAUTHENTICATED_BODY_BYTES =>
+                {
+                    t.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                        .and_then(|v| auth_message(&app, &v))
+                }
+                Ok(Some(Err(e))) => {
+                    // Larger than --max-body-bytes (or not WebSocket at all): not read, not checked.
+                    tracing::debug!(error = %e, "unauthenticated websocket message refused");
+                    let _ = sink
+                        .send(close(CLOSE_TOO_BIG, "message too big or malformed"))
+                        .await;
+                    return;
+                }
                 _ => None,
             };
             match who {
-                Some(p) if p.can_see(&session.id) => p,
+                Some(p) if p.can_see(&session.id) => {
+                    match app.limits.streams.acquire(&p.token_id) {
+                        Ok(slot) => (p, Some(slot)),
+                        Err(_) => {
+                            let reason = "too many open streams for this credential; raise --max-streams-per-principal";
+                            let _ = sink.send(close(CLOSE_TRY_AGAIN_LATER, reason)).await;
+                            return;
+                        }
+                    }
+                }
                 _ => {
+                    let _ = app.limits.login.check(peer, std::time::Instant::now());
                     let _ = sink
                         .send(close(CLOSE_POLICY, "authentication required: send {\"type\":\"auth\",\"credential\":{\"type\":\"oauth\",\"token\":\"…\"}} first"))
                         .await;
