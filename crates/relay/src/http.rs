@@ -604,13 +604,29 @@ async fn delete_session(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Body (optional): `{"discard_worktree": true}` removes the session's worktree even when that
+/// loses work; without it such a worktree is kept and the answer says why (`worktree_kept`).
 async fn archive_session(
     State(app): State<AppState>,
     Controller(_): Controller,
     Path(id): Path<String>,
+    JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    let s = app.archive(&id)?;
-    Ok(Json(json!({"session_id": s.id, "archived": true})))
+    let discard = match body.get("discard_worktree") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "discard_worktree must be true or false",
+            ));
+        }
+    };
+    let (s, kept) = app.archive(&id, discard).await?;
+    let mut answer = json!({"session_id": s.id, "archived": true});
+    if let Some(why) = kept {
+        answer["worktree_kept"] = json!(why);
+    }
+    Ok(Json(answer))
 }
 
 #[derive(Deserialize)]

@@ -26,6 +26,7 @@ pub mod store;
 pub mod tls;
 pub mod util;
 pub mod validate;
+pub mod worktree;
 pub mod ws;
 
 pub use config::{Args, Config, SpawnMode};

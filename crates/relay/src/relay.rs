@@ -14,7 +14,7 @@ use crate::auth::Auth;
 use crate::config::{Config, SpawnMode};
 use crate::error::ApiError;
 use crate::push::Push;
-use crate::session::{Session, SessionCtx, SessionMeta, Worktree};
+use crate::session::{Session, SessionCtx, SessionMeta};
 use crate::store::{EventStore, SqliteStore};
 
 /// What `POST /v1/code/sessions` may set.
@@ -269,14 +269,8 @@ impl Relay {
             })?;
         let (cwd, worktree) = if self.config.spawn_mode == SpawnMode::Worktree {
             let path = self.config.data_dir.join("worktrees").join(&id);
-            add_worktree(&base, &path).await?;
-            (
-                path.clone(),
-                Some(Worktree {
-                    repo: base.display().to_string(),
-                    path: path.display().to_string(),
-                }),
-            )
+            let wt = crate::worktree::add(&base, &path, &id).await?;
+            (path, Some(wt))
         } else {
             (base, None)
         };
@@ -332,19 +326,46 @@ impl Relay {
         Ok(session)
     }
 
-    /// `POST /v1/code/sessions/{id}/archive`: hides the session, stops its agent, removes its worktree.
-    pub fn archive(self: &Arc<Self>, id: &str) -> Result<Arc<Session>, ApiError> {
+    /// `POST /v1/code/sessions/{id}/archive`: hides the session, stops its agent, and removes its
+    /// worktree unless that would lose work (uncommitted changes, commits not in the base branch)
+    /// and `discard_worktree` is not set. Answers why the worktree is kept, as it stands now; the
+    /// decision is made again once the agent has stopped (the session summary shows it).
+    pub async fn archive(
+        self: &Arc<Self>,
+        id: &str,
+        discard_worktree: bool,
+    ) -> Result<(Arc<Session>, Option<String>), ApiError> {
         let session = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
-        if session.set_archived() {
+        let wt = session.meta().worktree;
+        let kept_now = match &wt {
+            Some(wt) if !discard_worktree => crate::worktree::keep_reason(wt).await,
+            _ => None,
+        };
+        let first = session.set_archived();
+        if (first || discard_worktree)
+            && let Some(wt) = wt
+        {
+            session.set_worktree_kept(kept_now.clone());
             let s = session.clone();
             tokio::spawn(async move {
                 s.shutdown_agent(STDIN_CLOSE_GRACE, SIGTERM_GRACE).await;
-                if let Some(wt) = s.meta().worktree {
-                    remove_worktree(Path::new(&wt.repo), Path::new(&wt.path)).await;
+                let kept = match discard_worktree {
+                    true => None,
+                    false => crate::worktree::keep_reason(&wt).await,
+                };
+                match &kept {
+                    Some(why) => {
+                        tracing::info!(session = %s.id, path = %wt.path, %why, "worktree kept on archive")
+                    }
+                    None => crate::worktree::remove(&wt).await,
                 }
+                s.set_worktree_kept(kept);
             });
+        } else if first {
+            let s = session.clone();
+            tokio::spawn(async move { s.shutdown_agent(STDIN_CLOSE_GRACE, SIGTERM_GRACE).await });
         }
-        Ok(session)
+        Ok((session, kept_now))
     }
 
     /// Ends every SSE/WebSocket stream (first step of a shutdown).
@@ -400,46 +421,6 @@ async fn retention_loop(relay: std::sync::Weak<Relay>, age: Duration) {
         tokio::time::sleep(Duration::from_secs(3600)).await;
         let Some(relay) = relay.upgrade() else { return };
         relay.sweep_retention(age);
-    }
-}
-
-async fn add_worktree(repo: &Path, path: &Path) -> Result<(), ApiError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| ApiError::internal(format!("cannot create {}: {e}", parent.display())))?;
-    }
-    let out = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["worktree", "add", "--detach"])
-        .arg(path)
-        .output()
-        .await
-        .map_err(|e| ApiError::internal(format!("cannot run git: {e}")))?;
-    if !out.status.success() {
-        return Err(ApiError::bad_request(format!(
-            "git worktree add failed in {} (worktree mode needs --cwd inside a git repository with a commit): {}",
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(())
-}
-
-async fn remove_worktree(repo: &Path, path: &Path) {
-    let out = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["worktree", "remove", "--force"])
-        .arg(path)
-        .output()
-        .await;
-    match out {
-        Ok(o) if o.status.success() => tracing::info!(path = %path.display(), "worktree removed"),
-        Ok(o) => {
-            tracing::warn!(path = %path.display(), stderr = %String::from_utf8_lossy(&o.stderr).trim(), "git worktree remove failed")
-        }
-        Err(e) => tracing::warn!(error = %e, "cannot run git"),
     }
 }
 

@@ -80,6 +80,13 @@ pub struct ExitInfo {
 pub struct Worktree {
     pub repo: String,
     pub path: String,
+    /// The session's own branch (`bridge/<id prefix>`); `None` for worktrees made detached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// What it was branched from (the repository's branch then, or a commit): commits not in it
+    /// are work an archive must not destroy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// The persisted session record.
@@ -104,6 +111,10 @@ pub struct SessionMeta {
     /// stops what its previous run left behind, and never a process that merely reuses the pid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_process: Option<crate::agent::ProcId>,
+    /// Archived, but its worktree was kept, and why ("uncommitted changes", "2 commit(s) not
+    /// merged into main").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_kept: Option<String>,
 }
 
 impl SessionMeta {
@@ -129,6 +140,7 @@ impl SessionMeta {
             initialize: None,
             worktree: None,
             agent_process: None,
+            worktree_kept: None,
         }
     }
 }
@@ -561,6 +573,12 @@ impl Session {
             "archived": m.archived,
             "last_sequence_num": g.last_seq,
         });
+        if let Some(wt) = &m.worktree {
+            v["worktree"] = json!({"path": wt.path, "branch": wt.branch});
+        }
+        if let Some(why) = &m.worktree_kept {
+            v["worktree_kept"] = json!(why);
+        }
         if with_initialize {
             v["initialize"] = m.initialize.clone().unwrap_or(Value::Null);
             v["pending_requests"] = Value::Array(
@@ -1299,6 +1317,13 @@ impl Session {
     }
 
     // ---------------------------------------------------------------- lifecycle
+
+    /// Records that the archived session's worktree was kept (`Some(why)`) or removed (`None`).
+    pub fn set_worktree_kept(&self, why: Option<String>) {
+        let mut g = self.lock();
+        g.meta.worktree_kept = why;
+        self.save_meta(&g);
+    }
 
     pub fn set_archived(&self) -> bool {
         let mut g = self.lock();

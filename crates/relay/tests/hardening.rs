@@ -244,3 +244,108 @@ async fn a_restart_after_a_crash_stops_the_agents_left_behind() {
     );
     assert!(gone_within(bg, 5).await, "and its background sleep");
 }
+
+/// Worktree mode: each session works on its own branch, and archiving keeps a worktree holding
+/// uncommitted changes or unmerged commits (the answer and the session say why) unless discarded.
+#[tokio::test]
+async fn archiving_a_worktree_never_destroys_work() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |cwd: &std::path::Path, args: &[&str]| -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README"), "hi").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "init"]);
+    let data = dir.path().join("data");
+    let mut o = Opts::demo(&data);
+    o.args.extend([
+        "--spawn-mode".into(),
+        "worktree".into(),
+        "--cwd".into(),
+        repo.display().to_string(),
+    ]);
+    let relay = RelayProc::start(o);
+    let archive = async |sid: &str, body: serde_json::Value| -> serde_json::Value {
+        let r = http()
+            .post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.json().await.unwrap()
+    };
+    let settled = async |sid: &str, path: &str, exists: bool| -> serde_json::Value {
+        for _ in 0..200 {
+            let s = relay.session(sid).await;
+            if s["state"] == "ended" && std::path::Path::new(path).exists() == exists {
+                return s;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("{sid}: worktree {path} should exist: {exists}");
+    };
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let sid = relay.create_session().await;
+        let cwd = relay.session(&sid).await["cwd"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let branch = git(std::path::Path::new(&cwd), &["branch", "--show-current"]);
+        assert!(branch.starts_with("bridge/"), "its own branch: {branch}");
+        sessions.push((sid, cwd, branch));
+    }
+    let branches = git(&repo, &["branch", "--list", "bridge/*"]);
+    assert_eq!(branches.lines().count(), 3, "{branches}");
+
+    // Uncommitted work: kept, and said so.
+    let (a, cwd_a, _) = &sessions[0];
+    std::fs::write(std::path::Path::new(cwd_a).join("notes.txt"), "work").unwrap();
+    let answer = archive(a, json!({})).await;
+    assert_eq!(answer["worktree_kept"], "uncommitted changes", "{answer}");
+    let s = settled(a, cwd_a, true).await;
+    assert_eq!(s["worktree_kept"], "uncommitted changes", "{s}");
+
+    // Committed but not merged into main: kept.
+    let (b, cwd_b, _) = &sessions[1];
+    let wt_b = std::path::Path::new(cwd_b);
+    std::fs::write(wt_b.join("feature.txt"), "work").unwrap();
+    git(wt_b, &["add", "feature.txt"]);
+    git(wt_b, &["commit", "-q", "-m", "feature"]);
+    let answer = archive(b, json!({})).await;
+    assert_eq!(
+        answer["worktree_kept"], "1 commit(s) not merged into main",
+        "{answer}"
+    );
+    settled(b, cwd_b, true).await;
+
+    // Nothing to lose: removed with its branch.
+    let (c, cwd_c, branch_c) = &sessions[2];
+    let answer = archive(c, json!({})).await;
+    assert!(answer.get("worktree_kept").is_none(), "{answer}");
+    let s = settled(c, cwd_c, false).await;
+    assert!(s.get("worktree_kept").is_none(), "{s}");
+    assert!(git(&repo, &["branch", "--list", branch_c]).is_empty());
+
+    // Discarded on purpose: removed even with work in it.
+    archive(a, json!({"discard_worktree": true})).await;
+    let s = settled(a, cwd_a, false).await;
+    assert!(s.get("worktree_kept").is_none(), "{s}");
+}
