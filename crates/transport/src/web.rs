@@ -3,6 +3,10 @@
 //! that aborts when the connection is dropped), the browser `WebSocket`,
 //! `fetch` for POSTs and REST pages, gloo-timers for delays.
 //!
+//! Everything is taken from the global scope, not from `window`, so the same
+//! edge runs in a page, a worker and Node 20 (which has `fetch`, streams and
+//! timers but no `window`; a `WebSocket` only behind a flag).
+//!
 //! Authentication: the `bridge_session` cookie (same origin) by default; with
 //! a token, an `Authorization` header on fetches and a first
 //! `{"type":"auth",…}` frame on WebSockets (browsers cannot set WebSocket
@@ -19,6 +23,7 @@ use futures::{Stream, StreamExt as _};
 use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast as _, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -45,12 +50,31 @@ impl WebIo {
     /// An edge for `endpoint`; an empty `base_url` means the page's origin.
     pub fn new(mut endpoint: Endpoint) -> Self {
         if endpoint.base_url.is_empty()
-            && let Some(origin) = web_sys::window().and_then(|w| w.location().origin().ok())
+            && let Some(origin) = global_origin()
         {
             endpoint.base_url = origin;
         }
         Self { endpoint }
     }
+}
+
+/// `globalThis.location.origin` (a page or a worker); `None` elsewhere (Node).
+pub fn global_origin() -> Option<String> {
+    let location = Reflect::get(&js_sys::global(), &JsValue::from_str("location")).ok()?;
+    if location.is_undefined() || location.is_null() {
+        return None;
+    }
+    Reflect::get(&location, &JsValue::from_str("origin"))
+        .ok()?
+        .as_string()
+        .filter(|o| o.starts_with("http"))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global scope's `fetch` (a window, a worker, Node 18+).
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn global_fetch(input: &str, init: &RequestInit) -> Result<js_sys::Promise, JsValue>;
 }
 
 /// Connects a transport in the browser; spawns its driver with `spawn_local`.
@@ -66,8 +90,14 @@ pub fn connect(endpoint: Endpoint, config: Config, resume: Resume) -> Transport 
 fn js_err(e: JsValue) -> String {
     e.as_string()
         .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
+            e.dyn_ref::<js_sys::Error>().map(|e| {
+                let message = String::from(e.message());
+                // Node's fetch says only "fetch failed"; the reason is in `cause`.
+                match e.cause().dyn_ref::<js_sys::Error>() {
+                    Some(cause) => format!("{message} ({})", String::from(cause.message())),
+                    None => message,
+                }
+            })
         })
         .unwrap_or_else(|| format!("{e:?}"))
 }
@@ -118,8 +148,7 @@ async fn fetch(
         init.set_body(&JsValue::from_str(&b));
     }
     init.set_headers(&headers);
-    let window = web_sys::window().ok_or_else(|| Failure::Network("no window".into()))?;
-    let resp = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+    let resp = JsFuture::from(global_fetch(url, &init).map_err(net)?)
         .await
         .map_err(net)?;
     let resp: Response = resp.dyn_into().map_err(net)?;

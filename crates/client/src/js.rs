@@ -1,0 +1,642 @@
+//! The JS API (wasm32): `BridgeClient`, `parseNdjson` and `classify`. Types for TypeScript come
+//! from `types.d.ts` (the message union) and the `unchecked_*_type` attributes below.
+//!
+//! Every async method returns a Promise that rejects with an `Error` saying what went wrong.
+//! Payloads are queued in the transport's outbox synchronously, in call order; the Promise
+//! resolves when the relay has accepted the payload.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use bridge_protocol::build;
+use bridge_transport::web::global_origin;
+use bridge_transport::{
+    CloseReason, Config, ConnectionState, Endpoint, ReadMode, Resume, Source, Transport,
+    TransportEvent, TransportHandle,
+};
+use futures::channel::oneshot;
+use js_sys::{Array, Function, JSON, Object, Promise, Reflect};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use crate::http::post_json;
+use crate::{
+    SeenPermission, connect_hint, connect_options, create_options, permission_answer,
+    permission_request, settled_request, state_name,
+};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = include_str!("types.d.ts");
+
+/// What every Promise of the API is made from (one instantiation of `future_to_promise`).
+type PromiseFuture = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+fn future_to_promise(future: PromiseFuture) -> Promise {
+    wasm_bindgen_futures::future_to_promise(future)
+}
+
+/// An `Error` with `message`.
+fn error(message: impl AsRef<str>) -> JsValue {
+    js_sys::Error::new(message.as_ref()).into()
+}
+
+/// JSON → a plain JS object (through `JSON.parse`: no `Map`s, no class instances).
+fn to_js(value: &Value) -> JsValue {
+    JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// A JS value → JSON (through `JSON.stringify`; `undefined` and functions become `null`).
+fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
+    if value.is_undefined() {
+        return Ok(Value::Null);
+    }
+    let text = JSON::stringify(value).map_err(|e| {
+        error(format!(
+            "{what}: cannot be written as JSON: {}",
+            describe_js(&e)
+        ))
+    })?;
+    match text.as_string() {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| error(format!("{what}: cannot be read as JSON: {e}"))),
+        None => Ok(Value::Null),
+    }
+}
+
+fn object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o.into()
+}
+
+fn opt_str(s: Option<&str>) -> JsValue {
+    s.map_or(JsValue::NULL, JsValue::from_str)
+}
+
+fn number(n: u64) -> JsValue {
+    JsValue::from_f64(n as f64)
+}
+
+/// Reports an exception thrown by a handler the way an event listener's is reported (an
+/// unhandled rejection), without stopping delivery to it.
+fn report(result: Result<JsValue, JsValue>) {
+    if let Err(e) = result {
+        let _ = Promise::reject(&e);
+    }
+}
+
+fn has_global(name: &str) -> bool {
+    Reflect::get(&js_sys::global(), &JsValue::from_str(name))
+        .map(|v| v.is_function())
+        .unwrap_or(false)
+}
+
+fn handler(value: JsValue, what: &str) -> Result<Option<Function>, JsError> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    value
+        .dyn_into::<Function>()
+        .map(Some)
+        .map_err(|_| JsError::new(&format!("{what}: the handler must be a function (or null)")))
+}
+
+type Waiter = oneshot::Sender<Result<(), String>>;
+
+/// One message waiting for (or being handed to) the `onMessage` handler.
+struct Delivery {
+    message: JsValue,
+    seq: JsValue,
+    info: JsValue,
+}
+
+struct Inner {
+    handle: TransportHandle,
+    session_id: String,
+    state: Cell<&'static str>,
+    inbox: RefCell<VecDeque<Delivery>>,
+    notices: RefCell<VecDeque<JsValue>>,
+    on_message: RefCell<Option<Function>>,
+    on_state: RefCell<Option<Function>>,
+    on_notice: RefCell<Option<Function>>,
+    /// Sends waiting for the relay, by payload uuid, oldest first (confirmations come in order, so
+    /// the search ends at the front).
+    waiters: RefCell<VecDeque<(String, Waiter)>>,
+    /// `can_use_tool` requests seen and not settled yet, by request id (a handful at most).
+    permissions: RefCell<Vec<(String, SeenPermission)>>,
+    /// Settles `connect`: the first connection is live, or it failed.
+    ready: RefCell<Option<Waiter>>,
+    delivering: Cell<bool>,
+}
+
+impl Inner {
+    /// Hands held messages and notices to their handlers, in order. Messages stay held while no
+    /// handler is registered.
+    fn deliver(&self) {
+        if self.delivering.replace(true) {
+            return;
+        }
+        loop {
+            let Some(cb) = self.on_message.borrow().clone() else {
+                break;
+            };
+            let Some(d) = self.inbox.borrow_mut().pop_front() else {
+                break;
+            };
+            report(cb.call3(&JsValue::NULL, &d.message, &d.seq, &d.info));
+        }
+        loop {
+            let Some(cb) = self.on_notice.borrow().clone() else {
+                break;
+            };
+            let Some(n) = self.notices.borrow_mut().pop_front() else {
+                break;
+            };
+            report(cb.call1(&JsValue::NULL, &n));
+        }
+        self.delivering.set(false);
+    }
+
+    fn set_state(&self, name: &'static str) {
+        if self.state.replace(name) == name {
+            return;
+        }
+        let cb = self.on_state.borrow().clone();
+        if let Some(cb) = cb {
+            report(cb.call1(&JsValue::NULL, &JsValue::from_str(name)));
+        }
+    }
+
+    /// Settles `connect` on the first decisive state.
+    fn settle_ready(&self, state: &ConnectionState) {
+        let outcome = match state {
+            ConnectionState::Connecting { .. } | ConnectionState::Suspended => return,
+            ConnectionState::Open => Ok(()),
+            ConnectionState::Closed { .. } if state_name(state) == "ended" => Ok(()),
+            ConnectionState::Reconnecting { last_error, .. } => Err(last_error.clone()),
+            ConnectionState::Closed { reason } => Err(match reason {
+                CloseReason::Permanent(why) => why.clone(),
+                other => other.to_string(),
+            }),
+        };
+        let Some(tx) = self.ready.borrow_mut().take() else {
+            return;
+        };
+        let outcome = outcome.map_err(|e| {
+            // No reconnecting behind the caller's back when the first connection failed.
+            self.handle.close();
+            format!(
+                "connect: could not connect to session {}: {e}{}",
+                self.session_id,
+                connect_hint(&e)
+            )
+        });
+        let _ = tx.send(outcome);
+    }
+
+    fn settle_send(&self, uuid: &str, outcome: Result<(), String>) {
+        let mut waiters = self.waiters.borrow_mut();
+        if let Some(i) = waiters.iter().position(|(u, _)| u == uuid)
+            && let Some((_, tx)) = waiters.remove(i)
+        {
+            let _ = tx.send(outcome);
+        }
+    }
+
+    fn on_event(&self, event: TransportEvent) {
+        match event {
+            TransportEvent::Message(inbound) => {
+                let message = &inbound.message;
+                if let Some(seen) = permission_request(message) {
+                    self.permissions.borrow_mut().push(seen);
+                } else if let Some(id) = settled_request(message) {
+                    self.permissions.borrow_mut().retain(|(r, _)| r != id);
+                }
+                let source = inbound.source.as_ref().map(|s| match s {
+                    Source::Worker => "worker",
+                    Source::Client => "client",
+                    Source::Relay => "relay",
+                    Source::Other(o) => o.as_str(),
+                });
+                let info = object(&[
+                    ("source", opt_str(source)),
+                    ("eventId", opt_str(inbound.event_id.as_deref())),
+                    ("createdAt", opt_str(inbound.created_at.as_deref())),
+                ]);
+                self.inbox.borrow_mut().push_back(Delivery {
+                    message: to_js(message),
+                    seq: inbound.seq.map_or(JsValue::NULL, number),
+                    info,
+                });
+                self.deliver();
+            }
+            TransportEvent::Delivered { uuid, .. } => self.settle_send(&uuid, Ok(())),
+            TransportEvent::SendFailed { uuid, error } => {
+                self.settle_send(&uuid, Err(error.to_string()));
+            }
+            TransportEvent::DeliveryUpdate(_) => {}
+            TransportEvent::Gap { after, next } => {
+                self.notices.borrow_mut().push_back(object(&[
+                    ("kind", "gap".into()),
+                    ("after", number(after)),
+                    ("next", number(next)),
+                    (
+                        "message",
+                        format!(
+                            "the relay no longer has events {} to {}: they are missing here",
+                            after + 1,
+                            next.saturating_sub(1)
+                        )
+                        .into(),
+                    ),
+                ]));
+                self.deliver();
+            }
+            TransportEvent::Malformed { seq, error } => {
+                self.notices.borrow_mut().push_back(object(&[
+                    ("kind", "malformed".into()),
+                    ("seq", seq.map_or(JsValue::NULL, number)),
+                    (
+                        "message",
+                        format!("a frame could not be read: {error}").into(),
+                    ),
+                ]));
+                self.deliver();
+            }
+            TransportEvent::State(state) => {
+                self.settle_ready(&state);
+                self.set_state(state_name(&state));
+            }
+        }
+    }
+}
+
+async fn pump(inner: Rc<Inner>, mut transport: Transport) {
+    while let Some(event) = transport.next_event().await {
+        inner.on_event(event);
+    }
+    let waiting: Vec<(String, Waiter)> = inner.waiters.borrow_mut().drain(..).collect();
+    for (_, tx) in waiting {
+        let _ = tx.send(Err(
+            "the connection closed before the relay confirmed it".into()
+        ));
+    }
+    if let Some(tx) = inner.ready.borrow_mut().take() {
+        let _ = tx.send(Err("connect: the connection closed".into()));
+    }
+}
+
+/// A connection to one session of a Bridge relay: the console's transport (reconnect, lossless
+/// resume, dedup, outbox) without the console.
+#[wasm_bindgen]
+pub struct BridgeClient {
+    inner: Rc<Inner>,
+}
+
+#[wasm_bindgen]
+impl BridgeClient {
+    /// Creates a session (`POST /v1/code/sessions`): the relay starts an agent for it.
+    #[wasm_bindgen(js_name = createSession, unchecked_return_type = "Promise<{ sessionId: string }>")]
+    pub fn create_session(
+        #[wasm_bindgen(unchecked_param_type = "CreateSessionOptions")] options: JsValue,
+    ) -> Promise {
+        future_to_promise(Box::pin(async move {
+            let options = from_js(&options, "createSession")?;
+            let o = create_options(&options).map_err(error)?;
+            let base = resolve_base(o.base_url, "createSession")?;
+            let answer = post_json(
+                &format!("{base}/v1/code/sessions"),
+                o.token.as_deref(),
+                &o.body,
+            )
+            .await
+            .map_err(|e| error(format!("createSession: {e}")))?;
+            let id = answer
+                .get("session_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| error("createSession: the relay's answer has no session_id"))?;
+            Ok(object(&[("sessionId", id.into())]))
+        }))
+    }
+
+    /// Connects to a session. Resolves once the first connection is live (or the session turned
+    /// out to be over: state `ended`); rejects when it cannot connect (a bad token, no such
+    /// session, the relay unreachable) instead of retrying. After that, it reconnects by itself and
+    /// resumes from the last sequence number it delivered.
+    #[wasm_bindgen(unchecked_return_type = "Promise<BridgeClient>")]
+    pub fn connect(
+        #[wasm_bindgen(unchecked_param_type = "ConnectOptions")] options: JsValue,
+    ) -> Promise {
+        future_to_promise(Box::pin(async move {
+            let options = from_js(&options, "connect")?;
+            let o = connect_options(&options).map_err(error)?;
+            let base = resolve_base(o.base_url, "connect")?;
+            if o.transport.read_mode() == ReadMode::WebSocket && !has_global("WebSocket") {
+                return Err(error(
+                    "connect: this runtime has no global WebSocket (Node 20 has one only with \
+                     --experimental-websocket; Node 22+ and browsers have it): use transport: 'sse'",
+                ));
+            }
+            let endpoint = Endpoint::new(base, o.session_id.clone(), o.token);
+            let config = Config::new(o.transport, o.session_id.clone());
+            let resume = Resume {
+                from_sequence_num: o.from_seq,
+                ..Resume::default()
+            };
+            let transport = bridge_transport::web::connect(endpoint, config, resume);
+            let (tx, rx) = oneshot::channel();
+            let inner = Rc::new(Inner {
+                handle: transport.handle(),
+                session_id: o.session_id,
+                state: Cell::new("connecting"),
+                inbox: RefCell::default(),
+                notices: RefCell::default(),
+                on_message: RefCell::default(),
+                on_state: RefCell::default(),
+                on_notice: RefCell::default(),
+                waiters: RefCell::default(),
+                permissions: RefCell::default(),
+                ready: RefCell::new(Some(tx)),
+                delivering: Cell::new(false),
+            });
+            spawn_local(pump(inner.clone(), transport));
+            match rx.await {
+                Ok(Ok(())) => Ok(BridgeClient { inner }.into()),
+                Ok(Err(e)) => Err(error(e)),
+                Err(_) => Err(error("connect: the connection closed")),
+            }
+        }))
+    }
+
+    /// Registers the message handler (replacing the previous one; `null` removes it). It gets
+    /// every CLI→client message in order and without duplicates, with its relay sequence number
+    /// (`null` for ephemeral frames such as `stream_event`). Messages that arrived before a
+    /// handler was registered are held and handed to it first.
+    #[wasm_bindgen(js_name = onMessage)]
+    pub fn on_message(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MessageHandler | null")] handler_fn: JsValue,
+    ) -> Result<(), JsError> {
+        *self.inner.on_message.borrow_mut() = handler(handler_fn, "onMessage")?;
+        self.deliver_soon();
+        Ok(())
+    }
+
+    /// Registers the state handler (replacing the previous one; `null` removes it). It is called
+    /// at once with the current state, then on every change.
+    #[wasm_bindgen(js_name = onState)]
+    pub fn on_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "StateHandler | null")] handler_fn: JsValue,
+    ) -> Result<(), JsError> {
+        let cb = handler(handler_fn, "onState")?;
+        *self.inner.on_state.borrow_mut() = cb.clone();
+        if let Some(cb) = cb {
+            let inner = self.inner.clone();
+            spawn_local(async move {
+                let current = inner.on_state.borrow().clone();
+                // still the registered handler: tell it the state it starts from
+                if current.is_some_and(|c| c == cb) {
+                    report(cb.call1(&JsValue::NULL, &JsValue::from_str(inner.state.get())));
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Registers the notice handler (replacing the previous one; `null` removes it): history the
+    /// relay no longer had (`gap`) and frames that could not be read (`malformed`). Held until a
+    /// handler is registered, like messages.
+    #[wasm_bindgen(js_name = onNotice)]
+    pub fn on_notice(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "NoticeHandler | null")] handler_fn: JsValue,
+    ) -> Result<(), JsError> {
+        *self.inner.on_notice.borrow_mut() = handler(handler_fn, "onNotice")?;
+        self.deliver_soon();
+        Ok(())
+    }
+
+    /// Sends a prompt. Resolves with the message's uuid (the CLI's `isReplay` echo and
+    /// `command_lifecycle` refer to it) once the relay has accepted it.
+    #[wasm_bindgen(js_name = sendUser, unchecked_return_type = "Promise<string>")]
+    pub fn send_user(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Promise {
+        let payload = match text.as_string() {
+            Some(text) => Ok(build::value::user_text(&text, uuid::Uuid::new_v4())),
+            None => Err("sendUser: the text must be a string".to_owned()),
+        };
+        self.post("sendUser", payload, Answer::Uuid)
+    }
+
+    /// Interrupts the current turn. Resolves with the control request's id (the CLI's
+    /// `control_response` carries it) once the relay has accepted it.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn interrupt(&self) -> Promise {
+        let id = build::new_request_id();
+        let payload = Ok(build::value::interrupt(&id));
+        self.post("interrupt", payload, Answer::RequestId(id))
+    }
+
+    /// Switches the model (`null`: back to the default). Resolves with the control request's id
+    /// once the relay has accepted it; the CLI's answer arrives as a `control_response`.
+    #[wasm_bindgen(js_name = setModel, unchecked_return_type = "Promise<string>")]
+    pub fn set_model(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | null")] model: JsValue,
+    ) -> Promise {
+        let id = build::new_request_id();
+        let payload = if model.is_null() || model.is_undefined() {
+            Ok(build::value::set_model(&id, None))
+        } else {
+            match model.as_string() {
+                Some(m) if !m.is_empty() => Ok(build::value::set_model(&id, Some(&m))),
+                _ => Err("setModel: the model must be a non-empty string (or null)".to_owned()),
+            }
+        };
+        self.post("setModel", payload, Answer::RequestId(id))
+    }
+
+    /// Switches the permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`, …).
+    /// Resolves with the control request's id once the relay has accepted it.
+    #[wasm_bindgen(js_name = setPermissionMode, unchecked_return_type = "Promise<string>")]
+    pub fn set_permission_mode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "PermissionMode")] mode: JsValue,
+    ) -> Promise {
+        let id = build::new_request_id();
+        let payload = match mode.as_string() {
+            Some(m) => crate::set_permission_mode(&id, &m),
+            None => Err("setPermissionMode: the mode must be a string".to_owned()),
+        };
+        self.post("setPermissionMode", payload, Answer::RequestId(id))
+    }
+
+    /// Answers a `can_use_tool` request (its `request_id`). `allow` may carry an edited
+    /// `updatedInput` (default: the input as asked) and `updatedPermissions`; `deny` a `message`
+    /// for the model and `interrupt: true` to end the turn. Resolves once the relay has accepted
+    /// the answer; rejects e.g. when another client answered first (HTTP 409).
+    #[wasm_bindgen(js_name = respondToPermission, unchecked_return_type = "Promise<void>")]
+    pub fn respond_to_permission(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] request_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PermissionDecision")] decision: JsValue,
+    ) -> Promise {
+        let payload = (|| {
+            let id = request_id
+                .as_string()
+                .ok_or_else(|| "respondToPermission: the request id must be a string".to_owned())?;
+            let decision =
+                from_js(&decision, "respondToPermission").map_err(|e| describe_js(&e))?;
+            let seen = self
+                .inner
+                .permissions
+                .borrow()
+                .iter()
+                .find(|(r, _)| *r == id)
+                .map(|(_, s)| s.clone());
+            permission_answer(&id, &decision, seen.as_ref())
+        })();
+        self.post("respondToPermission", payload, Answer::Nothing)
+    }
+
+    /// Closes the connection: pending sends get up to 3 s to go out, then the state becomes
+    /// `offline` and nothing more is delivered.
+    pub fn close(&self) {
+        self.inner.handle.close();
+    }
+
+    /// The connection state: `connecting`, `live`, `reconnecting`, `offline` or `ended`.
+    #[wasm_bindgen(getter, unchecked_return_type = "ConnectionStateName")]
+    pub fn state(&self) -> String {
+        self.inner.state.get().to_owned()
+    }
+
+    /// The session this client is connected to.
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> String {
+        self.inner.session_id.clone()
+    }
+
+    /// The highest relay sequence number delivered so far: pass it as `fromSeq` to resume later
+    /// without receiving anything twice.
+    #[wasm_bindgen(getter)]
+    pub fn cursor(&self) -> f64 {
+        self.inner.handle.cursor() as f64
+    }
+}
+
+/// What a send's Promise resolves with.
+enum Answer {
+    Uuid,
+    RequestId(String),
+    Nothing,
+}
+
+impl BridgeClient {
+    fn deliver_soon(&self) {
+        let inner = self.inner.clone();
+        spawn_local(async move { inner.deliver() });
+    }
+
+    /// Queues `payload` now (so sends keep their call order) and resolves when the relay
+    /// accepted it.
+    fn post(&self, what: &'static str, payload: Result<Value, String>, answer: Answer) -> Promise {
+        let queued = payload
+            .and_then(|p| self.inner.handle.send(p).map_err(|e| e.to_string()))
+            .map(|uuid| {
+                let (tx, rx) = oneshot::channel();
+                self.inner
+                    .waiters
+                    .borrow_mut()
+                    .push_back((uuid.clone(), tx));
+                (uuid, rx)
+            });
+        future_to_promise(Box::pin(async move {
+            let (uuid, rx) = queued.map_err(|e| error(prefixed(what, &e)))?;
+            match rx.await {
+                Ok(Ok(())) => Ok(match answer {
+                    Answer::Uuid => uuid.into(),
+                    Answer::RequestId(id) => id.into(),
+                    Answer::Nothing => JsValue::UNDEFINED,
+                }),
+                Ok(Err(e)) => Err(error(format!("{what}: {e}"))),
+                Err(_) => Err(error(format!(
+                    "{what}: the connection closed before the relay confirmed it"
+                ))),
+            }
+        }))
+    }
+}
+
+fn prefixed(what: &str, message: &str) -> String {
+    if message.starts_with(what) {
+        message.to_owned()
+    } else {
+        format!("{what}: {message}")
+    }
+}
+
+fn describe_js(e: &JsValue) -> String {
+    crate::http::describe(e)
+}
+
+/// The relay's origin: the given one, or the page's own.
+fn resolve_base(base_url: String, what: &str) -> Result<String, JsValue> {
+    if !base_url.is_empty() {
+        return Ok(base_url);
+    }
+    global_origin().ok_or_else(|| {
+        error(format!(
+            "{what}: `baseUrl` is required outside a page served over http(s) (e.g. 'http://127.0.0.1:8787')"
+        ))
+    })
+}
+
+/// Splits NDJSON text (CRLF, blank lines, a last line without `\n`) with the protocol crate's
+/// decoder and checks every line with its typed decoder: `messages` holds each message as a plain
+/// object (unknown types included), `errors` each line that is not one, and reading goes on after
+/// it.
+#[wasm_bindgen(js_name = parseNdjson, unchecked_return_type = "ParsedNdjson")]
+pub fn parse_ndjson(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> Result<JsValue, JsError> {
+    let text = text
+        .as_string()
+        .ok_or_else(|| JsError::new("parseNdjson: the text must be a string"))?;
+    let parsed = crate::parse_ndjson(&text);
+    let messages: Array = parsed.messages.iter().map(to_js).collect();
+    let errors: Array = parsed
+        .errors
+        .iter()
+        .map(|e| {
+            object(&[
+                ("line", number(e.line)),
+                ("message", e.message.as_str().into()),
+            ])
+        })
+        .collect();
+    Ok(object(&[
+        ("messages", messages.into()),
+        ("errors", errors.into()),
+    ]))
+}
+
+/// Classifies a CLI→client message with the protocol crate's decoder (see `MessageClass`).
+#[wasm_bindgen(unchecked_return_type = "MessageClass")]
+pub fn classify(
+    #[wasm_bindgen(unchecked_param_type = "CliMessage | object")] message: JsValue,
+) -> String {
+    match from_js(&message, "classify") {
+        Ok(value) => crate::classify(&value).to_owned(),
+        Err(_) => "invalid".to_owned(),
+    }
+}
