@@ -19,6 +19,8 @@ pub enum FrameKind {
     Ephemeral,
     /// Progress of a client event (`event: delivery_update`).
     DeliveryUpdate,
+    /// Events the subscriber has not seen were pruned by retention (`event: catch_up_truncated`).
+    CatchUpTruncated,
 }
 
 impl FrameKind {
@@ -27,6 +29,7 @@ impl FrameKind {
             FrameKind::ClientEvent => "client_event",
             FrameKind::Ephemeral => "ephemeral_event",
             FrameKind::DeliveryUpdate => "delivery_update",
+            FrameKind::CatchUpTruncated => "catch_up_truncated",
         }
     }
 }
@@ -183,6 +186,21 @@ impl Frame {
             false,
             sse,
             data_range,
+            0..0,
+        )
+    }
+
+    /// [`SSE_CATCH_UP_TRUNCATED`] as a frame, for a gap found in the middle of a stream.
+    pub fn catch_up_truncated() -> Arc<Frame> {
+        let sse = SSE_CATCH_UP_TRUNCATED.to_owned();
+        let data = sse.find("{}").unwrap_or(0);
+        assemble(
+            FrameKind::CatchUpTruncated,
+            None,
+            Source::Relay,
+            false,
+            sse,
+            data..data + 2,
             0..0,
         )
     }

@@ -693,6 +693,9 @@ async fn list_events(
         .unwrap_or(EVENTS_PAGE_DEFAULT)
         .clamp(1, EVENTS_PAGE_MAX);
     let (first, last) = session.bounds();
+    if after > last {
+        return Err(crate::follow::beyond_end_error(&id, after, last));
+    }
     let truncated = last > 0 && after.saturating_add(1) < first;
     // The first page now (a store failure is still a clean 500), the rest as the client reads:
     // pages bounded in events and bytes, never the whole answer in memory.

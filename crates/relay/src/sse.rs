@@ -47,6 +47,9 @@ pub async fn stream(
     let slot = app.limits.streams.acquire(&who.token_id)?;
     let cursor = cursor_from(&headers, q.from_sequence_num);
     let (follower, truncated) = Follower::new(session, cursor);
+    if follower.beyond_end() {
+        return Err(follower.beyond_end_error());
+    }
     if follower.finished() {
         // An ended session whose log the client already has: a 2xx that closes at once would make
         // the SDK reconnect about once a second forever (a clean end is a reconnect, and a 2xx resets

@@ -41,6 +41,9 @@ const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 /// Envelope mode: the session has ended and the client already has its whole log (the WebSocket
 /// counterpart of the SSE stream's 404 `session_ended`); clients do not reconnect after it.
 pub const CLOSE_SESSION_ENDED: u16 = 4404;
+/// `from_sequence_num` is past the end of the session's log (the WebSocket counterpart of the SSE
+/// stream's and the event list's 400 `cursor_beyond_end`); reconnecting with it cannot succeed.
+pub const CLOSE_CURSOR_BEYOND_END: u16 = 4400;
 
 #[derive(Deserialize)]
 pub struct WsQuery {
@@ -198,6 +201,16 @@ async fn run(
         None => session.last_seq(),
     };
     let (mut follower, truncated) = Follower::new(session.clone(), cursor);
+    if follower.beyond_end() {
+        let e = follower.beyond_end_error();
+        let _ = sink
+            .send(close(
+                CLOSE_CURSOR_BEYOND_END,
+                &format!("cursor_beyond_end: {}", e.message),
+            ))
+            .await;
+        return;
+    }
     if envelope
         && truncated
         && sink
@@ -238,7 +251,10 @@ async fn run(
                     let text = if envelope {
                         f.ws_envelope()
                     } else {
-                        if f.kind == FrameKind::DeliveryUpdate || f.source == Source::Client {
+                        // The bare protocol has no delivery updates, echoes or truncation signal.
+                        if matches!(f.kind, FrameKind::DeliveryUpdate | FrameKind::CatchUpTruncated)
+                            || f.source == Source::Client
+                        {
                             continue;
                         }
                         f.ws_line()

@@ -349,3 +349,67 @@ async fn archiving_a_worktree_never_destroys_work() {
     let s = settled(a, cwd_a, false).await;
     assert!(s.get("worktree_kept").is_none(), "{s}");
 }
+
+/// A cursor past the end of the log is refused explicitly on every read path (it used to skip
+/// every event silently until the log caught up with it).
+#[tokio::test]
+async fn a_cursor_past_the_end_of_the_log_is_refused() {
+    use futures::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let sid = relay.create_session().await;
+    let r = relay.post(&sid, TOKEN, user("hi")).await;
+    let last = r.json::<serde_json::Value>().await.unwrap()["results"][0]["sequence_num"]
+        .as_u64()
+        .unwrap();
+    let beyond = last + 1000;
+
+    let sse = relay.sse(&sid, Some(beyond)).await;
+    assert_eq!(sse.status, 400);
+    let r = http()
+        .get(relay.url(&format!(
+            "/v1/code/sessions/{sid}/events/stream?from_sequence_num={beyond}"
+        )))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "cursor_beyond_end", "{body}");
+
+    let r = http()
+        .get(relay.url(&format!("/v1/code/sessions/{sid}/events?after={beyond}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "cursor_beyond_end", "{body}");
+
+    let url = format!(
+        "ws://{}/v1/code/sessions/{sid}/ws?envelope=1&from_sequence_num={beyond}",
+        relay.addr
+    );
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let close = loop {
+        match tokio::time::timeout(T, ws.next()).await.unwrap() {
+            Some(Ok(Message::Close(c))) => break c.unwrap(),
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    assert_eq!(u16::from(close.code), 4400, "{close:?}");
+    assert!(close.reason.starts_with("cursor_beyond_end"), "{close:?}");
+    let _ = ws.close(None).await;
+
+    // The end itself is fine.
+    let ok = relay.sse(&sid, Some(last)).await;
+    assert_eq!(ok.status, 200);
+}

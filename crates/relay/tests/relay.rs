@@ -518,7 +518,10 @@ async fn relay_restarted_on_the_same_data_dir_keeps_the_log() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 404, "a cursor past the end is at the end too");
+    // A cursor past the end names events this log never had: refused, never taken as "the end".
+    assert_eq!(r.status(), 400, "a cursor past the end is refused");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "cursor_beyond_end");
     // A fresh load (cursor 0) still gets the whole transcript, then the end.
     let mut full = relay.sse(&sid, None).await;
     assert_eq!(full.status, 200);
@@ -1449,7 +1452,7 @@ mod ws {
         let mut obs = connect(
             &relay,
             &sid,
-            "?envelope=1&from_sequence_num=1000000",
+            &format!("?envelope=1&from_sequence_num={before}"),
             Some(minted["token"].as_str().unwrap()),
         )
         .await;

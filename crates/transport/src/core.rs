@@ -135,8 +135,8 @@ pub struct Resume {
 pub enum CloseReason {
     /// `close()` was called (or every handle was dropped).
     Client,
-    /// A failure retrying cannot fix: HTTP 401/403/404 on the stream, a
-    /// WebSocket close code 1002/1008/4001/4003/4404, or 401 on a POST.
+    /// A failure retrying cannot fix: HTTP 400/401/403/404 on the stream, a
+    /// WebSocket close code 1002/1008/4001/4003/4400/4404, or 401 on a POST.
     Permanent(String),
     /// No healthy connection for the give-up period.
     GaveUp(String),
@@ -327,9 +327,14 @@ impl Failure {
     /// never authenticated.
     pub fn is_permanent(&self) -> bool {
         match self {
-            Failure::Http { status, .. } => matches!(status, 401 | 403 | 404),
-            // 4404: the relay's "session ended and fully delivered" (its SSE stream says 404).
-            Failure::WsClosed { code, .. } => matches!(code, 1002 | 1008 | 4001 | 4003 | 4404),
+            // 400 on the stream: the relay refuses the resume cursor (`cursor_beyond_end`, past
+            // the end of its log); the same cursor can never succeed.
+            Failure::Http { status, .. } => matches!(status, 400 | 401 | 403 | 404),
+            // 4404: the relay's "session ended and fully delivered" (its SSE stream says 404);
+            // 4400: its `cursor_beyond_end`.
+            Failure::WsClosed { code, .. } => {
+                matches!(code, 1002 | 1008 | 4001 | 4003 | 4400 | 4404)
+            }
             _ => false,
         }
     }

@@ -508,6 +508,21 @@ fn permanent_failures_close_and_fail_pending_sends() {
     for (failure, permanent) in [
         (
             Failure::Http {
+                status: 400,
+                retry_after_ms: None,
+                reason: "cursor_beyond_end".into(),
+            },
+            true,
+        ),
+        (
+            Failure::WsClosed {
+                code: 4400,
+                reason: "cursor_beyond_end".into(),
+            },
+            true,
+        ),
+        (
+            Failure::Http {
                 status: 401,
                 retry_after_ms: None,
                 reason: "authentication_error".into(),
