@@ -36,6 +36,10 @@ wasm-opt -Oz --enable-reference-types --enable-bulk-memory --enable-nontrapping-
   --enable-sign-ext --enable-mutable-globals --enable-multivalue \
   "$out/${NAME}_bg.wasm" -o "$out/${NAME}_bg.wasm"
 
+# Exported classes have a `[Symbol.dispose]()`: name the lib that types it, so that the .d.ts checks
+# under any `lib` setting (TypeScript 5.2+).
+sed -i '1i /// <reference lib="esnext.disposable" />' "$out/$NAME.d.ts"
+
 cat >"$out/package.json" <<JSON
 {
   "name": "bridge-console-client",

@@ -77,6 +77,11 @@ kill $relay_pid 2>/dev/null || true
 step "trunk build --release"
 trunk build --release
 
+step "client package (pkg/): clippy wasm32, scripts/pack.sh (prints the gzipped wasm size), Node + Chromium tests"
+cargo clippy --target wasm32-unknown-unknown -p bridge-console-client --all-targets -- -D warnings
+scripts/pack.sh
+tests/pkg/run.sh
+
 if [ "${SKIP_E2E:-0}" != 1 ]; then
   step "end-to-end (Playwright: 18 flows x desktop + phone x demo agent + real CLI 2.1.332)"
   E2E_REQUIRE_REAL=1 tests/e2e/run.sh

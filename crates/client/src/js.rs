@@ -97,7 +97,7 @@ fn has_global(name: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn handler(value: JsValue, what: &str) -> Result<Option<Function>, JsError> {
+fn as_handler(value: JsValue, what: &str) -> Result<Option<Function>, JsError> {
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
@@ -381,9 +381,9 @@ impl BridgeClient {
     #[wasm_bindgen(js_name = onMessage)]
     pub fn on_message(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "MessageHandler | null")] handler_fn: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "MessageHandler | null")] handler: JsValue,
     ) -> Result<(), JsError> {
-        *self.inner.on_message.borrow_mut() = handler(handler_fn, "onMessage")?;
+        *self.inner.on_message.borrow_mut() = as_handler(handler, "onMessage")?;
         self.deliver_soon();
         Ok(())
     }
@@ -393,9 +393,9 @@ impl BridgeClient {
     #[wasm_bindgen(js_name = onState)]
     pub fn on_state(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "StateHandler | null")] handler_fn: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "StateHandler | null")] handler: JsValue,
     ) -> Result<(), JsError> {
-        let cb = handler(handler_fn, "onState")?;
+        let cb = as_handler(handler, "onState")?;
         *self.inner.on_state.borrow_mut() = cb.clone();
         if let Some(cb) = cb {
             let inner = self.inner.clone();
@@ -416,9 +416,9 @@ impl BridgeClient {
     #[wasm_bindgen(js_name = onNotice)]
     pub fn on_notice(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "NoticeHandler | null")] handler_fn: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NoticeHandler | null")] handler: JsValue,
     ) -> Result<(), JsError> {
-        *self.inner.on_notice.borrow_mut() = handler(handler_fn, "onNotice")?;
+        *self.inner.on_notice.borrow_mut() = as_handler(handler, "onNotice")?;
         self.deliver_soon();
         Ok(())
     }

@@ -76,7 +76,7 @@ export type PermissionDecision =
   | {
       behavior: 'allow';
       /** The tool input to run with: edit it to change what runs. Default: the input as asked. */
-      updatedInput?: Record<string, unknown>;
+      updatedInput?: ToolInput;
       /** Rules, mode or directory changes to apply with this answer (e.g. one of the request's `permission_suggestions`). */
       updatedPermissions?: PermissionUpdate[];
     }
@@ -132,6 +132,9 @@ export interface Usage {
   [field: string]: unknown;
 }
 
+/** A tool's input: an object whose fields depend on the tool (`command` for Bash, `file_path` for Edit, …). */
+export type ToolInput = Record<string, unknown>;
+
 /** Plain text. */
 export interface TextBlock { type: 'text'; text: string; citations?: unknown[] | null }
 /** The model's extended thinking. */
@@ -139,7 +142,7 @@ export interface ThinkingBlock { type: 'thinking'; thinking: string; signature?:
 /** Thinking the API returned encrypted. */
 export interface RedactedThinkingBlock { type: 'redacted_thinking'; data: string }
 /** A tool call. `input` is the JSON the tool will get (after the CLI applied defaults). */
-export interface ToolUseBlock { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+export interface ToolUseBlock { type: 'tool_use'; id: string; name: string; input: ToolInput }
 /** A tool's result (in `user` messages). */
 export interface ToolResultBlock {
   type: 'tool_result';
@@ -157,8 +160,16 @@ export interface ServerToolUseBlock {
   input: Record<string, unknown>;
   server_name?: string;
 }
-/** A content block of a type not listed above (server tool results, compaction, …), kept whole. */
-export interface OtherBlock { type: string; [field: string]: unknown }
+/** The other content blocks (server tool results, MCP results, compaction, …), each with its own fields. */
+export interface OtherBlock {
+  type:
+    | 'web_search_tool_result' | 'web_fetch_tool_result' | 'advisor_tool_result'
+    | 'code_execution_tool_result' | 'bash_code_execution_tool_result'
+    | 'text_editor_code_execution_tool_result' | 'tool_search_tool_result' | 'mcp_tool_result'
+    | 'container_upload' | 'compaction' | 'fallback' | 'mcp_tool_listing' | 'search_result'
+    | 'tool_reference';
+  [field: string]: unknown;
+}
 /** A content block. */
 export type ContentBlock =
   | TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | SourceBlock
@@ -212,7 +223,7 @@ export interface UserMessage {
 }
 
 /** A tool call a permission rule or the user denied, listed in `result`. */
-export interface PermissionDenial { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }
+export interface PermissionDenial { tool_name: string; tool_use_id: string; tool_input: ToolInput }
 
 /** Exactly one per turn: the turn is over. */
 export interface ResultMessage {
@@ -324,8 +335,7 @@ export interface SystemOtherMessage {
     | 'local_command_output' | 'notification' | 'permission_denied' | 'elicitation_complete'
     | 'control_request_progress' | 'model_refusal_fallback' | 'model_refusal_no_fallback'
     | 'plugin_install' | 'worker_shutting_down' | 'commands_changed' | 'files_persisted'
-    | 'memory_recall' | 'mirror_error' | 'informational' | 'session_writes_lost'
-    | (string & {});
+    | 'memory_recall' | 'mirror_error' | 'informational' | 'session_writes_lost';
   uuid?: string;
   session_id?: string;
   [field: string]: unknown;
@@ -349,7 +359,7 @@ export type StreamEvent =
         | { type: 'thinking_delta'; thinking: string }
         | { type: 'signature_delta'; signature: string }
         | { type: 'citations_delta'; citation: unknown }
-        | { type: string; [field: string]: unknown };
+        | { type: 'compaction_delta'; content?: string | null };
     }
   | { type: 'content_block_stop'; index: number }
   | { type: 'message_delta'; delta: { stop_reason: StopReason | null; stop_sequence?: string | null }; usage: { output_tokens: number } }
@@ -426,7 +436,7 @@ export interface CanUseToolRequest {
   subtype: 'can_use_tool';
   tool_name: string;
   /** The tool's input as asked; send an edited copy as `updatedInput` to change what runs. */
-  input: Record<string, unknown>;
+  input: ToolInput;
   tool_use_id: string;
   /** Rule or mode changes the CLI suggests (pass one as `updatedPermissions`). */
   permission_suggestions?: PermissionUpdate[];
@@ -452,11 +462,17 @@ export interface ElicitationRequest {
   requested_schema?: Record<string, unknown>;
 }
 
+/** The other requests the CLI sends: run a client hook, talk to an SDK MCP server, show a dialog. */
+export interface OtherCliControlRequest {
+  subtype: 'hook_callback' | 'mcp_message' | 'request_user_dialog';
+  [field: string]: unknown;
+}
+
 /** A request the CLI sends and a client must answer; `request_id` identifies it. */
 export interface ControlRequestMessage {
   type: 'control_request';
   request_id: string;
-  request: CanUseToolRequest | ElicitationRequest | { subtype: string; [field: string]: unknown };
+  request: CanUseToolRequest | ElicitationRequest | OtherCliControlRequest;
 }
 
 /** The CLI's answer to a client's control request (`interrupt`, `set_model`, …). */
@@ -478,14 +494,18 @@ export type KnownCliMessage =
   | ControlResponseMessage | ControlCancelRequestMessage | KeepAliveMessage | CommandLifecycleMessage;
 
 /**
- * A message of a type this package does not know (a newer CLI, the relay's `relay_error`, an
- * internal frame), delivered whole. `classify` says `unknown` (or `internal`). The `type` is
- * typed so that a check such as `msg.type === 'assistant'` narrows to the known message.
+ * A message of a type this package does not know (a newer CLI, the relay's `relay_error`, an internal
+ * frame), delivered whole: `classify` says `unknown` (or `internal`). Such messages do arrive through
+ * `onMessage` although `CliMessage` does not list them (a catch-all member would stop
+ * `msg.type === 'assistant'` from narrowing): keep a `default:` branch, and cast there when needed.
  */
 export interface UnknownCliMessage {
-  type: string & { readonly __unknownMessageType: true };
+  type: string;
   [field: string]: unknown;
 }
 
-/** What `onMessage` and `parseNdjson` give: a known message, or an unknown one kept whole. */
-export type CliMessage = KnownCliMessage | UnknownCliMessage;
+/**
+ * What `onMessage` and `parseNdjson` give: every message the CLI writes (and the relay forwards), a
+ * union discriminated by `type`. Messages of other types arrive as well (see `UnknownCliMessage`).
+ */
+export type CliMessage = KnownCliMessage;
