@@ -380,7 +380,9 @@ async fn login(
     PeerIp(peer): PeerIp,
     SmallJsonBody(body): SmallJsonBody,
 ) -> Result<Response, ApiError> {
-    if let Err(wait) = app.limits.login.check(peer, std::time::Instant::now()) {
+    // Only failed attempts are charged (guessing is what the limit stops; a person or a test
+    // signing in with a good link many times a minute is not).
+    if let Err(wait) = app.limits.login.peek(peer, std::time::Instant::now()) {
         tracing::warn!(?peer, "login attempts rate-limited");
         return Ok(crate::limits::too_many_login_attempts(wait));
     }
@@ -390,6 +392,7 @@ async fn login(
         .login(body.token.trim())
         .map_err(|e| ApiError::internal(e.to_string()))?
     else {
+        let _ = app.limits.login.check(peer, std::time::Instant::now());
         return Err(ApiError::unauthorized(
             "invalid, expired or already used login token",
         ));

@@ -63,7 +63,7 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
       `${push.origin}/`,
       '--push-min-turn-secs',
       '0',
-    ]);
+    ], { copyStatic: true });
     expect(relay.base).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(relay.banner.join('\n'), 'the banner prints the certificate fingerprint').toMatch(/([0-9A-F]{2}:){31}[0-9A-F]{2}/i);
 
@@ -155,17 +155,26 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     const rid = needs.payload.request_id as string;
 
     const regId = await swRegistrationId(cdp, `${relay.base}/`);
+    const sw = (): Worker => {
+      const w = ctx!.serviceWorkers().find((x) => x.url().startsWith(relay!.base));
+      if (!w) throw new Error('no service worker in the context');
+      return w;
+    };
     await deliver(cdp, relay.base, regId, needs);
     const tag = `bridge:${sid}:${rid}`;
-    await expect.poll(() => notifications(page, tag).then((n) => n.length), { message: 'the notification is shown' }).toBe(1);
+    const lastPush = () => sw().evaluate(() => JSON.stringify((self as any).__bridgeLastPush ?? null)).catch((e) => String(e));
+    await expect
+      .poll(() => notifications(page, tag).then((n) => n.length), { message: 'the notification is shown' })
+      .toBe(1)
+      .catch(async (e) => {
+        throw new Error(`${(e as Error).message}\nservice worker's last push: ${await lastPush()}`);
+      });
     const [shown] = await notifications(page, tag);
     expect(shown.actions).toEqual(['allow', 'deny']);
     expect(shown.body).toContain('touch e2e-original.txt');
 
     // Allow from the notification.
-    const sw = ctx.serviceWorkers().find((w) => w.url().startsWith(relay!.base))!;
-    expect(sw, 'the service worker').toBeTruthy();
-    await clickNotification(sw, tag, 'allow');
+    await clickNotification(sw(), tag, 'allow');
     await expect.poll(() => notifications(page, tag).then((n) => n.length)).toBe(0);
 
     // The agent got exactly one answer: the unedited input, from this device.
@@ -205,13 +214,32 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     await page.goto(`${relay.base}/`);
     await deliver(cdp, relay.base, regId, second);
     await expect.poll(() => notifications(page, tag2).then((n) => n.length)).toBe(1);
-    await clickNotification(sw, tag2, 'allow');
+    await clickNotification(sw(), tag2, 'allow');
     await expect
       .poll(() => notifications(page, tag2).then((n) => n.map((x) => `${x.title} ${x.body}`).join(' ')))
       .toMatch(/already answered|answered first/i);
     const rid2 = second.payload.request_id as string;
     const answers2 = (await events(api, sid)).filter((e) => e.source === 'client' && e.payload.type === 'control_response' && e.payload.response?.request_id === rid2);
     expect(answers2, 'one answer for the second prompt: the console one').toHaveLength(1);
+
+    // A new build lands: the app offers it and waits for a click, so a draft is never lost to a reload.
+    fs.appendFileSync(path.join(relay.staticDir, 'sw.js'), `\n// e2e: a new build ${uid}\n`);
+    await page.goto(`${relay.base}/s/${sid}`);
+    await expect(tid(page, 'connection-status')).toHaveAttribute('data-state', 'live', { timeout: 20_000 });
+    const draft = `a draft being written ${uid}`;
+    await tid(page, 'composer-input').fill(draft);
+    await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r?.update()));
+    await expect(tid(page, 'update-available')).toBeVisible({ timeout: 20_000 });
+    let reloaded = false;
+    page.once('load', () => (reloaded = true));
+    await page.waitForTimeout(2_000);
+    expect(reloaded, 'the console does not reload by itself').toBe(false);
+    await expect(tid(page, 'composer-input')).toHaveValue(draft);
+    await page.screenshot({ path: shotPath(`flow-19-update--${testInfo.project.name}.png`) });
+    await Promise.all([page.waitForEvent('load'), press(tid(page, 'update-available'))]);
+    await expect(tid(page, 'composer-input')).toHaveValue(draft, { timeout: 20_000 });
+    await expect(tid(page, 'update-available')).toHaveCount(0);
+    await tid(page, 'composer-input').fill('');
 
     // The relay goes away: the installed app still opens from cache and says it is offline.
     await relay.stop();

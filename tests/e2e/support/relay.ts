@@ -15,6 +15,8 @@ export interface OwnRelay {
   base: string;
   login: string;
   dataDir: string;
+  /** The console build this relay serves. */
+  staticDir: string;
   log: string;
   child: ChildProcess;
   /** base64 SHA-256 of the certificate's SubjectPublicKeyInfo (Chromium's --ignore-certificate-errors-spki-list). */
@@ -24,14 +26,26 @@ export interface OwnRelay {
   stop(): Promise<void>;
 }
 
-export async function startRelay(backend: BackendInfo, name: string, extra: string[], opts: { tls?: boolean } = {}): Promise<OwnRelay> {
+export interface RelayOptions {
+  /** Serve HTTPS with --tls-self-signed (default true). */
+  tls?: boolean;
+  /** Serve a private copy of the console build (the flow may change it, e.g. to ship a "new version"). */
+  copyStatic?: boolean;
+}
+
+export async function startRelay(backend: BackendInfo, name: string, extra: string[], opts: RelayOptions = {}): Promise<OwnRelay> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bridge-e2e-${name}-`));
   const dataDir = path.join(dir, 'data');
   const logDir = path.join(E2E_DIR, 'artifacts/logs');
   fs.mkdirSync(logDir, { recursive: true });
   const log = path.join(logDir, `${name}.log`);
   const relay = process.env.BRIDGE_RELAY_BIN ?? path.join(REPO, 'target/debug/bridge-relay');
-  const staticDir = process.env.E2E_STATIC_DIR ?? path.join(REPO, 'dist');
+  let staticDir = process.env.E2E_STATIC_DIR ?? path.join(REPO, 'dist');
+  if (opts.copyStatic) {
+    const copy = path.join(dir, 'dist');
+    fs.cpSync(staticDir, copy, { recursive: true });
+    staticDir = copy;
+  }
   const agent =
     backend.name === 'real'
       ? ['--claude', backend.claudeBin!, '--permission-mode', 'default']
@@ -100,6 +114,7 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     base: `${scheme}://${addr}`,
     login,
     dataDir,
+    staticDir,
     log,
     child,
     spki,
