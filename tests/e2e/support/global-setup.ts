@@ -167,6 +167,9 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             staticDir,
             '--cwd',
             work,
+            // Every flow x form opens its own sessions on this one relay (default cap: 32 live).
+            '--max-sessions',
+            '500',
           ],
           { ...baseEnv, HOME: dir, BRIDGE_DEMO_SPEED: '1' },
           work,
@@ -237,6 +240,8 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             // Explicit, so every CLI version prompts the same way (2.1.300 defaulted to `auto`).
             '--permission-mode',
             'default',
+            '--max-sessions',
+            '500',
             // Passed on to every `claude`: an MCP server whose tool asks through MCP elicitation, so
             // the console's elicitation dialog meets the real CLI (flow 15).
             '--',
