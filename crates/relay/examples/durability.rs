@@ -22,7 +22,7 @@ fn main() -> anyhow::Result<()> {
     };
     let events: u64 = opt("--events").map_or(Ok(5000), |v| v.parse())?;
     let bytes: usize = opt("--bytes").map_or(Ok(400), |v| v.parse())?;
-    let dir = opt("--dir").map_or_else(|| std::env::current_dir(), |d| Ok(d.into()))?;
+    let dir = opt("--dir").map_or_else(std::env::current_dir, |d| Ok(d.into()))?;
     let payload = format!(
         "{{\"type\":\"assistant\",\"text\":\"{}\"}}",
         "x".repeat(bytes)

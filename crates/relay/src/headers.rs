@@ -44,7 +44,7 @@ pub fn inline_script_hashes(html: &str) -> Vec<String> {
         };
         let tag = &lower[start..tag_end];
         if !tag.contains(" src=") && !tag.contains("\tsrc=") && !tag.contains("\nsrc=") {
-            let digest = Sha256::digest(html[tag_end..close].as_bytes());
+            let digest = Sha256::digest(&html.as_bytes()[tag_end..close]);
             out.push(base64::engine::general_purpose::STANDARD.encode(digest));
         }
         from = close;
