@@ -184,6 +184,41 @@ describe('a reconnect mid-turn', () => {
   });
 });
 
+describe('notices', () => {
+  test('history the relay pruned is reported as a gap, and what is left is delivered', async () => {
+    const { BridgeClient, classify } = pkg;
+    const small = await startRelay({ args: ['--retention-events', '4'] });
+    try {
+      const { baseUrl, token } = small;
+      const { sessionId } = await BridgeClient.createSession({ baseUrl, token, cwd: ROOT });
+      const first = await BridgeClient.connect({ baseUrl, token, sessionId });
+      const log = collect(first);
+      await first.sendUser('Please tidy up the build directory');
+      const ask = await waitFor(log, (m) => classify(m) === 'can_use_tool', 'a permission prompt');
+      await first.respondToPermission(ask.msg.request_id, { behavior: 'deny', message: 'no', interrupt: true });
+      await waitFor(log, (m) => m.type === 'result', 'the result');
+      const events = await caughtUpEvents(first, baseUrl, token, sessionId);
+      first.close();
+      assert.ok(events[0].sequence_num > 2, `the relay pruned the start (first kept: ${events[0].sequence_num})`);
+
+      const late = await BridgeClient.connect({ baseUrl, token, sessionId, fromSeq: 1 });
+      const notices = [];
+      const llog = collect(late);
+      late.onNotice((n) => notices.push(n));
+      await waitFor(llog, () => late.cursor >= events.at(-1).sequence_num, 'the retained history');
+      assert.equal(notices.length, 1, JSON.stringify(notices));
+      assert.equal(notices[0].kind, 'gap');
+      assert.equal(notices[0].after, 1);
+      assert.ok(notices[0].next <= events[0].sequence_num);
+      assert.match(notices[0].message, /no longer has events 2 to/);
+      assert.ok(durableSeqs(llog).every((seq) => seq >= notices[0].next));
+      late.close();
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
 describe('errors say what went wrong', () => {
   test('a wrong token, an unknown session, an unreachable relay', async () => {
     const { BridgeClient } = pkg;

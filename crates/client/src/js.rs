@@ -124,6 +124,8 @@ struct Inner {
     notices: RefCell<VecDeque<JsValue>>,
     on_message: RefCell<Option<Function>>,
     on_state: RefCell<Option<Function>>,
+    /// The state handler was told a state since it was registered.
+    state_told: Cell<bool>,
     on_notice: RefCell<Option<Function>>,
     /// Sends waiting for the relay, by payload uuid, oldest first (confirmations come in order, so
     /// the search ends at the front).
@@ -169,6 +171,7 @@ impl Inner {
         }
         let cb = self.on_state.borrow().clone();
         if let Some(cb) = cb {
+            self.state_told.set(true);
             report(cb.call1(&JsValue::NULL, &JsValue::from_str(name)));
         }
     }
@@ -359,6 +362,7 @@ impl BridgeClient {
                 notices: RefCell::default(),
                 on_message: RefCell::default(),
                 on_state: RefCell::default(),
+                state_told: Cell::new(false),
                 on_notice: RefCell::default(),
                 waiters: RefCell::default(),
                 permissions: RefCell::default(),
@@ -397,12 +401,14 @@ impl BridgeClient {
     ) -> Result<(), JsError> {
         let cb = as_handler(handler, "onState")?;
         *self.inner.on_state.borrow_mut() = cb.clone();
+        self.inner.state_told.set(false);
         if let Some(cb) = cb {
             let inner = self.inner.clone();
             spawn_local(async move {
                 let current = inner.on_state.borrow().clone();
-                // still the registered handler: tell it the state it starts from
-                if current.is_some_and(|c| c == cb) {
+                // Still the registered handler and not told a change meanwhile: tell it the state
+                // it starts from.
+                if current.is_some_and(|c| c == cb) && !inner.state_told.replace(true) {
                     report(cb.call1(&JsValue::NULL, &JsValue::from_str(inner.state.get())));
                 }
             });
