@@ -381,7 +381,9 @@ impl BridgeClient {
     /// Registers the message handler (replacing the previous one; `null` removes it). It gets
     /// every CLI→client message in order and without duplicates, with its relay sequence number
     /// (`null` for ephemeral frames such as `stream_event`). Messages that arrived before a
-    /// handler was registered are held and handed to it first.
+    /// handler was registered are held and handed to it first. What this client sent is not
+    /// echoed back (neither the relay's copy nor the CLI's replay of a prompt), as in the console;
+    /// other clients' prompts are delivered.
     #[wasm_bindgen(js_name = onMessage)]
     pub fn on_message(
         &self,
