@@ -1936,6 +1936,45 @@ mod tests {
         assert!(fresh.finished());
     }
 
+    /// Append, prune everything, crash (no clean close), restart: the next event's sequence number
+    /// is still past every number ever handed out.
+    #[tokio::test]
+    async fn sequence_numbers_are_never_reused_after_a_crash_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("relay.db");
+        let ctx = |store: Arc<dyn EventStore>| {
+            Arc::new(SessionCtx {
+                store,
+                audit: Arc::new(AuditLog::disabled()),
+                permission_timeout: None,
+                retention_events: None,
+                ended_tx: None,
+                push: None,
+                allow_bypass_permissions: false,
+            })
+        };
+        let store = Arc::new(crate::store::SqliteStore::open(&db).unwrap());
+        let meta = SessionMeta::new("cse_r".into(), "/tmp".into(), None, None, None);
+        let s = Session::create(meta, ctx(store.clone())).unwrap();
+        for n in 0..5 {
+            s.on_line(&format!(r#"{{"type":"assistant","n":{n}}}"#));
+        }
+        assert_eq!(s.last_seq(), 5);
+        store.prune_before("cse_r", 6).unwrap();
+        let meta = s.meta();
+        std::mem::forget(s);
+        std::mem::forget(store);
+        let store = Arc::new(crate::store::SqliteStore::open(&db).unwrap());
+        let s = Session::restore(meta, ctx(store.clone())).unwrap();
+        // The restart's own exit event is the first new one.
+        assert_eq!(
+            s.last_seq(),
+            6,
+            "strictly after every earlier sequence number"
+        );
+        assert_eq!(store.bounds("cse_r").unwrap(), (6, 6));
+    }
+
     #[tokio::test]
     async fn push_events_follow_prompts_turns_and_exits() {
         use crate::push::{Event, Resolution};
