@@ -23,7 +23,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use crate::http::post_json;
+use crate::http::{describe, post_json};
 use crate::{
     SeenPermission, connect_hint, connect_options, create_options, permission_answer,
     permission_request, settled_request, state_name,
@@ -57,7 +57,7 @@ fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
     let text = JSON::stringify(value).map_err(|e| {
         error(format!(
             "{what}: cannot be written as JSON: {}",
-            describe_js(&e)
+            describe(&e)
         ))
     })?;
     match text.as_string() {
@@ -502,8 +502,7 @@ impl BridgeClient {
             let id = request_id
                 .as_string()
                 .ok_or_else(|| "respondToPermission: the request id must be a string".to_owned())?;
-            let decision =
-                from_js(&decision, "respondToPermission").map_err(|e| describe_js(&e))?;
+            let decision = from_js(&decision, "respondToPermission").map_err(|e| describe(&e))?;
             let seen = self
                 .inner
                 .permissions
@@ -591,10 +590,6 @@ fn prefixed(what: &str, message: &str) -> String {
     } else {
         format!("{what}: {message}")
     }
-}
-
-fn describe_js(e: &JsValue) -> String {
-    crate::http::describe(e)
 }
 
 /// The relay's origin: the given one, or the page's own.
