@@ -1,0 +1,642 @@
+//! Chaos at scale (issue 13): a fault-injecting TCP proxy between a transport and the real relay
+//! cuts 1,000 connections at random byte offsets (FIN or RST, in the middle of frames and of HTTP
+//! requests) during a 50,000-event session in which every turn asks a permission prompt that the
+//! client answers through the same cut connections. It prints the figures and asserts 0 lost, 0
+//! shown twice, every posted message applied once, and 0 duplicate control responses at the agent
+//! (counted on the agent's own stdin, copied by a wrapper around the demo agent).
+//!
+//! `#[ignore]`d: `scripts/chaos.sh` runs it (a few minutes). Sizes and transport from the
+//! environment: `BRIDGE_CHAOS_EVENTS` (50000), `BRIDGE_CHAOS_CUTS` (1000), `BRIDGE_CHAOS_TRANSPORT`
+//! (`sse`, `ws` or `hybrid`; default `hybrid`), `BRIDGE_CHAOS_SEED`.
+//!
+//! Needs the relay binary: `cargo build -p bridge-relay` first.
+
+#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bridge_transport::{BackoffConfig, Config, Endpoint, Resume, TransportEvent, TransportKind};
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+
+const TOKEN: &str = "transport-test-token-0123456789";
+
+/// Every message gets a turn of 20 quick tool calls that need no answer, then one that asks.
+const SCENARIO: &str = r#"{
+  "name": "chaos",
+  "description": "Load with prompts: 20 quick tool calls, then one that asks permission.",
+  "replies": [{"steps": [
+    {"type": "text", "text": "Running 20 quick steps."},
+    {"type": "tool_use", "name": "Bash", "permission": "allow",
+     "input": {"command": "echo step {i}", "description": "Quick step {i}"}, "repeat": 20},
+    {"type": "tool_use", "name": "Bash", "permission": "ask",
+     "input": {"command": "touch chaos-output", "description": "Needs an answer"}},
+    {"type": "text", "text": "Done: {tool_result}"}
+  ]}]
+}"#;
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+// ---------------------------------------------------------------- the relay
+
+struct Relay {
+    child: Child,
+    addr: SocketAddr,
+    dir: PathBuf,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn relay_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let bin = dir.join(format!("bridge-relay{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} not found: build the relay first with `cargo build -p bridge-relay`",
+        bin.display()
+    );
+    bin
+}
+
+/// The relay, running the demo agent with the scenario in `SCENARIO` behind a wrapper that copies
+/// the agent's stdin to `<dir>/stdin.ndjson`: what the agent really read.
+fn start_relay_with(extra: &[String]) -> Relay {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!(
+        "bridge-chaos-scale-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("scenario.json");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let wrapper = dir.join("agent.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\ntee -a \"$MARK_DIR/stdin.ndjson\" | \"$RELAY_BIN\" demo-agent --scenario \"$MARK_DIR/scenario.json\" \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = Command::new(relay_binary())
+        .args(["--bind", "127.0.0.1:0", "--claude"])
+        .arg(&wrapper)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--cwd")
+        .arg(&dir)
+        .args(extra)
+        .env("BRIDGE_RELAY_TOKEN", TOKEN)
+        .env("BRIDGE_DEMO_SPEED", "0")
+        .env("BRIDGE_RELAY_LOG", "error")
+        .env("MARK_DIR", &dir)
+        .env("RELAY_BIN", relay_binary())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn bridge-relay");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("relay exited before listening")
+            .expect("relay stdout");
+        if let Some(a) = line.strip_prefix("listening on ") {
+            break a.trim().parse().expect("listen address");
+        }
+    };
+    // keep draining stdout so the relay never blocks on it
+    std::thread::spawn(move || for _ in lines {});
+    Relay { child, addr, dir }
+}
+
+impl Relay {
+    fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    async fn create_session(&self) -> String {
+        let v: Value = reqwest::Client::new()
+            .post(format!("{}/v1/code/sessions", self.base()))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+            .error_for_status()
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["session_id"].as_str().unwrap().to_owned()
+    }
+
+    /// The session's state and the relay's newest sequence number.
+    async fn session_state(&self, session: &str) -> (String, u64) {
+        let client = reqwest::Client::new();
+        let s: Value = client
+            .get(format!("{}/v1/code/sessions/{session}", self.base()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let page: Value = client
+            .get(format!(
+                "{}/v1/code/sessions/{session}/events?after=0&limit=1",
+                self.base()
+            ))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (
+            s["state"].as_str().unwrap_or_default().to_owned(),
+            page["last_sequence_num"].as_u64().unwrap_or_default(),
+        )
+    }
+
+    /// The whole REST log of a session.
+    async fn log(&self, session: &str) -> Vec<Value> {
+        let client = reqwest::Client::new();
+        let mut out: Vec<Value> = Vec::new();
+        loop {
+            let after = out
+                .last()
+                .map_or(0, |e| e["sequence_num"].as_u64().unwrap());
+            let page: Value = client
+                .get(format!(
+                    "{}/v1/code/sessions/{session}/events?after={after}&limit=1000",
+                    self.base()
+                ))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let events = page["events"].as_array().unwrap().clone();
+            if events.is_empty() {
+                return out;
+            }
+            out.extend(events);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the chaos proxy
+
+/// xorshift64*: deterministic per seed, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Proxy {
+    addr: SocketAddr,
+    cuts: Arc<AtomicU64>,
+    connections: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Forwards to `target`; every connection is cut (FIN or RST) once it has
+/// carried a random number of bytes in `1..=max_bytes`, possibly in the
+/// middle of a frame or of an HTTP request.
+async fn start_proxy(
+    listener: TcpListener,
+    target: SocketAddr,
+    seed: u64,
+    max_bytes: u64,
+) -> Proxy {
+    let addr = listener.local_addr().unwrap();
+    let cuts = Arc::new(AtomicU64::new(0));
+    let connections = Arc::new(AtomicU64::new(0));
+    let (c2, n2) = (cuts.clone(), connections.clone());
+    let task = tokio::spawn(async move {
+        let mut rng = Rng(seed | 1);
+        loop {
+            let Ok((inbound, _)) = listener.accept().await else {
+                return;
+            };
+            n2.fetch_add(1, Ordering::Relaxed);
+            let budget = 1 + rng.below(max_bytes);
+            let rst = rng.below(2) == 0;
+            tokio::spawn(pipe(inbound, target, budget, rst, c2.clone()));
+        }
+    });
+    Proxy {
+        addr,
+        cuts,
+        connections,
+        task,
+    }
+}
+
+async fn pipe(
+    inbound: TcpStream,
+    target: SocketAddr,
+    budget: u64,
+    rst: bool,
+    cuts: Arc<AtomicU64>,
+) {
+    let Ok(outbound) = TcpStream::connect(target).await else {
+        return;
+    };
+    let _ = inbound.set_nodelay(true);
+    let _ = outbound.set_nodelay(true);
+    if rst {
+        // closing then sends RST instead of FIN: the client sees a reset
+        let _ = inbound.set_zero_linger();
+    }
+    let remaining = Arc::new(AtomicU64::new(budget));
+    let (mut ri, mut wi) = inbound.into_split();
+    let (mut ro, mut wo) = outbound.into_split();
+    let r1 = remaining.clone();
+    let up = async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match ri.read(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            let (take, cut) = take(&r1, n);
+            if wo.write_all(&buf[..take]).await.is_err() {
+                return false;
+            }
+            if cut {
+                return true;
+            }
+        }
+    };
+    let r2 = remaining.clone();
+    let down = async move {
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = match ro.read(&mut buf).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            let (take, cut) = take(&r2, n);
+            if wi.write_all(&buf[..take]).await.is_err() {
+                return false;
+            }
+            if cut {
+                return true;
+            }
+        }
+    };
+    // Whichever direction ends first ends the connection (both halves drop).
+    let cut = tokio::select! {
+        c = up => c,
+        c = down => c,
+    };
+    if cut {
+        cuts.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Takes up to `n` bytes from the budget: (bytes to forward, budget exhausted).
+fn take(remaining: &AtomicU64, n: usize) -> (usize, bool) {
+    let mut cur = remaining.load(Ordering::Relaxed);
+    loop {
+        let t = cur.min(n as u64);
+        match remaining.compare_exchange(cur, cur - t, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return (t as usize, cur - t == 0),
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn fast_config(kind: TransportKind, session: &str) -> Config {
+    let mut c = Config::new(kind, session);
+    c.backoff = BackoffConfig {
+        base_ms: 5,
+        max_ms: 100,
+        healthy_after_ms: 2_000,
+        ..BackoffConfig::default()
+    };
+    c.outbox.retry_base_ms = 5;
+    c.outbox.retry_max_ms = 100;
+    c.outbox.max_attempts = 1_000;
+    c
+}
+
+fn user_message(text: &str) -> Value {
+    serde_json::to_value(bridge_protocol::build::user_text(
+        text,
+        uuid::Uuid::new_v4(),
+    ))
+    .unwrap()
+}
+
+/// The sequence numbers a client that posted `mine` must deliver: every durable event except
+/// echoes of its own posts and repeats of a uuid already seen (the CLI's replay of user messages).
+fn expected_seqs(log: &[Value], mine: &HashSet<String>) -> Vec<u64> {
+    let mut seen = HashSet::new();
+    log.iter()
+        .filter(|e| match e["payload"]["uuid"].as_str() {
+            Some(u) => seen.insert(u.to_owned()) && !mine.contains(u),
+            None => true,
+        })
+        .map(|e| e["sequence_num"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "minutes long: scripts/chaos.sh runs it"]
+async fn chaos_at_scale() {
+    let target_events = env_u64("BRIDGE_CHAOS_EVENTS", 50_000);
+    let min_cuts = env_u64("BRIDGE_CHAOS_CUTS", 1_000);
+    let seed = env_u64("BRIDGE_CHAOS_SEED", 0x5EED_5CA1);
+    let kind = match std::env::var("BRIDGE_CHAOS_TRANSPORT").as_deref() {
+        Ok("sse") => TransportKind::SsePost,
+        Ok("ws") => TransportKind::WebSocket,
+        _ => TransportKind::Hybrid,
+    };
+    let started = Instant::now();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_addr = listener.local_addr().unwrap();
+    let relay = start_relay_with(&["--allowed-host".into(), proxy_addr.to_string()]);
+    let session = relay.create_session().await;
+    // Cuts are spread by bytes: the same ratio of bytes per cut as the 10,000-event CI test.
+    let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
+    let endpoint = Endpoint::new(
+        format!("http://{}", proxy.addr),
+        &session,
+        Some(TOKEN.to_owned()),
+    );
+    let mut t =
+        bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
+    let deadline = started + Duration::from_secs(env_u64("BRIDGE_CHAOS_TIMEOUT_S", 3_000));
+
+    let mut prompts: Vec<String> = Vec::new();
+    let mut answers: HashMap<String, String> = HashMap::new(); // request_id → our answer's uuid
+    let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
+    let mut received: Vec<(u64, Value)> = Vec::new();
+    let mut shown_twice_prompts = 0usize;
+    for i in 0..2 {
+        prompts.push(t.send(user_message(&format!("chaos {i}"))).unwrap());
+    }
+    let sent =
+        |prompts: &Vec<String>, answers: &HashMap<String, String>| prompts.len() + answers.len();
+    let mut last_progress = Instant::now();
+    let mut settled_checks = 0;
+    loop {
+        let enough = t.cursor() >= target_events && proxy.cuts.load(Ordering::Relaxed) >= min_cuts;
+        assert!(
+            Instant::now() < deadline,
+            "{kind:?}: not done in time: cursor {}, sent {}, confirmed {}, cuts {}, state {:?}",
+            t.cursor(),
+            sent(&prompts, &answers),
+            delivered.len(),
+            proxy.cuts.load(Ordering::Relaxed),
+            t.state()
+        );
+        if last_progress.elapsed() > Duration::from_secs(15) {
+            last_progress = Instant::now();
+            println!(
+                "  … {kind:?} {:.0} s: cursor {}, turns {}, prompts answered {}, cuts {}, {:?}",
+                started.elapsed().as_secs_f64(),
+                t.cursor(),
+                prompts.len(),
+                answers.len(),
+                proxy.cuts.load(Ordering::Relaxed),
+                t.state()
+            );
+        }
+        let e = match tokio::time::timeout(Duration::from_millis(300), t.next()).await {
+            Ok(Some(e)) => e,
+            Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
+            Err(_) => {
+                if enough && delivered.len() == sent(&prompts, &answers) {
+                    let (state, last) = relay.session_state(&session).await;
+                    if state == "idle" && t.cursor() == last {
+                        settled_checks += 1;
+                        if settled_checks >= 2 {
+                            break;
+                        }
+                    }
+                } else if !enough
+                    && delivered.len() == sent(&prompts, &answers)
+                    && relay.session_state(&session).await.0 == "idle"
+                {
+                    prompts.push(
+                        t.send(user_message(&format!("chaos {}", prompts.len())))
+                            .unwrap(),
+                    );
+                }
+                continue;
+            }
+        };
+        settled_checks = 0;
+        match e {
+            TransportEvent::Message(m) => {
+                let Some(seq) = m.seq else { continue };
+                let v = serde_json::to_value(&m.message).unwrap();
+                if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
+                    let rid = v["request_id"].as_str().unwrap().to_owned();
+                    match answers.entry(rid) {
+                        std::collections::hash_map::Entry::Occupied(_) => shown_twice_prompts += 1,
+                        std::collections::hash_map::Entry::Vacant(slot) => {
+                            let allow = bridge_protocol::build::allow(
+                                slot.key(),
+                                v["request"]["tool_use_id"].as_str(),
+                                v["request"]["input"].clone(),
+                                vec![],
+                            );
+                            slot.insert(t.send(serde_json::to_value(allow).unwrap()).unwrap());
+                        }
+                    }
+                }
+                if v["type"] == "result" && !enough {
+                    prompts.push(
+                        t.send(user_message(&format!("chaos {}", prompts.len())))
+                            .unwrap(),
+                    );
+                }
+                received.push((seq, v));
+            }
+            TransportEvent::Delivered { uuid, seq, .. } => {
+                assert!(
+                    delivered.insert(uuid.clone(), seq).is_none(),
+                    "{kind:?}: {uuid} confirmed twice"
+                );
+            }
+            TransportEvent::SendFailed { uuid, error } => {
+                panic!("{kind:?}: send {uuid} failed: {error}")
+            }
+            TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
+            TransportEvent::Malformed { seq, error } => {
+                panic!("{kind:?}: malformed {seq:?}: {error}")
+            }
+            _ => {}
+        }
+    }
+    let cuts = proxy.cuts.load(Ordering::Relaxed);
+    let connections = proxy.connections.load(Ordering::Relaxed);
+    let counters = t.counters();
+    t.close();
+
+    // The relay's log, read directly (not through the proxy).
+    let log = relay.log(&session).await;
+    let mine: HashSet<String> = prompts.iter().chain(answers.values()).cloned().collect();
+    let expected = expected_seqs(&log, &mine);
+    let by_seq: HashMap<u64, &Value> = log
+        .iter()
+        .map(|e| (e["sequence_num"].as_u64().unwrap(), &e["payload"]))
+        .collect();
+    let got: Vec<u64> = received.iter().map(|(s, _)| *s).collect();
+    let got_set: HashSet<u64> = got.iter().copied().collect();
+    let expected_set: HashSet<u64> = expected.iter().copied().collect();
+    let lost = expected.iter().filter(|s| !got_set.contains(s)).count();
+    let shown_twice = got.len() - got_set.len() + got_set.difference(&expected_set).count();
+    let mismatched = received
+        .iter()
+        .filter(|(s, v)| by_seq.get(s).is_none_or(|p| *p != v))
+        .count();
+    // Every post applied exactly once: once in the log as a client event.
+    let mut applied: HashMap<&str, usize> = HashMap::new();
+    for e in &log {
+        if e["source"] == "client"
+            && let Some(u) = e["payload"]["uuid"].as_str()
+        {
+            *applied.entry(u).or_default() += 1;
+        }
+    }
+    let posts_lost = mine
+        .iter()
+        .filter(|u| !applied.contains_key(u.as_str()))
+        .count();
+    let posts_twice = applied.values().filter(|n| **n > 1).count();
+    // At the agent: what it read on stdin, per prompt and per posted message.
+    let stdin = std::fs::read_to_string(relay.dir.join("stdin.ndjson")).unwrap_or_default();
+    let mut responses_read: HashMap<String, usize> = HashMap::new();
+    let mut users_read: HashMap<String, usize> = HashMap::new();
+    for line in stdin.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).expect("the agent reads JSON lines");
+        match v["type"].as_str() {
+            Some("control_response") => {
+                if let Some(r) = v["response"]["request_id"].as_str() {
+                    *responses_read.entry(r.to_owned()).or_default() += 1;
+                }
+            }
+            Some("user") => {
+                if let Some(u) = v["uuid"].as_str() {
+                    *users_read.entry(u.to_owned()).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let prompts_in_log: HashSet<&str> = log
+        .iter()
+        .filter(|e| {
+            e["payload"]["type"] == "control_request"
+                && e["payload"]["request"]["subtype"] == "can_use_tool"
+        })
+        .filter_map(|e| e["payload"]["request_id"].as_str())
+        .collect();
+    let responses_twice = responses_read.values().filter(|n| **n > 1).count();
+    let responses_missing = prompts_in_log
+        .iter()
+        .filter(|r| !responses_read.contains_key(**r))
+        .count();
+    let users_twice_at_agent = prompts
+        .iter()
+        .filter(|u| users_read.get(u.as_str()).copied().unwrap_or(0) != 1)
+        .count();
+    let turns = log
+        .iter()
+        .filter(|e| e["payload"]["type"] == "result")
+        .count();
+
+    println!(
+        "chaos at scale {kind:?} (seed {seed:#x}): cuts {cuts}, connections {connections}, durable \
+         events {}, delivered {}, lost {lost}, shown twice {shown_twice}, mismatched {mismatched}, \
+         turns {turns}, prompts {} answered {}, control responses at the agent {} (duplicates \
+         {responses_twice}, missing {responses_missing}), posts {} (lost {posts_lost}, applied twice \
+         {posts_twice}, not read exactly once by the agent {users_twice_at_agent}), prompt shown \
+         twice {shown_twice_prompts}, reconnects {}, gap fetches {}, duplicates dropped {}, echoes \
+         dropped {}, {:.1} s",
+        log.len(),
+        got.len(),
+        prompts_in_log.len(),
+        answers.len(),
+        responses_read.values().sum::<usize>(),
+        mine.len(),
+        counters.reconnects,
+        counters.gap_fetches,
+        counters.duplicates,
+        counters.echoes,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        log.len() as u64 >= target_events,
+        "only {} durable events",
+        log.len()
+    );
+    assert!(cuts >= min_cuts, "only {cuts} cuts");
+    assert_eq!(
+        got, expected,
+        "{kind:?}: transcript differs from the relay's log"
+    );
+    assert_eq!((lost, shown_twice, mismatched), (0, 0, 0), "{kind:?}");
+    assert_eq!(
+        (posts_lost, posts_twice, users_twice_at_agent),
+        (0, 0, 0),
+        "{kind:?}"
+    );
+    assert_eq!((responses_twice, responses_missing), (0, 0), "{kind:?}");
+    assert_eq!(shown_twice_prompts, 0);
+    assert_eq!(
+        delivered.len(),
+        mine.len(),
+        "{kind:?}: every send confirmed"
+    );
+}
