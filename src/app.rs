@@ -8,7 +8,8 @@ use crate::components::{
     LoginScreen, NotificationsSettings, OfflineBanner, SessionList, SessionView, UpdateBanner,
 };
 use crate::dom;
-use crate::nav::{Nav, percent_decode};
+use crate::embed;
+use crate::nav::Nav;
 use crate::net::{self, NetError};
 use crate::store::{RelayOffline, Store};
 
@@ -40,6 +41,69 @@ async fn wait_or_retry(store: Store, ms: u32) {
     }
 }
 
+/// Asks `GET /v1/me` who is signed in and shows the console, the sign-in screen or why not; while
+/// the relay is out of reach, asks again with backoff.
+async fn check_me(
+    store: Store,
+    nav: Nav,
+    auth: RwSignal<Auth>,
+    login_error: Option<String>,
+    observer: bool,
+) {
+    let mut attempt = 0u32;
+    loop {
+        match net::me().await {
+            Ok(mut me) => {
+                if observer {
+                    // `controls=observer`: a read-only console whatever the credential.
+                    me.role = "observer".into();
+                }
+                if let Some(scope) = me.session_id.clone()
+                    && nav.session.get_untracked().is_none()
+                {
+                    nav.go(Some(&scope));
+                }
+                // Opened offline, the session was shown as a controller's: an observer gets it
+                // read-only.
+                let reopen = me.is_observer() && !store.session.with_untracked(|s| s.is_observer());
+                store.me.set(Some(me));
+                if reopen && let Some(sid) = store.session_id.get_untracked() {
+                    store.close_session();
+                    store.open_session(sid);
+                }
+                store.set_relay_offline(None);
+                auth.set(Auth::SignedIn);
+            }
+            Err(NetError::Status(401 | 403, _)) => {
+                store.set_relay_offline(None);
+                auth.set(Auth::SignedOut(login_error));
+            }
+            Err(e) if unreachable(&e) => {
+                let delay = crate::pwa::retry_delay_ms(attempt, js_sys::Math::random());
+                attempt += 1;
+                store.set_relay_offline(Some(RelayOffline {
+                    reason: e.to_string(),
+                    attempt,
+                    next_at_ms: js_sys::Date::now() + f64::from(delay),
+                }));
+                if auth.try_get_untracked().is_none() {
+                    return;
+                }
+                if auth.get_untracked() != Auth::Offline {
+                    auth.set(Auth::Offline);
+                }
+                wait_or_retry(store, delay).await;
+                continue;
+            }
+            Err(e) => {
+                store.set_relay_offline(None);
+                auth.set(Auth::Failed(e.to_string()));
+            }
+        }
+        break;
+    }
+}
+
 /// The console. On load it exchanges a `#login=<token>` fragment for a session cookie
 /// (`POST /v1/auth/login`), removes the fragment from the address bar, asks `GET /v1/me` for the
 /// role, and opens the session the URL names (`/s/<id>`). When the relay cannot be reached it shows
@@ -55,6 +119,29 @@ pub fn App() -> impl IntoView {
     store.init_device(open.clone());
     store.watch_prompts(open);
     let auth = RwSignal::new(Auth::Checking);
+    let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
+    let observer = address.switches.observer;
+    let embedded = address.switches.embed;
+    if let Some(sid) = &address.switches.session
+        && nav.session.get_untracked().is_none()
+    {
+        nav.session.set(Some(sid.clone()));
+    }
+    // A host hands a token (`auth` message): exchanged for the cookie; if the cookie does not come
+    // back (a cross-site iframe), the token stays in memory as a bearer token.
+    let on_auth: Rc<dyn Fn(String)> = Rc::new(move |token: String| {
+        leptos::task::spawn_local(async move {
+            let login_error = net::login(&token)
+                .await
+                .err()
+                .map(|e| format!("The host's token did not work ({e})."));
+            if login_error.is_none() && matches!(net::me().await, Err(NetError::Status(401, _))) {
+                net::set_bearer(Some(token));
+            }
+            check_me(store, nav, auth, login_error, observer).await;
+        });
+    });
+    embed::host::install(&address.switches, store, nav, on_auth);
     let online = window_event_listener_untyped("online", move |_| store.retry_relay_now());
     on_cleanup(move || online.remove());
     let visible = window_event_listener_untyped("visibilitychange", move |_| {
@@ -65,15 +152,14 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || visible.remove());
     leptos::task::spawn_local(async move {
         let mut login_error = None;
-        let hash = dom::location_hash();
-        if let Some(token) = hash.strip_prefix("#login=") {
-            let token = percent_decode(token);
-            let res = net::login(&token).await;
-            // The token must not stay in the address bar or the history.
+        if let Some(token) = &address.login {
+            let res = net::login(token).await;
+            // The token must not stay in the address bar or the history (the switches do).
             dom::replace_url(&format!(
-                "{}{}",
+                "{}{}{}",
                 dom::location_path(),
-                dom::location_search()
+                dom::location_search(),
+                address.fragment
             ));
             if let Err(e) = res {
                 login_error = Some(format!(
@@ -81,55 +167,7 @@ pub fn App() -> impl IntoView {
                 ));
             }
         }
-        let mut attempt = 0u32;
-        loop {
-            match net::me().await {
-                Ok(me) => {
-                    if let Some(scope) = me.session_id.clone()
-                        && nav.session.get_untracked().is_none()
-                    {
-                        nav.go(Some(&scope));
-                    }
-                    // Opened offline, the session was shown as a controller's: an observer gets it
-                    // read-only.
-                    let reopen =
-                        me.is_observer() && !store.session.with_untracked(|s| s.is_observer());
-                    store.me.set(Some(me));
-                    if reopen && let Some(sid) = store.session_id.get_untracked() {
-                        store.close_session();
-                        store.open_session(sid);
-                    }
-                    store.set_relay_offline(None);
-                    auth.set(Auth::SignedIn);
-                }
-                Err(NetError::Status(401 | 403, _)) => {
-                    store.set_relay_offline(None);
-                    auth.set(Auth::SignedOut(login_error));
-                }
-                Err(e) if unreachable(&e) => {
-                    let delay = crate::pwa::retry_delay_ms(attempt, js_sys::Math::random());
-                    attempt += 1;
-                    store.set_relay_offline(Some(RelayOffline {
-                        reason: e.to_string(),
-                        attempt,
-                        next_at_ms: js_sys::Date::now() + f64::from(delay),
-                    }));
-                    if auth.try_get_untracked().is_none() {
-                        return;
-                    }
-                    if auth.get_untracked() != Auth::Offline {
-                        auth.set(Auth::Offline);
-                    }
-                    wait_or_retry(store, delay).await;
-                    continue;
-                }
-                Err(e) => {
-                    store.set_relay_offline(None);
-                    auth.set(Auth::Failed(e.to_string()));
-                }
-            }
-            break;
-        }
+        check_me(store, nav, auth, login_error, observer).await;
     });
     Effect::new(move |_| {
         if auth.with(|a| !matches!(a, Auth::SignedIn | Auth::Offline)) {
@@ -160,11 +198,13 @@ pub fn App() -> impl IntoView {
         }
         .into_any(),
         Auth::SignedIn | Auth::Offline => view! {
-            <div class="app" class:has-session=move || has_session.get()>
-                <aside class="sidebar">
-                    <OfflineBanner />
-                    <SessionList />
-                </aside>
+            <div class="app" class:has-session=move || has_session.get() class:embedded=embedded>
+                {(!embedded).then(|| view! {
+                    <aside class="sidebar">
+                        <OfflineBanner />
+                        <SessionList />
+                    </aside>
+                })}
                 <main class="main">
                     {move || {
                         if has_session.get() {

@@ -5,6 +5,7 @@
 //! * [`net`] — the only module that does network I/O;
 //! * [`store`] — the reactive store the components read through context;
 //! * [`unsent`] — prompts not yet accepted by the relay, kept across reloads;
+//! * [`embed`] — the console inside another page or a webview: URL switches, the host messages;
 //! * [`pwa`] — the installed app: service worker, Web Push on this device, notifications;
 //! * [`components`] — one component per file; [`App`] is the root.
 
@@ -12,6 +13,7 @@ pub mod app;
 pub mod components;
 pub mod diff;
 pub mod dom;
+pub mod embed;
 pub mod format;
 pub mod markdown;
 pub mod nav;

@@ -225,14 +225,32 @@ pub fn enc(segment: &str) -> String {
     out
 }
 
+thread_local! {
+    /// A token an embedding host handed over (`auth` message) whose login cookie does not come
+    /// back (a cross-site iframe): sent as `Authorization: Bearer` instead. Memory only.
+    static BEARER: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Uses `token` as a bearer token for every later call and session connection (None: the cookie).
+pub fn set_bearer(token: Option<String>) {
+    BEARER.with(|b| *b.borrow_mut() = token);
+}
+
+fn bearer() -> Option<String> {
+    BEARER.with(|b| b.borrow().clone())
+}
+
 async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<Value, NetError> {
     use gloo_net::http::Request;
-    let builder = match method {
+    let mut builder = match method {
         "POST" => Request::post(url),
         "DELETE" => Request::delete(url),
         _ => Request::get(url),
     }
     .header("Accept", "application/json");
+    if let Some(token) = bearer() {
+        builder = builder.header("Authorization", &format!("Bearer {token}"));
+    }
     let resp = match body {
         Some(b) => {
             builder
@@ -286,6 +304,13 @@ pub async fn logout() -> Result<(), NetError> {
 pub async fn me() -> Result<Me, NetError> {
     let v = request_json("GET", "/v1/me", None).await?;
     serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
+}
+
+/// `GET /v1/embed/config` (public): the origins allowed to embed the console (--embed-origin).
+pub async fn embed_origins() -> Result<Vec<String>, NetError> {
+    let v = request_json("GET", "/v1/embed/config", None).await?;
+    let list = v.get("origins").cloned().unwrap_or(Value::Array(vec![]));
+    serde_json::from_value(list).map_err(|e| NetError::Decode(e.to_string()))
 }
 
 /// `GET /v1/code/sessions`.
@@ -586,7 +611,7 @@ pub fn subscribe(
     sink: Rc<dyn Fn(StreamEvent)>,
 ) -> Rc<Subscription> {
     use bridge_transport::{Config, Endpoint, Resume, TransportEvent, TransportKind};
-    let endpoint = Endpoint::new("", session_id, None);
+    let endpoint = Endpoint::new("", session_id, bearer());
     let config = Config::new(TransportKind::SsePost, session_id);
     let resume = Resume {
         from_sequence_num: from_seq,

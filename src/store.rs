@@ -75,6 +75,10 @@ pub struct Store {
     subscription: StoredValue<Option<Rc<Subscription>>, LocalStorage>,
     /// Highest durable sequence number applied for the open session.
     max_seq: StoredValue<u64>,
+    /// The open session's last sequence number when it was opened (from its detail).
+    history_end: StoredValue<Option<u64>>,
+    /// The open session's history up to when it was opened is applied: what comes now is live.
+    pub caught_up: RwSignal<bool>,
     /// Unsent prompts from an earlier page, see [`crate::unsent`].
     restore: StoredValue<Option<Restore>, LocalStorage>,
     /// How many of those wait for the history before they are shown and sent (the composer says so).
@@ -112,6 +116,8 @@ impl Store {
             sender: StoredValue::new_local(sender),
             subscription: StoredValue::new_local(None),
             max_seq: StoredValue::new(0),
+            history_end: StoredValue::new(None),
+            caught_up: RwSignal::new(false),
             restore: StoredValue::new_local(None),
             restoring: RwSignal::new(0),
             update_ready: RwSignal::new(false),
@@ -188,6 +194,7 @@ impl Store {
         });
         if let Some(seq) = frames.iter().filter_map(|f| f.seq).max() {
             self.max_seq.try_update_value(|m| *m = (*m).max(seq));
+            self.check_caught_up();
         }
         // The CLI is up: if its `initialize` answer (the models) was not known yet, ask again.
         if frames.iter().any(|f| is_system_init(&f.payload))
@@ -242,6 +249,8 @@ impl Store {
         });
         self.session_id.set(Some(id.clone()));
         self.max_seq.set_value(0);
+        self.history_end.set_value(None);
+        self.caught_up.set(false);
         self.load_unsent();
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
@@ -284,6 +293,8 @@ impl Store {
                         let has_init = detail.get("initialize").is_some_and(Value::is_object);
                         if first {
                             let last = detail.get("last_sequence_num").and_then(Value::as_u64);
+                            store.history_end.try_set_value(Some(last.unwrap_or(0)));
+                            store.check_caught_up();
                             store.restore_unsent_after(last.unwrap_or(0));
                         }
                         store.session.try_update(|s| {
@@ -308,6 +319,16 @@ impl Store {
                 store.detail_poll.try_set_value(None);
             }
         });
+    }
+
+    /// Marks the open session caught up once the history up to its opening is applied.
+    fn check_caught_up(&self) {
+        let end = self.history_end.try_get_value().flatten();
+        if end.is_some_and(|end| self.max_seq.get_value() >= end)
+            && self.caught_up.try_get_untracked() == Some(false)
+        {
+            self.caught_up.set(true);
+        }
     }
 
     /// Suspends the stream after the page has been hidden for [`HIDDEN_SUSPEND_MS`] and resumes

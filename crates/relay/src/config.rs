@@ -62,6 +62,10 @@ pub struct Args {
     /// Extra accepted Origins; these also get CORS headers (e.g. http://localhost:8080 for `trunk serve`).
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// A page origin (scheme://host[:port]) that may embed the console in an iframe and talk to it
+    /// with postMessage (repeatable). Goes in `Content-Security-Policy: frame-ancestors`; no CORS.
+    #[arg(long = "embed-origin", value_name = "ORIGIN")]
+    pub embed_origins: Vec<String>,
     /// The agent binary.
     #[arg(long, default_value = "claude", value_name = "PATH")]
     pub claude: PathBuf,
@@ -170,6 +174,8 @@ pub struct Config {
     pub allow_bypass_permissions: bool,
     /// Web Push settings (--push-*).
     pub push: crate::push::PushConfig,
+    /// Origins that may frame the console and talk to it (--embed-origin), lower case, no slash.
+    pub embed_origins: Vec<String>,
     pub launcher: Arc<dyn AgentLauncher>,
     /// The relay serves HTTPS itself (--tls-cert/--tls-key or --tls-self-signed).
     pub tls: bool,
@@ -344,6 +350,21 @@ impl Args {
                 "--tls-key needs --tls-cert FILE: the PEM certificate chain for that key"
             ),
             _ => {}
+/// Whether `o` (normalized) is `http(s)://host[:port]` and nothing else: it goes verbatim into a
+/// `Content-Security-Policy` header, so no spaces, quotes, semicolons, paths or wildcards.
+pub fn is_embed_origin(o: &str) -> bool {
+    let Some(rest) = o
+        .strip_prefix("https://")
+        .or_else(|| o.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
+}
+
         }
         if self.tls_cert.is_some() && self.tls_self_signed {
             anyhow::bail!(
@@ -391,6 +412,14 @@ impl Args {
         }
         Ok(())
     }
+        for o in &self.embed_origins {
+            if !is_embed_origin(&normalize_origin(o)) {
+                anyhow::bail!(
+                    "--embed-origin {o:?} is not an origin: write scheme://host[:port] \
+                     (e.g. https://app.example.com), without a path"
+                );
+            }
+        }
 
     /// The relay serves TLS itself.
     pub fn tls(&self) -> bool {
@@ -513,6 +542,11 @@ mod tests {
     fn parses_the_documented_command_line() {
         let a = Args::try_parse_from([
             "bridge-relay",
+            embed_origins: self
+                .embed_origins
+                .iter()
+                .map(|o| normalize_origin(o))
+                .collect(),
             "--demo",
             "--bind",
             "127.0.0.1:0",
@@ -584,6 +618,7 @@ mod tests {
         );
     }
 
+        assert!(c.embed_origins.is_empty());
     #[test]
     fn tls_flags_come_in_consistent_sets() {
         assert!(refusal(&["--tls-cert", "c.pem"]).contains("--tls-key FILE"));
@@ -747,3 +782,36 @@ mod tests {
         ));
     }
 }
+
+    #[test]
+    fn embed_origins_are_plain_origins() {
+        let c = parse(&[
+            "--demo",
+            "--embed-origin",
+            "https://App.example.com/",
+            "--embed-origin",
+            "http://127.0.0.1:5173",
+        ]);
+        c.validate().unwrap();
+        let c = c.into_config("127.0.0.1:9".parse().unwrap()).unwrap();
+        assert_eq!(
+            c.embed_origins,
+            ["https://app.example.com", "http://127.0.0.1:5173"]
+        );
+        for bad in [
+            "app.example.com",
+            "https://a.example/path",
+            "https://*.example.com",
+            "https://a.example 'unsafe-inline'",
+            "https://a.example;script-src *",
+            "javascript://x",
+            "https://",
+        ] {
+            assert!(
+                parse(&["--demo", "--embed-origin", bad])
+                    .validate()
+                    .is_err(),
+                "{bad}"
+            );
+        }
+    }

@@ -19,6 +19,20 @@ use sha2::{Digest as _, Sha256};
 /// `style-src 'unsafe-inline'` stays because the console sets `style` attributes (the transcript's
 /// virtual-scroll spacers); styles cannot run code.
 pub fn content_security_policy(index: Option<&str>) -> String {
+    content_security_policy_embedded(index, &[])
+}
+
+/// The policy, letting pages of `embed_origins` (--embed-origin, checked plain origins) frame the
+/// console: `frame-ancestors 'self'` plus those origins. Nobody else can frame it (clickjacking).
+pub fn content_security_policy_embedded(index: Option<&str>, embed_origins: &[String]) -> String {
+    let mut frame_ancestors = String::from("'self'");
+    for o in embed_origins
+        .iter()
+        .filter(|o| crate::config::is_embed_origin(o))
+    {
+        frame_ancestors.push(' ');
+        frame_ancestors.push_str(o);
+    }
     let mut script_src = String::from("'self' 'wasm-unsafe-eval'");
     for hash in index.map(inline_script_hashes).unwrap_or_default() {
         script_src.push_str(&format!(" 'sha256-{hash}'"));
@@ -26,7 +40,7 @@ pub fn content_security_policy(index: Option<&str>) -> String {
     format!(
         "default-src 'self'; script-src {script_src}; style-src 'self' 'unsafe-inline'; \
          connect-src 'self'; img-src 'self' data: blob:; worker-src 'self'; manifest-src 'self'; \
-         object-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'"
+         object-src 'none'; frame-ancestors {frame_ancestors}; base-uri 'none'; form-action 'self'"
     )
 }
 
@@ -79,5 +93,18 @@ mod tests {
         assert!(csp.contains(&format!("'sha256-{}'", h[0])), "{csp}");
         assert!(!csp.contains("'unsafe-inline' 'wasm") && !csp.contains("script-src 'unsafe"));
         assert!(!content_security_policy(None).contains("sha256"));
+    }
+
+    #[test]
+    fn frame_ancestors_are_self_plus_the_embed_origins() {
+        assert!(content_security_policy(None).contains("frame-ancestors 'self';"));
+        let csp = content_security_policy_embedded(
+            None,
+            &["https://app.example".into(), "http://127.0.0.1:5173".into()],
+        );
+        assert!(
+            csp.contains("frame-ancestors 'self' https://app.example http://127.0.0.1:5173;"),
+            "{csp}"
+        );
     }
 }

@@ -31,6 +31,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/auth/login", post(login))
         .route("/v1/auth/logout", post(logout))
         .route("/v1/me", get(me))
+        .route("/v1/embed/config", get(embed_config))
         .route(
             "/v1/observer-tokens",
             post(mint_observer).get(list_observers),
@@ -57,11 +58,12 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/{*rest}", any(api_not_found));
     let static_dir = state.config.static_dir.clone();
     let index_html = std::fs::read_to_string(static_dir.join("index.html")).ok();
-    let csp = HeaderValue::from_str(&crate::headers::content_security_policy(
+    let csp = HeaderValue::from_str(&crate::headers::content_security_policy_embedded(
         index_html.as_deref(),
     ))
     .expect("the policy is ASCII");
     let router = if static_dir.join("index.html").is_file() {
+        &state.config.embed_origins,
         let index = static_dir.join("index.html");
         let copies = crate::assets::Precompressed::new(&static_dir);
         copies.warm();
@@ -554,6 +556,12 @@ async fn create_session(
     let base = format!("/v1/code/sessions/{}", s.id);
     Ok((
         StatusCode::CREATED,
+/// `GET /v1/embed/config` (public, no secrets): the origins allowed to embed the console
+/// (--embed-origin); the console talks postMessage with those only.
+async fn embed_config(State(app): State<AppState>) -> Json<Value> {
+    Json(json!({"bridge": 1, "origins": app.config.embed_origins}))
+}
+
         Json(json!({
             "session_id": s.id,
             "stream_url": ext.url(&format!("{base}/events/stream")),
