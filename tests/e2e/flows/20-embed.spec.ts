@@ -136,6 +136,19 @@ test('flow 20: the console embedded in an iframe and a webview talks the bridge 
     expect((await got(page)).some((m) => m.type === 'height' && m.px > 0), 'height').toBe(true);
     expect((await got(page)).every((m) => m.bridge === 1), 'every message carries the version').toBe(true);
 
+    // open_link: a link to another origin is handed to the host, the frame does not navigate.
+    const inner = page.frames().find((f) => f.url().startsWith(relay!.base))!;
+    await inner.evaluate(() => {
+      const a = document.createElement('a');
+      a.href = 'https://example.com/docs?x=1';
+      a.textContent = 'docs';
+      a.id = 'e2e-external-link';
+      document.querySelector('[data-testid="transcript"]')!.prepend(a);
+    });
+    await frame.locator('#e2e-external-link').click();
+    await waitFor(page, (m) => m.type === 'open_link' && m.url === 'https://example.com/docs?x=1', 'open_link');
+    expect(inner.url(), 'the frame stays on the console').toContain(relay.base);
+
     // set_theme.
     await page.evaluate(() => (window as any).send({ bridge: 1, type: 'set_theme', theme: 'dark' }));
     await expect(frame.locator('html')).toHaveAttribute('data-theme', 'dark');
