@@ -198,6 +198,16 @@ test('flow 20: the console embedded in an iframe and a webview talks the bridge 
       .poll(async () => (await native()).find((m) => m.type === 'needs_you')?.tool_name, { timeout: 45_000 })
       .toBe('Bash');
     expect((await native()).find((m) => m.type === 'needs_you')?.session_id).toBe(sid3);
+
+    // controls=observer: read-only even with the controller's cookie (the Bash prompt waits, no answer buttons).
+    const ro = await ctx.newPage();
+    await ro.goto(`${relay.base}/?embed=1&session=${sid3}&controls=observer`);
+    await expect(ro.getByTestId('observer-banner')).toBeVisible();
+    await expect(ro.getByTestId('transcript')).toBeVisible();
+    for (const control of ['composer-input', 'composer-send', 'permission-allow', 'session-list']) {
+      await expect(ro.getByTestId(control), `read-only: no ${control}`).toHaveCount(0);
+    }
+    await ro.close();
     await api.dispose();
   } finally {
     await relay?.stop();
