@@ -34,7 +34,7 @@ trunk build --release >/dev/null 2>&1
 echo "== what the relay sends (release relay, console compressed at startup)"
 {
   log=$(mktemp); data=$(mktemp -d)
-  BRIDGE_RELAY_TOKEN=bench-token "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
+  BRIDGE_RELAY_TOKEN=bench-token-0123456789abcdef "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
     --static-dir dist --data-dir "$data" >"$log" 2>&1 &
   relay=$!
   trap 'kill $relay 2>/dev/null || true; rm -rf "$log" "$data"' EXIT

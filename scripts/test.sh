@@ -52,13 +52,13 @@ relay_log=$(mktemp); relay_data=$(mktemp -d)
 # The test runner serves its page from a fixed address so that the relay can allow exactly that origin.
 runner_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export WASM_BINDGEN_TEST_ADDRESS="127.0.0.1:$runner_port"
-BRIDGE_RELAY_TOKEN=wasm-test-token BRIDGE_DEMO_SPEED=0 "$BRIDGE_RELAY_BIN" --demo --bind 127.0.0.1:0 \
+BRIDGE_RELAY_TOKEN=wasm-test-token-0123456789abc BRIDGE_DEMO_SPEED=0 "$BRIDGE_RELAY_BIN" --demo --bind 127.0.0.1:0 \
   --data-dir "$relay_data" --allowed-origin "http://127.0.0.1:$runner_port" >"$relay_log" 2>&1 &
 relay_pid=$!
 trap 'kill $relay_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'listening on' "$relay_log" && break; sleep 0.1; done
 addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$relay_log" | head -1)
-export BRIDGE_TEST_RELAY_URL="http://$addr" BRIDGE_TEST_RELAY_TOKEN=wasm-test-token
+export BRIDGE_TEST_RELAY_URL="http://$addr" BRIDGE_TEST_RELAY_TOKEN=wasm-test-token-0123456789abc
 # wasm-bindgen-test-runner reads the Chromium options from webdriver.json in each crate's directory.
 for dir in . crates/protocol crates/dedup crates/transport; do
   cat >"$dir/webdriver.json" <<'JSON'

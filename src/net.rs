@@ -240,6 +240,46 @@ fn bearer() -> Option<String> {
     BEARER.with(|b| b.borrow().clone())
 }
 
+/// `localStorage` key of the login secret: origin-scoped (another server on this host cannot read
+/// it, while it does receive the cookie), and it survives the installed app's restarts.
+const LOGIN_SECRET_KEY: &str = "bridge-console.login-secret";
+
+/// The login secret returned at login, sent beside the login cookie (`X-Bridge-Login`, and a
+/// WebSocket's first frame): the cookie alone is refused.
+pub fn login_secret() -> Option<String> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        web_sys::window()?
+            .local_storage()
+            .ok()
+            .flatten()?
+            .get_item(LOGIN_SECRET_KEY)
+            .ok()
+            .flatten()
+            .filter(|s| !s.is_empty())
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        None
+    }
+}
+
+/// Keeps (or forgets) the login secret, and mirrors it for the service worker.
+async fn store_login_secret(secret: Option<String>) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        if let Some(ls) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+            let _ = match &secret {
+                Some(s) => ls.set_item(LOGIN_SECRET_KEY, s),
+                None => ls.remove_item(LOGIN_SECRET_KEY),
+            };
+        }
+        crate::pwa::mirror_login_secret(secret).await;
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (secret, LOGIN_SECRET_KEY);
+}
+
 async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<Value, NetError> {
     use gloo_net::http::Request;
     let mut builder = match method {
@@ -250,6 +290,9 @@ async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<V
     .header("Accept", "application/json");
     if let Some(token) = bearer() {
         builder = builder.header("Authorization", &format!("Bearer {token}"));
+    }
+    if let Some(secret) = login_secret() {
+        builder = builder.header("X-Bridge-Login", &secret);
     }
     let resp = match body {
         Some(b) => {
@@ -282,22 +325,30 @@ async fn request_json(method: &str, url: &str, body: Option<&Value>) -> Result<V
     serde_json::from_str(&text).map_err(|e| NetError::Decode(e.to_string()))
 }
 
-/// `POST /v1/auth/login` with the one-time token from the URL fragment.
+/// `POST /v1/auth/login` with the one-time code (or a token) from the URL fragment; keeps the
+/// login secret the relay returns.
 pub async fn login(token: &str) -> Result<(), NetError> {
-    request_json(
+    let v = request_json(
         "POST",
         "/v1/auth/login",
         Some(&serde_json::json!({ "token": token })),
     )
-    .await
-    .map(|_| ())
+    .await?;
+    let secret = v
+        .get("login_secret")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    store_login_secret(secret).await;
+    Ok(())
 }
 
 /// `POST /v1/auth/logout`.
 pub async fn logout() -> Result<(), NetError> {
-    request_json("POST", "/v1/auth/logout", None)
+    let r = request_json("POST", "/v1/auth/logout", None)
         .await
-        .map(|_| ())
+        .map(|_| ());
+    store_login_secret(None).await;
+    r
 }
 
 /// `GET /v1/me`.
@@ -611,7 +662,7 @@ pub fn subscribe(
     sink: Rc<dyn Fn(StreamEvent)>,
 ) -> Rc<Subscription> {
     use bridge_transport::{Config, Endpoint, Resume, TransportEvent, TransportKind};
-    let endpoint = Endpoint::new("", session_id, bearer());
+    let endpoint = Endpoint::new("", session_id, bearer()).with_login_secret(login_secret());
     let config = Config::new(TransportKind::SsePost, session_id);
     let resume = Resume {
         from_sequence_num: from_seq,

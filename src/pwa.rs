@@ -715,6 +715,30 @@ pub async fn save_device(record: &DeviceRecord) {
     }
 }
 
+/// Cache Storage key (in [`DEVICE_CACHE`]) of `{"login_secret": "…"}`: the service worker sends it
+/// in `X-Bridge-Login` with `POST /v1/push/answer` (the login cookie alone is refused).
+pub const LOGIN_KEY: &str = "/__bridge/login";
+
+/// Mirrors the login secret where the service worker reads it; `None` forgets it (logout).
+pub async fn mirror_login_secret(secret: Option<String>) {
+    let Some(cache) = device_cache().await else {
+        return;
+    };
+    let Some(secret) = secret else {
+        let _ = JsFuture::from(cache.delete_with_str(LOGIN_KEY)).await;
+        return;
+    };
+    let json = serde_json::json!({ "login_secret": secret }).to_string();
+    let init = web_sys::ResponseInit::new();
+    if let Ok(h) = web_sys::Headers::new() {
+        let _ = h.set("content-type", "application/json");
+        init.set_headers(&h);
+    }
+    if let Ok(resp) = web_sys::Response::new_with_opt_str_and_init(Some(&json), &init) {
+        let _ = JsFuture::from(cache.put_with_str(LOGIN_KEY, &resp)).await;
+    }
+}
+
 /// This device's subscription as last saved.
 pub async fn load_device() -> Option<DeviceRecord> {
     let cache = device_cache().await?;

@@ -26,6 +26,9 @@ const SHELL_CACHE_PREFIX = 'bridge-shell-';
 const SHELL_CACHE = SHELL_CACHE_PREFIX + BUILD_ID;
 const DEVICE_CACHE = 'bridge-device';
 const DEVICE_KEY = '/__bridge/device';
+// The login secret the console mirrors here ({"login_secret": "…"}): sent in X-Bridge-Login, since
+// the login cookie alone is refused.
+const LOGIN_KEY = '/__bridge/login';
 const SHELL = '/index.html';
 const ICON = '/icons/icon-192.png';
 const PRECACHED = new Set(self.__PRECACHE);
@@ -287,6 +290,18 @@ async function deviceRecord() {
   }
 }
 
+/** The login secret mirrored by the console, or null. */
+async function loginSecret() {
+  try {
+    const cache = await caches.open(DEVICE_CACHE);
+    const hit = await cache.match(LOGIN_KEY);
+    const v = hit ? await hit.json() : null;
+    return v && typeof v.login_secret === 'string' ? v.login_secret : null;
+  } catch (_) {
+    return null;
+  }
+}
+
 async function saveDeviceRecord(record) {
   const cache = await caches.open(DEVICE_CACHE);
   await cache.put(
@@ -307,10 +322,14 @@ self.addEventListener('pushsubscriptionchange', (event) => {
     const body = Object.assign(sub.toJSON(), {});
     if (record.label) body.label = record.label;
     if (Array.isArray(record.events) && record.events.length) body.events = record.events;
+    const secret = await loginSecret();
     const res = await fetch('/v1/push/subscriptions', {
       method: 'POST',
       credentials: 'include',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: Object.assign(
+        { 'content-type': 'application/json', accept: 'application/json' },
+        secret ? { 'x-bridge-login': secret } : {},
+      ),
       body: JSON.stringify(body),
     });
     if (!res.ok) return { resubscribed: false, status: res.status };
@@ -352,12 +371,15 @@ async function answer(notification, data, decision) {
     decision,
     subscription_id: record ? record.subscription_id : null,
   };
+  const secret = await loginSecret();
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  if (secret) headers['x-bridge-login'] = secret;
   let res;
   try {
     res = await fetch('/v1/push/answer', {
       method: 'POST',
       credentials: 'include',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers,
       body: JSON.stringify(payload),
     });
   } catch (e) {

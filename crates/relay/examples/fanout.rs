@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "fanout-bench-token";
+const TOKEN: &str = "fanout-bench-token-0123456789";
 
 fn now_ns() -> u64 {
     SystemTime::now()

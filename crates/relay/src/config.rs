@@ -127,6 +127,15 @@ pub struct Args {
     /// Send `turn_done` notifications only for turns that ran at least this long.
     #[arg(long, default_value_t = crate::push::DEFAULT_MIN_TURN_SECS, value_name = "SECS")]
     pub push_min_turn_secs: u64,
+    /// Read the controller token from FILE at start (owner-only permissions, at least 24 characters).
+    /// The recommended way: the token never enters the relay's environment, which an agent running as
+    /// the same user could read from /proc/<pid>/environ. `BRIDGE_RELAY_TOKEN` is for tests and scripts.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// How long the one-time login code printed at start (and minted by POST /v1/auth/login-codes)
+    /// stays valid.
+    #[arg(long, default_value_t = crate::auth::LOGIN_CODE_DEFAULT_TTL_SECS, value_name = "SECS")]
+    pub login_code_ttl_secs: u64,
     /// SSE keepalive comment interval.
     #[arg(long, default_value_t = 15, hide = true)]
     pub sse_keepalive_secs: u64,
@@ -165,8 +174,12 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
     /// Configured cross-origin origins (CORS), lower case, no trailing slash.
     pub cors_origins: Vec<String>,
+    /// Origins that may frame the console and talk to it (--embed-origin), lower case, no slash.
+    pub embed_origins: Vec<String>,
     pub sse_keepalive: Duration,
     pub sse_coalesce: Duration,
+    /// --login-code-ttl-secs.
+    pub login_code_ttl_secs: u64,
     pub default_model: Option<String>,
     pub default_permission_mode: Option<String>,
     /// Clients may ask for `bypassPermissions` (--allow-bypass-permissions, or
@@ -174,8 +187,6 @@ pub struct Config {
     pub allow_bypass_permissions: bool,
     /// Web Push settings (--push-*).
     pub push: crate::push::PushConfig,
-    /// Origins that may frame the console and talk to it (--embed-origin), lower case, no slash.
-    pub embed_origins: Vec<String>,
     pub launcher: Arc<dyn AgentLauncher>,
     /// The relay serves HTTPS itself (--tls-cert/--tls-key or --tls-self-signed).
     pub tls: bool,
@@ -339,17 +350,6 @@ fn normalize_origin(o: &str) -> String {
     o.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
-impl Args {
-    /// Checks the flags that must be refused before binding.
-    pub fn validate(&self) -> anyhow::Result<()> {
-        match (&self.tls_cert, &self.tls_key) {
-            (Some(_), None) => anyhow::bail!(
-                "--tls-cert needs --tls-key FILE: the PEM private key of that certificate"
-            ),
-            (None, Some(_)) => anyhow::bail!(
-                "--tls-key needs --tls-cert FILE: the PEM certificate chain for that key"
-            ),
-            _ => {}
 /// Whether `o` (normalized) is `http(s)://host[:port]` and nothing else: it goes verbatim into a
 /// `Content-Security-Policy` header, so no spaces, quotes, semicolons, paths or wildcards.
 pub fn is_embed_origin(o: &str) -> bool {
@@ -365,6 +365,35 @@ pub fn is_embed_origin(o: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
 }
 
+impl Args {
+    /// The controller token given by the operator: `--token-file` (refused when others may read it),
+    /// else `BRIDGE_RELAY_TOKEN`; at least [`crate::auth::MIN_TOKEN_LEN`] characters either way.
+    pub fn controller_token(&self) -> anyhow::Result<Option<String>> {
+        if let Some(path) = &self.token_file {
+            let token = read_token_file(path)?;
+            crate::auth::check_token(&token, &format!("--token-file {}", path.display()))
+                .map_err(anyhow::Error::msg)?;
+            return Ok(Some(token));
+        }
+        match std::env::var("BRIDGE_RELAY_TOKEN") {
+            Ok(t) if !t.is_empty() => {
+                crate::auth::check_token(&t, "BRIDGE_RELAY_TOKEN").map_err(anyhow::Error::msg)?;
+                Ok(Some(t))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Checks the flags that must be refused before binding.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => anyhow::bail!(
+                "--tls-cert needs --tls-key FILE: the PEM private key of that certificate"
+            ),
+            (None, Some(_)) => anyhow::bail!(
+                "--tls-key needs --tls-cert FILE: the PEM certificate chain for that key"
+            ),
+            _ => {}
         }
         if self.tls_cert.is_some() && self.tls_self_signed {
             anyhow::bail!(
@@ -382,6 +411,14 @@ pub fn is_embed_origin(o: &str) -> bool {
                 "--tls-name needs --tls-self-signed or --tls-cert FILE --tls-key FILE \
                  (behind a reverse proxy, name the public host with --allowed-host instead)"
             );
+        }
+        for o in &self.embed_origins {
+            if !is_embed_origin(&normalize_origin(o)) {
+                anyhow::bail!(
+                    "--embed-origin {o:?} is not an origin: write scheme://host[:port] \
+                     (e.g. https://app.example.com), without a path"
+                );
+            }
         }
         for n in &self.tls_names {
             let n = normalize_tls_name(n);
@@ -412,14 +449,6 @@ pub fn is_embed_origin(o: &str) -> bool {
         }
         Ok(())
     }
-        for o in &self.embed_origins {
-            if !is_embed_origin(&normalize_origin(o)) {
-                anyhow::bail!(
-                    "--embed-origin {o:?} is not an origin: write scheme://host[:port] \
-                     (e.g. https://app.example.com), without a path"
-                );
-            }
-        }
 
     /// The relay serves TLS itself.
     pub fn tls(&self) -> bool {
@@ -513,8 +542,14 @@ pub fn is_embed_origin(o: &str) -> bool {
                 .iter()
                 .map(|o| normalize_origin(o))
                 .collect(),
+            embed_origins: self
+                .embed_origins
+                .iter()
+                .map(|o| normalize_origin(o))
+                .collect(),
             sse_keepalive: Duration::from_secs(self.sse_keepalive_secs.max(1)),
             sse_coalesce: Duration::from_millis(self.sse_coalesce_ms),
+            login_code_ttl_secs: self.login_code_ttl_secs.max(1),
             default_model: self.model,
             default_permission_mode: self.permission_mode,
             allow_bypass_permissions,
@@ -534,6 +569,25 @@ pub fn is_embed_origin(o: &str) -> bool {
     }
 }
 
+/// Reads a token file: the first line, trimmed. Refuses a file that group or others may read.
+pub fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("cannot read --token-file {}: {e}", path.display()))?;
+    let mode = meta.permissions().mode();
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "--token-file {} can be read by other users (mode {:o}); make it private with `chmod 600 {}`",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        );
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read --token-file {}: {e}", path.display()))?;
+    Ok(text.lines().next().unwrap_or("").trim().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,11 +596,6 @@ mod tests {
     fn parses_the_documented_command_line() {
         let a = Args::try_parse_from([
             "bridge-relay",
-            embed_origins: self
-                .embed_origins
-                .iter()
-                .map(|o| normalize_origin(o))
-                .collect(),
             "--demo",
             "--bind",
             "127.0.0.1:0",
@@ -569,6 +618,7 @@ mod tests {
         a.validate().unwrap();
         let c = a.into_config("127.0.0.1:4321".parse().unwrap()).unwrap();
         assert_eq!(c.cors_origins, ["http://a:1", "http://b:2"]);
+        assert!(c.embed_origins.is_empty());
         assert_eq!(c.allowed_hosts, ["localhost:4321", "127.0.0.1:4321"]);
         assert_eq!(c.permission_timeout, Some(Duration::from_secs(12)));
     }
@@ -618,7 +668,6 @@ mod tests {
         );
     }
 
-        assert!(c.embed_origins.is_empty());
     #[test]
     fn tls_flags_come_in_consistent_sets() {
         assert!(refusal(&["--tls-cert", "c.pem"]).contains("--tls-key FILE"));
@@ -781,7 +830,6 @@ mod tests {
             "192.168.1.5:8787".parse().unwrap()
         ));
     }
-}
 
     #[test]
     fn embed_origins_are_plain_origins() {
@@ -815,3 +863,4 @@ mod tests {
             );
         }
     }
+}

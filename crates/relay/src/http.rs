@@ -37,6 +37,9 @@ pub fn app(state: AppState) -> Router {
             post(mint_observer).get(list_observers),
         )
         .route("/v1/observer-tokens/{id}", delete(revoke_observer))
+        .route("/v1/auth/login-codes", post(mint_login_code))
+        .route("/v1/credentials", get(list_credentials))
+        .route("/v1/credentials/{id}", delete(revoke_credential))
         .route("/v1/code/sessions", post(create_session).get(list_sessions))
         .route(
             "/v1/code/sessions/{id}",
@@ -60,10 +63,10 @@ pub fn app(state: AppState) -> Router {
     let index_html = std::fs::read_to_string(static_dir.join("index.html")).ok();
     let csp = HeaderValue::from_str(&crate::headers::content_security_policy_embedded(
         index_html.as_deref(),
+        &state.config.embed_origins,
     ))
     .expect("the policy is ASCII");
     let router = if static_dir.join("index.html").is_file() {
-        &state.config.embed_origins,
         let index = static_dir.join("index.html");
         let copies = crate::assets::Precompressed::new(&static_dir);
         copies.warm();
@@ -113,7 +116,7 @@ async fn placeholder_page(method: Method) -> Response {
 // ------------------------------------------------------------------ guard: Host, Origin, CORS
 
 const CORS_ALLOW_HEADERS: &str =
-    "authorization, anthropic-client-platform, content-type, last-event-id";
+    "authorization, anthropic-client-platform, content-type, last-event-id, x-bridge-login";
 const CORS_ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
 
 async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -228,7 +231,7 @@ fn add_cors(h: &mut HeaderMap, origin: &HeaderValue) {
 
 // ------------------------------------------------------------------ auth extractors
 
-fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -270,9 +273,20 @@ impl Relay {
             None => {}
         }
         if let Some(c) = cookie_value(headers, ext.cookie_name()) {
-            return self.auth.authenticate_cookie(c).ok_or_else(|| {
-                ApiError::unauthorized("login expired or revoked: open the console URL again")
-            });
+            let Some(secret) = headers
+                .get(crate::auth::LOGIN_SECRET_HEADER)
+                .and_then(|v| v.to_str().ok())
+            else {
+                return Err(ApiError::unauthorized(
+                    "the login cookie needs its login secret in the X-Bridge-Login header: log in again through the console URL",
+                ));
+            };
+            return self
+                .auth
+                .authenticate_cookie(c, Some(secret.trim()))
+                .ok_or_else(|| {
+                    ApiError::unauthorized("login expired or revoked: open the console URL again")
+                });
         }
         Err(ApiError::unauthorized(
             "missing credentials: send `Authorization: Bearer <token>` or log in through the console URL printed by the relay",
@@ -389,7 +403,12 @@ async fn login(
         return Ok(crate::limits::too_many_login_attempts(wait));
     }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
-    let Some((cookie, principal, max_age)) = app
+    let Some(crate::auth::LoggedIn {
+        cookie,
+        login_secret,
+        principal,
+        max_age,
+    }) = app
         .auth
         .login(body.token.trim())
         .map_err(|e| ApiError::internal(e.to_string()))?
@@ -399,18 +418,74 @@ async fn login(
             "invalid, expired or already used login token",
         ));
     };
-    tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, "login");
+    tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, login_id = ?principal.login_id, "login");
     let set = format!(
         "{}={cookie}; {}Max-Age={max_age}",
         ext.cookie_name(),
         cookie_attributes(&ext)
     );
-    let mut resp = StatusCode::NO_CONTENT.into_response();
+    // The cookie alone is not enough: the console keeps the login secret in its origin's storage
+    // and sends it in X-Bridge-Login (and as a WebSocket's first frame).
+    let mut resp = Json(json!({
+        "login_secret": login_secret,
+        "login_id": principal.login_id,
+        "role": principal.role.as_str(),
+        "session_id": principal.session_scope,
+    }))
+    .into_response();
     resp.headers_mut().insert(
         header::SET_COOKIE,
         HeaderValue::from_str(&set).map_err(|e| ApiError::internal(e.to_string()))?,
     );
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
+}
+
+/// `POST /v1/auth/login-codes` (controller bearer token only): a fresh one-time login code and the
+/// console URL carrying it, valid `--login-code-ttl-secs`. For scripts and tests that open the
+/// console repeatedly; a login cannot mint codes (a stolen cookie must not outlive its logout).
+async fn mint_login_code(
+    State(app): State<AppState>,
+    ext: External,
+    Controller(who): Controller,
+) -> Result<Response, ApiError> {
+    if who.login_id.is_some() {
+        return Err(ApiError::forbidden(
+            "login codes are minted with the controller token (Authorization: Bearer), not a login cookie",
+        ));
+    }
+    let ttl = app.config.login_code_ttl_secs;
+    let code = app.auth.mint_login_code(ttl);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"code": code, "console_url": ext.url(&format!("/#login={code}")), "expires_in_secs": ttl})),
+    )
+        .into_response())
+}
+
+/// `GET /v1/credentials`: the controller token, observer tokens and logins, without secrets.
+async fn list_credentials(State(app): State<AppState>, Controller(_): Controller) -> Json<Value> {
+    Json(json!({"credentials": app.auth.list_credentials()}))
+}
+
+/// `DELETE /v1/credentials/{id}`: revokes any credential; open streams that used it end within a
+/// second.
+async fn revoke_credential(
+    State(app): State<AppState>,
+    Controller(who): Controller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if app
+        .auth
+        .revoke(&id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    {
+        tracing::info!(id = %id, by = ?who.login_id, "credential revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("no credential {id}")))
+    }
 }
 
 /// The client's address for per-peer limits: the TCP peer, or behind a trusted proxy the first
@@ -479,6 +554,12 @@ async fn logout(
         HeaderValue::from_str(&clear).map_err(|e| ApiError::internal(e.to_string()))?,
     );
     Ok(resp)
+}
+
+/// `GET /v1/embed/config` (public, no secrets): the origins allowed to embed the console
+/// (--embed-origin); the console talks postMessage with those only.
+async fn embed_config(State(app): State<AppState>) -> Json<Value> {
+    Json(json!({"bridge": 1, "origins": app.config.embed_origins}))
 }
 
 async fn me(who: Principal) -> Json<Value> {
@@ -556,12 +637,6 @@ async fn create_session(
     let base = format!("/v1/code/sessions/{}", s.id);
     Ok((
         StatusCode::CREATED,
-/// `GET /v1/embed/config` (public, no secrets): the origins allowed to embed the console
-/// (--embed-origin); the console talks postMessage with those only.
-async fn embed_config(State(app): State<AppState>) -> Json<Value> {
-    Json(json!({"bridge": 1, "origins": app.config.embed_origins}))
-}
-
         Json(json!({
             "session_id": s.id,
             "stream_url": ext.url(&format!("{base}/events/stream")),
@@ -595,7 +670,13 @@ async fn get_session(
     who: Principal,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(app.visible_session(&who, &id)?.summary(true)))
+    let mut v = app.visible_session(&who, &id)?.summary(true);
+    if !who.can_write()
+        && let Some(init) = v.get_mut("initialize")
+    {
+        crate::redact::initialize_for_observer(init);
+    }
+    Ok(Json(v))
 }
 
 #[derive(Deserialize)]
@@ -719,6 +800,7 @@ async fn list_events(
         next: Some(page),
         wrote_head: false,
         wrote_event: false,
+        observer: !who.can_write(),
         tail: Some(format!(
             "],\"truncated\":{truncated},\"last_sequence_num\":{last}}}"
         )),
@@ -744,6 +826,8 @@ struct EventPages {
     next: Option<Vec<Arc<crate::frames::Frame>>>,
     wrote_head: bool,
     wrote_event: bool,
+    /// Observers get frames through [`crate::redact::frame_for_observer`].
+    observer: bool,
     tail: Option<String>,
 }
 
@@ -783,6 +867,8 @@ impl EventPages {
                     if std::mem::replace(&mut self.wrote_event, true) {
                         out.extend_from_slice(b",");
                     }
+                    let redacted = self.observer.then(|| crate::redact::frame_for_observer(f));
+                    let f = redacted.as_ref().unwrap_or(f);
                     // The SSE data line of a durable frame is its envelope.
                     out.extend_from_slice(&f.data);
                 }

@@ -19,6 +19,7 @@ pub mod http;
 pub mod limits;
 pub mod proto;
 pub mod push;
+pub mod redact;
 pub mod relay;
 pub mod session;
 pub mod sse;

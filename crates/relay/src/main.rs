@@ -45,6 +45,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         );
     }
     let tls_source = args.tls_source();
+    // Read before anything else: a bad token file stops the start with a clear message.
+    let given_token = args.controller_token()?;
     let mut config = args.into_config(addr)?;
     let tls = tls_source
         .map(|s| bridge_relay::tls::load(&s, &config.data_dir, &config.tls_names))
@@ -58,8 +60,15 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     tracing::info!(?config, "starting");
     let spawn_mode = config.spawn_mode;
     let relay = Relay::open(config)?;
-    let env_token = std::env::var("BRIDGE_RELAY_TOKEN").ok();
-    let login = relay.auth.bootstrap(env_token.as_deref())?;
+    let boot = relay
+        .auth
+        .bootstrap(given_token.as_deref(), relay.config.login_code_ttl_secs)?;
+    drop(given_token);
+    let login = boot.login_code;
+    let generated_token_file = boot
+        .generated_token
+        .map(|t| save_generated_token(&relay.config.data_dir, &t))
+        .transpose()?;
     if spawn_mode == SpawnMode::SingleSession {
         let s = relay
             .start_single_session()
@@ -74,6 +83,19 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         writeln!(out, "{login_url}")?;
         if out.is_terminal() {
             write_qr(&mut out, &login_url)?;
+        }
+        writeln!(
+            out,
+            "The login link works once and expires in {} s; a new one: restart, or POST /v1/auth/login-codes with the controller token.",
+            relay.config.login_code_ttl_secs
+        )?;
+        if let Some(path) = &generated_token_file {
+            writeln!(
+                out,
+                "Controller token generated now and saved to {} (owner-only); start with --token-file {} to keep it.",
+                path.display(),
+                path.display()
+            )?;
         }
         if let Some(t) = &tls {
             let how = match t.provenance {
@@ -145,6 +167,25 @@ async fn shutdown_signal(
         _ = exit.wait_for(|v| *v) => {}
     }
     relay.begin_shutdown();
+}
+
+/// Writes a generated controller token to `<data dir>/controller-token` (mode 0600) so the operator
+/// can use it (`--token-file`) without it ever being printed.
+fn save_generated_token(
+    data_dir: &std::path::Path,
+    token: &str,
+) -> anyhow::Result<std::path::PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = data_dir.join("controller-token");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(f, "{token}")?;
+    Ok(path)
 }
 
 /// The login URL as a QR code a phone can scan: black on white whatever the terminal's colours.

@@ -1210,8 +1210,10 @@ impl Session {
                     value,
                 } => (ty, text, uuid, value),
             };
-            let (seq, event_id) =
-                self.append(&mut g, Source::Client, &ty, text.clone(), uuid.clone())?;
+            // Environment variable values never reach the log in clear (the agent gets them).
+            let stored =
+                crate::redact::stored_client_line(&ty, &value).unwrap_or_else(|| text.clone());
+            let (seq, event_id) = self.append(&mut g, Source::Client, &ty, stored, uuid.clone())?;
             // What the CLI gets: control_* payloads without the SDK's added `uuid`.
             let line = if ty.starts_with("control_") && value.get("uuid").is_some() {
                 let mut stripped = value.clone();
@@ -1480,6 +1482,7 @@ mod tests {
             role: Role::Controller,
             token_id: "controller".into(),
             session_scope: None,
+            login_id: None,
         }
     }
 
@@ -1729,6 +1732,7 @@ mod tests {
             role: Role::Observer,
             token_id: "o".into(),
             session_scope: None,
+            login_id: None,
         };
         assert_eq!(
             r.session.ingest(&observer, vec![good]).unwrap_err().status,

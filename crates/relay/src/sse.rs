@@ -63,13 +63,19 @@ pub async fn stream(
             ),
         ));
     }
-    let body = Body::from_stream(frames(
-        follower,
-        truncated,
-        app.config.sse_keepalive,
-        app.config.sse_coalesce,
-        app.shutdown_signal(),
-        Some(slot),
+    // The stream ends within a second of its credential being revoked, expiring or logged out.
+    let revoked = Box::pin(crate::auth::until_revoked(app.clone(), who.clone()));
+    let body = Body::from_stream(futures::StreamExt::take_until(
+        frames_for(
+            follower,
+            truncated,
+            app.config.sse_keepalive,
+            app.config.sse_coalesce,
+            app.shutdown_signal(),
+            Some(slot),
+            !who.can_write(),
+        ),
+        revoked,
     ));
     Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -88,6 +94,8 @@ struct Pump {
     shutdown: tokio::sync::watch::Receiver<bool>,
     /// This stream's place under --max-streams-per-principal, freed when the body drops.
     _slot: Option<crate::limits::StreamSlot>,
+    /// Observers get frames through [`crate::redact::frame_for_observer`].
+    observer: bool,
 }
 
 /// The response body, polled directly by the connection (no task or channel in between): each poll
@@ -96,6 +104,7 @@ struct Pump {
 /// meanwhile goes in the same chunk: a busy stream costs at most one write per subscriber per
 /// interval, an idle one is written at once. The stream ends after the final event of an ended
 /// session, and when the relay shuts down.
+#[cfg(test)]
 fn frames(
     follower: Follower,
     truncated: bool,
@@ -103,6 +112,21 @@ fn frames(
     coalesce: Duration,
     shutdown: tokio::sync::watch::Receiver<bool>,
     slot: Option<crate::limits::StreamSlot>,
+) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+    frames_for(
+        follower, truncated, keepalive, coalesce, shutdown, slot, false,
+    )
+}
+
+/// [`frames`]; for an `observer`, frames pass through [`crate::redact::frame_for_observer`].
+fn frames_for(
+    follower: Follower,
+    truncated: bool,
+    keepalive: Duration,
+    coalesce: Duration,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    slot: Option<crate::limits::StreamSlot>,
+    observer: bool,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     // Bytes at once, so the headers are flushed (the SDK times out after 15 s without them).
     let mut first = String::from(": connected\n\n");
@@ -117,6 +141,7 @@ fn frames(
         last_write: None,
         shutdown,
         _slot: slot,
+        observer,
     };
     futures::stream::unfold(pump, |mut p| async move {
         if let Some(first) = p.first.take() {
@@ -137,6 +162,12 @@ fn frames(
             p.follower.drain_ready(&mut batch);
         }
         p.last_write = Some(Instant::now());
+        if p.observer {
+            batch = batch
+                .iter()
+                .map(crate::redact::frame_for_observer)
+                .collect();
+        }
         Some((Ok(concat(&batch)), p))
     })
 }

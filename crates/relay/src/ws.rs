@@ -6,8 +6,11 @@
 //! * `?envelope=1[&from_sequence_num=N]`: each frame is `{"event","id","data"}` with the same data as
 //!   the SSE stream (client echoes, delivery updates, catch_up_truncated included).
 //!
-//! Browsers cannot set headers on a WebSocket: credentials come from `Authorization`, the login cookie,
-//! or a first text frame `{"type":"auth","credential":{"type":"oauth","token":"…"}}` (never the URL).
+//! Browsers cannot set headers on a WebSocket: credentials come from `Authorization`, or a first text
+//! frame `{"type":"auth","credential":{"type":"oauth","token":"…"}}` (never the URL). The login cookie
+//! alone is not enough: a socket carrying it must send `{"type":"auth","login_secret":"…"}` first
+//! (nothing is sent or accepted before; close 4401 otherwise). A socket whose credential is revoked,
+//! expires or is logged out is closed with 4401 within a second, and its writes are refused at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +32,9 @@ use crate::session::Session;
 use crate::store::Source;
 
 /// How long an unauthenticated socket may take to send its auth message.
-pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The credential is missing, wrong, revoked, expired or logged out.
+pub const CLOSE_UNAUTHORIZED: u16 = 4401;
 /// What an envelope-mode socket sends every keepalive interval: browsers cannot see WebSocket pings,
 /// so clients' liveness checks need a frame they can read.
 const WS_KEEPALIVE_FRAME: &str = r#"{"event":"keepalive","id":null,"data":{}}"#;
@@ -82,10 +87,15 @@ pub async fn upgrade(
     };
     // The same cap as a POST body, before authentication too.
     let limit = app.config.max_body_bytes;
+    let cookie = crate::http::cookie_value(&headers, ext.cookie_name()).map(str::to_owned);
     Ok(ws
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| run(app, session, principal, slot, peer, envelope, from, socket)))
+        .on_upgrade(move |socket| {
+            run(
+                app, session, principal, slot, peer, envelope, from, cookie, socket,
+            )
+        }))
 }
 
 /// A close frame; the reason is cut to the protocol's 123 bytes.
@@ -115,10 +125,14 @@ fn error_frame(e: &ApiError) -> Message {
     Message::Text(Utf8Bytes::from(v.to_string()))
 }
 
-/// `{"type":"auth","credential":{"token":…}}` → principal.
-fn auth_message(app: &AppState, v: &Value) -> Option<Principal> {
+/// `{"type":"auth","credential":{"token":…}}`, or `{"type":"auth","login_secret":…}` beside the
+/// login `cookie` → principal.
+fn auth_message(app: &AppState, v: &Value, cookie: Option<&str>) -> Option<Principal> {
     if v.get("type").and_then(Value::as_str) != Some("auth") {
         return None;
+    }
+    if let (Some(secret), Some(cookie)) = (v.get("login_secret").and_then(Value::as_str), cookie) {
+        return app.auth.authenticate_cookie(cookie, Some(secret));
     }
     let token = v.pointer("/credential/token").and_then(Value::as_str)?;
     app.auth.authenticate_token(token)
@@ -133,6 +147,7 @@ async fn run(
     peer: Option<std::net::IpAddr>,
     envelope: bool,
     from: Option<u64>,
+    cookie: Option<String>,
     socket: WebSocket,
 ) {
     let (mut sink, mut stream) = socket.split();
@@ -161,7 +176,7 @@ async fn run(
                     t.lines()
                         .find(|l| !l.trim().is_empty())
                         .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                        .and_then(|v| auth_message(&app, &v))
+                        .and_then(|v| auth_message(&app, &v, cookie.as_deref()))
                 }
                 Ok(Some(Err(e))) => {
                     // Larger than --max-body-bytes (or not WebSocket at all): not read, not checked.
@@ -186,9 +201,18 @@ async fn run(
                 }
                 _ => {
                     let _ = app.limits.login.check(peer, std::time::Instant::now());
-                    let _ = sink
-                        .send(close(CLOSE_POLICY, "authentication required: send {\"type\":\"auth\",\"credential\":{\"type\":\"oauth\",\"token\":\"…\"}} first"))
-                        .await;
+                    let msg = if cookie.is_some() {
+                        close(
+                            CLOSE_UNAUTHORIZED,
+                            "login secret required: send {\"type\":\"auth\",\"login_secret\":\"…\"} first, or log in again",
+                        )
+                    } else {
+                        close(
+                            CLOSE_POLICY,
+                            "authentication required: send {\"type\":\"auth\",\"credential\":{\"type\":\"oauth\",\"token\":\"…\"}} first",
+                        )
+                    };
+                    let _ = sink.send(msg).await;
                     return;
                 }
             }
@@ -241,6 +265,7 @@ async fn run(
     }
 
     let mut shutdown = app.shutdown_signal();
+    let mut revoked = Box::pin(crate::auth::until_revoked(app.clone(), principal.clone()));
     let keepalive = app.config.sse_keepalive;
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
     loop {
@@ -248,6 +273,8 @@ async fn run(
             batch = follower.next_batch() => {
                 let Some(frames) = batch else { break };
                 for f in frames {
+                    // Observers do not see the account or pid of an initialize answer.
+                    let f = if principal.can_write() { f } else { crate::redact::frame_for_observer(&f) };
                     let text = if envelope {
                         f.ws_envelope()
                     } else {
@@ -275,6 +302,11 @@ async fn run(
             msg = stream.next() => {
                 match msg {
                     Some(Ok(Message::Text(t))) => {
+                        if !app.auth.is_live(&principal) {
+                            // Refused at once, not at the next revocation check.
+                            let _ = sink.send(close(CLOSE_UNAUTHORIZED, "credential revoked, expired or logged out")).await;
+                            return;
+                        }
                         for reply in inbound(&app, &session, &principal, envelope, t.as_str()) {
                             if sink.send(reply).await.is_err() {
                                 return;
@@ -294,6 +326,10 @@ async fn run(
                 if sink.send(beat).await.is_err() {
                     return;
                 }
+            }
+            () = &mut revoked => {
+                let _ = sink.send(close(CLOSE_UNAUTHORIZED, "credential revoked, expired or logged out")).await;
+                return;
             }
             () = crate::util::until_true(&mut shutdown) => {
                 let _ = sink.send(close(CLOSE_GOING_AWAY, "relay shutting down")).await;
@@ -327,7 +363,7 @@ fn inbound(
                     Some("keep_alive" | "auth")
                 ) =>
             {
-                let _ = auth_message(app, &v);
+                let _ = auth_message(app, &v, None);
                 Ok(())
             }
             Ok(v) => session.ingest(who, vec![v]).map(|_| ()),

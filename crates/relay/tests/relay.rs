@@ -712,8 +712,29 @@ async fn auth_host_origin_and_cors() {
         .unwrap();
     assert!(r.headers().get("access-control-allow-origin").is_none());
 
-    // Login: the token becomes an HttpOnly SameSite=Strict cookie that authenticates.
-    assert!(relay.console_url.ends_with(&format!("/#login={TOKEN}")));
+    // Login: the token becomes an HttpOnly SameSite=Strict cookie plus a login secret; neither
+    // alone authenticates. The printed link carries a one-time code, never the token.
+    assert!(!relay.console_url.contains(TOKEN), "{}", relay.console_url);
+    let code = relay
+        .console_url
+        .split("#login=")
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    let r = c
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({"token": code}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "the printed code logs in once");
+    let r = c
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({"token": code}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "and only once");
     assert_eq!(
         c.post(relay.url("/v1/auth/login"))
             .json(&json!({"token": "nope"}))
@@ -729,7 +750,7 @@ async fn auth_host_origin_and_cors() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(r.status(), 200);
     let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
     assert!(
         set.contains("HttpOnly") && set.contains("SameSite=Strict"),
@@ -737,9 +758,23 @@ async fn auth_host_origin_and_cors() {
     );
     assert!(!set.contains(TOKEN), "the cookie is not the token");
     let cookie = set.split(';').next().unwrap().to_owned();
+    let login: Value = r.json().await.unwrap();
+    let secret = login["login_secret"].as_str().unwrap().to_owned();
+    assert!(!cookie.contains(&secret));
+    // A replayed cookie (another local server received it) without the secret: 401.
+    assert_eq!(
+        c.get(relay.url("/v1/me"))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
     let me: Value = c
         .get(relay.url("/v1/me"))
         .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
         .send()
         .await
         .unwrap()
@@ -757,6 +792,7 @@ async fn auth_host_origin_and_cors() {
     assert_eq!(
         c.get(relay.url("/v1/me"))
             .header("cookie", &cookie)
+            .header("x-bridge-login", &secret)
             .send()
             .await
             .unwrap()

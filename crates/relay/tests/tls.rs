@@ -134,8 +134,12 @@ async fn https_login_cookie_urls_and_host_names() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(r.status(), 200);
     let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let secret = r.json::<Value>().await.unwrap()["login_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(set.starts_with("__Host-bridge_session="), "{set}");
     for attr in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/"] {
         assert!(set.split("; ").any(|a| a == attr), "{attr} missing: {set}");
@@ -145,7 +149,8 @@ async fn https_login_cookie_urls_and_host_names() {
     let me = |cookie: String| {
         let req = c
             .get(format!("{}/v1/me", base(&relay)))
-            .header("cookie", cookie);
+            .header("cookie", cookie)
+            .header("x-bridge-login", &secret);
         async move { req.send().await.unwrap() }
     };
     let r = me(cookie.clone()).await;
@@ -176,6 +181,7 @@ async fn https_login_cookie_urls_and_host_names() {
     let r = c
         .post(format!("{}/v1/observer-tokens", base(&relay)))
         .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
         .json(&json!({}))
         .send()
         .await
@@ -292,20 +298,22 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
     let relay = start_tls(dir.path(), &[]);
     let pem = ca_pem(&relay);
     let c = https(&pem);
-    let set = c
+    let r = c
         .post(format!("{}/v1/auth/login", base(&relay)))
         .json(&json!({"token": TOKEN}))
         .send()
         .await
-        .unwrap()
-        .headers()["set-cookie"]
-        .to_str()
+        .unwrap();
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let secret = r.json::<Value>().await.unwrap()["login_secret"]
+        .as_str()
         .unwrap()
         .to_owned();
     let cookie = set.split(';').next().unwrap().to_owned();
     let s: Value = c
         .post(format!("{}/v1/code/sessions", base(&relay)))
         .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
         .json(&json!({}))
         .send()
         .await
@@ -326,6 +334,10 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
     )
     .await;
     let send = |v: Value| Message::text(format!("{v}\n"));
+    // The cookie alone is not enough: the login secret comes first.
+    ws.send(send(json!({"type":"auth","login_secret":secret})))
+        .await
+        .unwrap();
     ws.send(send(json!({"type":"user","message":{"role":"user","content":"hi over wss"},"parent_tool_use_id":null,"session_id":""})))
         .await
         .unwrap();
@@ -347,6 +359,7 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
             base(&relay)
         ))
         .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
         .header("accept", "text/event-stream")
         .send()
         .await
@@ -603,7 +616,7 @@ async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(r.status(), 200);
     let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
     assert!(
         set.starts_with("__Host-bridge_session=") && set.contains("Secure"),

@@ -18,7 +18,13 @@ pub struct Endpoint {
     /// The bearer token, sent in the `Authorization` header (never in a URL).
     /// `None` in the browser relies on the `bridge_session` cookie.
     pub token: Option<String>,
+    /// With the login cookie: the per-login secret the relay returned at login, sent in the
+    /// `X-Bridge-Login` header and as a WebSocket's first frame (the cookie alone is refused).
+    pub login_secret: Option<String>,
 }
+
+/// The header carrying [`Endpoint::login_secret`].
+pub const LOGIN_SECRET_HEADER: &str = "X-Bridge-Login";
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -26,6 +32,10 @@ impl std::fmt::Debug for Endpoint {
             .field("base_url", &self.base_url)
             .field("session_id", &self.session_id)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "login_secret",
+                &self.login_secret.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
@@ -41,7 +51,14 @@ impl Endpoint {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             session_id: session_id.into(),
             token,
+            login_secret: None,
         }
+    }
+
+    /// The same endpoint with the login secret that goes with the login cookie.
+    pub fn with_login_secret(mut self, secret: Option<String>) -> Self {
+        self.login_secret = secret;
+        self
     }
 
     /// The session's URL. The id is one percent-encoded path segment whatever it holds, so an id

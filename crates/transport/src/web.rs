@@ -34,7 +34,9 @@ use web_sys::{
 use crate::backoff::parse_retry_after;
 use crate::core::{Config, Core, Entropy, EventsPage, Failure, ReadMode, Resume};
 use crate::driver::{BoxFut, Clock, Connection, Incoming, Io, Transport};
-use crate::endpoint::{Endpoint, classify_post_status, error_type, events_page};
+use crate::endpoint::{
+    Endpoint, LOGIN_SECRET_HEADER, classify_post_status, error_type, events_page,
+};
 use crate::outbox::PostOutcome;
 
 /// POSTs and REST fetches are aborted after this long.
@@ -119,7 +121,7 @@ struct Fetched {
 async fn fetch(
     method: &str,
     url: &str,
-    token: Option<&str>,
+    ep: &Endpoint,
     accept: &str,
     extra: &[(&str, String)],
     body: Option<String>,
@@ -129,10 +131,13 @@ async fn fetch(
     let abort = AbortOnDrop(controller);
     let headers = Headers::new().map_err(net)?;
     headers.set("Accept", accept).map_err(net)?;
-    if let Some(t) = token {
+    if let Some(t) = &ep.token {
         headers
             .set("Authorization", &format!("Bearer {t}"))
             .map_err(net)?;
+    }
+    if let Some(s) = &ep.login_secret {
+        headers.set(LOGIN_SECRET_HEADER, s).map_err(net)?;
     }
     for (k, v) in extra {
         headers.set(k, v).map_err(net)?;
@@ -226,7 +231,7 @@ async fn open_sse(io: WebIo, from: u64) -> Result<Connection, Failure> {
     let f = fetch(
         "GET",
         &io.endpoint.stream_url(from),
-        io.endpoint.token.as_deref(),
+        &io.endpoint,
         "text/event-stream",
         &extra,
         None,
@@ -317,9 +322,14 @@ async fn open_ws(io: WebIo, from: u64) -> Result<Connection, Failure> {
         Ok(Err(f)) => return Err(f),
         Err(_) => return Err(Failure::Network("websocket dropped before opening".into())),
     }
-    if let Some(t) = &io.endpoint.token {
-        let auth = json!({"type":"auth","credential":{"type":"oauth","token":t}}).to_string();
-        ws.send_with_str(&auth)
+    // First frame: the token, or the login secret that goes with the login cookie.
+    let auth = match (&io.endpoint.token, &io.endpoint.login_secret) {
+        (Some(t), _) => Some(json!({"type":"auth","credential":{"type":"oauth","token":t}})),
+        (None, Some(s)) => Some(json!({"type":"auth","login_secret":s})),
+        (None, None) => None,
+    };
+    if let Some(auth) = auth {
+        ws.send_with_str(&auth.to_string())
             .map_err(|e| Failure::Network(js_err(e)))?;
     }
     let (out_tx, mut out_rx) = mpsc::unbounded::<String>();
@@ -366,7 +376,7 @@ impl Io for WebIo {
                 let f = fetch(
                     "POST",
                     &url,
-                    io.endpoint.token.as_deref(),
+                    &io.endpoint,
                     "application/json",
                     &[],
                     Some(body.to_string()),
@@ -401,15 +411,7 @@ impl Io for WebIo {
         Box::pin(async move {
             let url = io.endpoint.events_url(after, limit);
             let req = async {
-                let f = fetch(
-                    "GET",
-                    &url,
-                    io.endpoint.token.as_deref(),
-                    "application/json",
-                    &[],
-                    None,
-                )
-                .await?;
+                let f = fetch("GET", &url, &io.endpoint, "application/json", &[], None).await?;
                 if !f.resp.ok() {
                     return Err(http_failure(&f.resp).await);
                 }

@@ -120,10 +120,9 @@ function resolveClaude(): { bin?: string; version?: string; reason?: string } {
   return { bin, version };
 }
 
-function loginFragment(lines: string[]): string {
-  const line = lines.find((l) => l.includes('#login='));
-  const m = line && /#login=(\S+)/.exec(line);
-  return m ? m[1] : '';
+/** The banner's login link carries a single-use code, never the permanent token. */
+function assertNoTokenInBanner(lines: string[], token: string): void {
+  if (lines.some((l) => l.includes(token))) throw new Error('the relay printed its controller token');
 }
 
 export default async function globalSetup(config: FullConfig): Promise<() => Promise<void>> {
@@ -177,7 +176,8 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
         const info: BackendInfo = {
           name: 'demo',
           base: `http://${r.addr}`,
-          login: loginFragment(r.lines) || token,
+          // The banner's code is single-use; flows open `#login=` many times: the token is accepted too.
+          login: (assertNoTokenInBanner(r.lines, token), token),
           workDir: work,
           relayLog: r.log,
           agentVersion: 'bridge-demo-agent',
@@ -262,7 +262,8 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
         state.backends.real = {
           name: 'real',
           base: `http://${r.addr}`,
-          login: loginFragment(r.lines) || token,
+          // The banner's code is single-use; flows open `#login=` many times: the token is accepted too.
+          login: (assertNoTokenInBanner(r.lines, token), token),
           workDir: work,
           relayLog: r.log,
           fakeModel: `http://${fake.addr}`,

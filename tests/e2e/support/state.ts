@@ -5,7 +5,7 @@ export interface BackendInfo {
   name: 'demo' | 'real';
   /** http://127.0.0.1:PORT of the relay. */
   base: string;
-  /** The `#login=` fragment value printed by the relay (a controller token). */
+  /** The `#login=` fragment value tests use: the controller token (the banner's code is single-use). */
   login: string;
   /** The relay's --cwd; flows create per-test directories below it. */
   workDir: string;
