@@ -79,13 +79,20 @@ test('flow 20: the console embedded in an iframe and a webview talks the bridge 
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(hostHtml);
     });
-    relay = await startRelay(backend, `relay-embed-${backend.name}-${uid}`, ['--embed-origin', host.origin], { tls: false });
+    // The same host server reached as http://localhost:<port> is another *site* than the relay on 127.0.0.1.
+    const crossSite = host.origin.replace('127.0.0.1', 'localhost');
+    relay = await startRelay(
+      backend,
+      `relay-embed-${backend.name}-${uid}`,
+      ['--embed-origin', host.origin, '--embed-origin', crossSite],
+      { tls: false },
+    );
     const token = readState().token;
 
     // The relay says who may frame the console, and tells the console whom to talk to.
     const index = await fetch(`${relay.base}/`);
-    expect(index.headers.get('content-security-policy')).toContain(`frame-ancestors 'self' ${host.origin};`);
-    expect(await (await fetch(`${relay.base}/v1/embed/config`)).json()).toEqual({ bridge: 1, origins: [host.origin] });
+    expect(index.headers.get('content-security-policy')).toContain(`frame-ancestors 'self' ${host.origin} ${crossSite};`);
+    expect(await (await fetch(`${relay.base}/v1/embed/config`)).json()).toEqual({ bridge: 1, origins: [host.origin, crossSite] });
 
     const api = await playwright.request.newContext({ baseURL: relay.base, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
     const create = async (title: string) => {
@@ -208,6 +215,19 @@ test('flow 20: the console embedded in an iframe and a webview talks the bridge 
       await expect(ro.getByTestId(control), `read-only: no ${control}`).toHaveCount(0);
     }
     await ro.close();
+
+    // A cross-site host: the SameSite=Strict login cookie never comes back into the frame, so the
+    // console keeps the host's token in memory and uses it as a bearer token (API calls and stream).
+    const xctx = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+    const xs = await xctx.newPage();
+    shots.set('cross-site', xs);
+    await xs.goto(`${crossSite}/host.html`);
+    await waitFor(xs, (m) => m.type === 'ready', 'ready (cross-site)');
+    await xs.evaluate((token) => (window as any).send({ bridge: 1, type: 'auth', token }), token);
+    await waitFor(xs, (m) => m.type === 'state' && m.session_id === sid && m.connection === 'live', 'a live state (cross-site)');
+    expect(await xctx.cookies(relay.base), 'no login cookie in a cross-site frame').toEqual([]);
+    await xs.evaluate((text) => (window as any).send({ bridge: 1, type: 'send', text }), `e2e-bash please create a file ${uid}-x`);
+    expect((await waitFor(xs, (m) => m.type === 'needs_you', 'needs_you (cross-site)')).tool_name).toBe('Bash');
     await api.dispose();
   } finally {
     await relay?.stop();
