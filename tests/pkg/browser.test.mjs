@@ -51,8 +51,12 @@ test('a plain page imports pkg/ and does a demo turn over SSE and WebSocket, wit
   await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
   const result = await page.evaluate(() => window.__result);
   assert.equal(result.ok, true, `the page failed: ${result.error}\n${problems.join('\n')}`);
-  // No cookie yet and no token: the relay refused, and the Error said so.
+  // No cookie yet and no token: the relay refused, and the Error said so; so does a bad login.
   assert.match(result.beforeLogin, /^createSession: the relay answered HTTP 401/);
+  assert.match(result.badLogin, /^login: the relay answered HTTP 401/);
+  assert.equal(result.role, result.loginSecret === null ? null : 'controller');
+  // A relay that pairs the cookie with a login secret: kept where the console keeps it.
+  assert.equal(result.kept, result.loginSecret);
   // The token left the address bar; the cookie is HttpOnly.
   assert.ok(!page.url().includes(relay.token));
   assert.equal(await page.evaluate(() => document.cookie), '');

@@ -1,7 +1,7 @@
 //! The one REST call the package makes itself: `POST /v1/code/sessions` (everything else is the
 //! transport's). `fetch` comes from the global scope, so it works in pages, workers and Node.
 
-use bridge_transport::endpoint::error_type;
+use bridge_transport::endpoint::{LOGIN_SECRET_HEADER, error_type};
 use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -32,8 +32,14 @@ pub fn describe(e: &JsValue) -> String {
     }
 }
 
-/// POSTs `body` as JSON to `url` and returns the JSON answer; errors say what the relay said.
-pub async fn post_json(url: &str, token: Option<&str>, body: &Value) -> Result<Value, String> {
+/// POSTs `body` as JSON to `url` and returns the JSON answer (`null` for an empty one); errors say
+/// what the relay said. `login_secret` goes in `X-Bridge-Login`, beside the login cookie.
+pub async fn post_json(
+    url: &str,
+    token: Option<&str>,
+    login_secret: Option<&str>,
+    body: &Value,
+) -> Result<Value, String> {
     let net = |e: JsValue| format!("could not reach the relay at {url}: {}", describe(&e));
     let headers = Headers::new().map_err(net)?;
     headers.set("Accept", "application/json").map_err(net)?;
@@ -44,6 +50,9 @@ pub async fn post_json(url: &str, token: Option<&str>, body: &Value) -> Result<V
         headers
             .set("Authorization", &format!("Bearer {t}"))
             .map_err(net)?;
+    }
+    if let Some(s) = login_secret {
+        headers.set(LOGIN_SECRET_HEADER, s).map_err(net)?;
     }
     let init = RequestInit::new();
     init.set_method("POST");
@@ -73,6 +82,9 @@ pub async fn post_json(url: &str, token: Option<&str>, body: &Value) -> Result<V
             _ => "",
         };
         return Err(format!("the relay answered HTTP {status}{detail}{hint}"));
+    }
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
     }
     serde_json::from_str(&text).map_err(|e| format!("unreadable answer from the relay: {e}"))
 }

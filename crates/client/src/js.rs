@@ -25,8 +25,8 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::http::{describe, post_json};
 use crate::{
-    SeenPermission, connect_hint, connect_options, create_options, permission_answer,
-    permission_request, settled_request, state_name,
+    SeenPermission, connect_hint, connect_options, create_options, login_options,
+    permission_answer, permission_request, settled_request, state_name,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -304,6 +304,44 @@ pub struct BridgeClient {
 
 #[wasm_bindgen]
 impl BridgeClient {
+    /// Logs this browser in (`POST /v1/auth/login`): the relay sets its HttpOnly login cookie for
+    /// its origin and returns a login secret that must go with it. On the page's own origin the
+    /// secret is kept where the console keeps it (`localStorage`), so that `createSession` and
+    /// `connect` then need neither `token` nor `loginSecret`.
+    #[wasm_bindgen(
+        unchecked_return_type = "Promise<{ loginSecret: string | null; role: 'controller' | 'observer' | null }>"
+    )]
+    pub fn login(
+        #[wasm_bindgen(unchecked_param_type = "LoginOptions")] options: JsValue,
+    ) -> Promise {
+        future_to_promise(Box::pin(async move {
+            let options = from_js(&options, "login")?;
+            let o = login_options(&options).map_err(error)?;
+            let base = resolve_base(o.base_url, "login")?;
+            let body = Value::Object(
+                [("token".to_owned(), Value::String(o.token))]
+                    .into_iter()
+                    .collect(),
+            );
+            let answer = post_json(&format!("{base}/v1/auth/login"), None, None, &body)
+                .await
+                .map_err(|e| error(format!("login: {e}")))?;
+            let secret = answer.get("login_secret").and_then(Value::as_str);
+            if global_origin().as_deref() == Some(base.as_str())
+                && let Some(ls) = local_storage()
+            {
+                let _ = match secret {
+                    Some(s) => ls.set_item(LOGIN_SECRET_KEY, s),
+                    None => ls.remove_item(LOGIN_SECRET_KEY),
+                };
+            }
+            Ok(object(&[
+                ("loginSecret", opt_str(secret)),
+                ("role", opt_str(answer.get("role").and_then(Value::as_str))),
+            ]))
+        }))
+    }
+
     /// Creates a session (`POST /v1/code/sessions`): the relay starts an agent for it.
     #[wasm_bindgen(js_name = createSession, unchecked_return_type = "Promise<{ sessionId: string }>")]
     pub fn create_session(
@@ -313,9 +351,11 @@ impl BridgeClient {
             let options = from_js(&options, "createSession")?;
             let o = create_options(&options).map_err(error)?;
             let base = resolve_base(o.base_url, "createSession")?;
+            let secret = login_secret_for(&base, &o.token, o.login_secret);
             let answer = post_json(
                 &format!("{base}/v1/code/sessions"),
                 o.token.as_deref(),
+                secret.as_deref(),
                 &o.body,
             )
             .await
@@ -346,7 +386,9 @@ impl BridgeClient {
                      --experimental-websocket; Node 22+ and browsers have it): use transport: 'sse'",
                 ));
             }
-            let endpoint = Endpoint::new(base, o.session_id.clone(), o.token);
+            let secret = login_secret_for(&base, &o.token, o.login_secret);
+            let endpoint =
+                Endpoint::new(base, o.session_id.clone(), o.token).with_login_secret(secret);
             let config = Config::new(o.transport, o.session_id.clone());
             let resume = Resume {
                 from_sequence_num: o.from_seq,
@@ -590,6 +632,33 @@ fn prefixed(what: &str, message: &str) -> String {
     } else {
         format!("{what}: {message}")
     }
+}
+
+/// Where the console keeps the login secret (`localStorage`, so per origin): a page on the relay's
+/// origin shares the console's login, and a login made here serves the console too.
+const LOGIN_SECRET_KEY: &str = "bridge-console.login-secret";
+
+fn local_storage() -> Option<web_sys::Storage> {
+    let ls = Reflect::get(&js_sys::global(), &JsValue::from_str("localStorage")).ok()?;
+    (!ls.is_undefined() && !ls.is_null()).then(|| ls.unchecked_into())
+}
+
+/// The secret to send beside the login cookie: the one given, else (only towards the page's own
+/// origin, whose login it is) the one kept at login.
+fn login_secret_for(base: &str, token: &Option<String>, given: Option<String>) -> Option<String> {
+    if token.is_some() {
+        return None;
+    }
+    given.or_else(|| {
+        if global_origin().as_deref() != Some(base) {
+            return None;
+        }
+        local_storage()?
+            .get_item(LOGIN_SECRET_KEY)
+            .ok()
+            .flatten()
+            .filter(|s| !s.is_empty())
+    })
 }
 
 /// The relay's origin: the given one, or the page's own.

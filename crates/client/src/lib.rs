@@ -165,6 +165,8 @@ pub struct ConnectOptions {
     pub base_url: String,
     /// The controller (or observer) token; `None` uses the login cookie.
     pub token: Option<String>,
+    /// The login secret that goes with the login cookie (`None`: the one kept at login, if any).
+    pub login_secret: Option<String>,
     /// The session (`cse_…`).
     pub session_id: String,
     /// Which transport.
@@ -180,6 +182,8 @@ pub struct CreateOptions {
     pub base_url: String,
     /// The controller token; `None` uses the login cookie.
     pub token: Option<String>,
+    /// The login secret that goes with the login cookie (`None`: the one kept at login, if any).
+    pub login_secret: Option<String>,
     /// The body of `POST /v1/code/sessions` (`cwd`, `model`, `permission_mode`, `title`).
     pub body: Value,
 }
@@ -216,6 +220,31 @@ fn token(map: &Map<String, Value>, what: &str) -> Result<Option<String>, String>
     Ok(opt_string(map, "token", what)?.filter(|t| !t.is_empty()))
 }
 
+fn login_secret(map: &Map<String, Value>, what: &str) -> Result<Option<String>, String> {
+    Ok(opt_string(map, "loginSecret", what)?.filter(|t| !t.is_empty()))
+}
+
+/// Options of `BridgeClient.login`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoginOptions {
+    /// The relay's origin; empty means the page's own origin.
+    pub base_url: String,
+    /// The token or one-time login code to exchange for the login cookie.
+    pub token: String,
+}
+
+/// Reads `login`'s options.
+pub fn login_options(options: &Value) -> Result<LoginOptions, String> {
+    const WHAT: &str = "login";
+    let map = object(options, WHAT)?;
+    Ok(LoginOptions {
+        base_url: base_url(map, WHAT)?,
+        token: token(map, WHAT)?.ok_or_else(|| {
+            format!("{WHAT}: `token` is required (the relay's token or a one-time login code)")
+        })?,
+    })
+}
+
 /// Reads `connect`'s options (already converted from the JS object to JSON).
 pub fn connect_options(options: &Value) -> Result<ConnectOptions, String> {
     const WHAT: &str = "connect";
@@ -250,6 +279,7 @@ pub fn connect_options(options: &Value) -> Result<ConnectOptions, String> {
     Ok(ConnectOptions {
         base_url: base_url(map, WHAT)?,
         token: token(map, WHAT)?,
+        login_secret: login_secret(map, WHAT)?,
         session_id,
         transport,
         from_seq,
@@ -276,6 +306,7 @@ pub fn create_options(options: &Value) -> Result<CreateOptions, String> {
     Ok(CreateOptions {
         base_url: base_url(map, WHAT)?,
         token: token(map, WHAT)?,
+        login_secret: login_secret(map, WHAT)?,
         body: Value::Object(body),
     })
 }
@@ -660,12 +691,13 @@ mod tests {
 
     #[test]
     fn connect_options_are_checked() {
-        let o = connect_options(&json!({"baseUrl":"http://127.0.0.1:9/","token":"t","sessionId":"cse_1","transport":"hybrid","fromSeq":7})).unwrap();
+        let o = connect_options(&json!({"baseUrl":"http://127.0.0.1:9/","token":"t","sessionId":"cse_1","transport":"hybrid","fromSeq":7,"loginSecret":"ls"})).unwrap();
         assert_eq!(
             o,
             ConnectOptions {
                 base_url: "http://127.0.0.1:9".into(),
                 token: Some("t".into()),
+                login_secret: Some("ls".into()),
                 session_id: "cse_1".into(),
                 transport: TransportKind::Hybrid,
                 from_seq: 7,
@@ -706,6 +738,18 @@ mod tests {
             json!({"cwd":"/w","model":"sonnet","permission_mode":"plan"})
         );
         assert_eq!(create_options(&Value::Null).unwrap().body, json!({}));
+        assert_eq!(
+            login_options(&json!({"token":"abc"})).unwrap(),
+            LoginOptions {
+                base_url: String::new(),
+                token: "abc".into()
+            }
+        );
+        assert!(
+            login_options(&json!({}))
+                .unwrap_err()
+                .contains("`token` is required")
+        );
         assert!(create_options(&json!({"cwd": 3})).is_err());
     }
 

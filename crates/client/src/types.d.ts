@@ -2,12 +2,22 @@
 // Options, handlers and results of the bridge-console-client API.
 // ---------------------------------------------------------------------------------------------
 
+/** Options of `BridgeClient.login`. */
+export interface LoginOptions {
+  /** The relay's origin. Omit it in a page served by the relay (the cookie is for that origin). */
+  baseUrl?: string;
+  /** The relay's token, or a one-time login code (the `#login=…` of the console URL). */
+  token: string;
+}
+
 /** Options of `BridgeClient.createSession`. */
 export interface CreateSessionOptions {
   /** The relay's origin, e.g. `'http://127.0.0.1:8787'`. Omit it in a page served by the relay. */
   baseUrl?: string;
   /** The controller token (`BRIDGE_RELAY_TOKEN`). Omit it in a page served by the relay after login: the `bridge_session` cookie is used. */
   token?: string;
+  /** The login secret that goes with the cookie (what `login` returned). Default: the one kept at login on this origin. */
+  loginSecret?: string;
   /** Working directory of the agent (the relay's `--cwd` when omitted). */
   cwd?: string;
   /** Model alias or id (`'sonnet'`, `'opus'`, …). */
@@ -24,6 +34,8 @@ export interface ConnectOptions {
   baseUrl?: string;
   /** A controller or observer token. Omit it in a page served by the relay after login (cookie). */
   token?: string;
+  /** The login secret that goes with the cookie (what `login` returned). Default: the one kept at login on this origin. */
+  loginSecret?: string;
   /** The session (`cse_…`). */
   sessionId: string;
   /**

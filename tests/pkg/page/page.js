@@ -1,5 +1,6 @@
 // A demo turn through pkg/ in a browser page served by the relay (same origin): log in with the token
-// from the fragment (the relay sets its HttpOnly cookie), then use the package with no token at all.
+// from the fragment (BridgeClient.login: the relay sets its HttpOnly cookie and returns the login
+// secret that goes with it), then use the package with no credential at all.
 // The outcome lands in window.__result for the test (tests/pkg/browser.test.mjs) and in the page.
 import init, { BridgeClient, classify } from './pkg/bridge_console_client.js';
 
@@ -59,13 +60,14 @@ async function main() {
   // Without the cookie (and no token), the relay refuses: the Promise says so.
   const beforeLogin = await BridgeClient.createSession({}).then(() => 'created?!', (e) => e.message);
   log(`before login: ${beforeLogin}`);
-  const login = await fetch('/v1/auth/login', {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token }),
-  });
-  if (!login.ok) throw new Error(`login: HTTP ${login.status}`);
+  // The relay sets its HttpOnly cookie; the login secret that must go with it is kept where the
+  // console keeps it, so nothing below passes a credential.
+  const badLogin = await BridgeClient.login({ token: 'not-the-token' }).then(() => 'logged in?!', (e) => e.message);
+  const { loginSecret, role } = await BridgeClient.login({ token });
+  const kept = localStorage.getItem('bridge-console.login-secret');
   const turns = [];
   for (const transport of (params.get('transports') || 'sse').split(',')) turns.push(await turn(transport));
-  return { ok: true, beforeLogin, turns };
+  return { ok: true, beforeLogin, badLogin, loginSecret, kept, role, turns };
 }
 
 main().then(
