@@ -533,3 +533,33 @@ async fn observers_do_not_see_the_account_pid_or_environment_values() {
     let db = std::fs::read(dir.path().join("relay.db")).unwrap_or_default();
     assert!(!db.windows(20).any(|w| w == b"sk-very-secret-value"));
 }
+
+#[tokio::test]
+async fn agents_never_get_the_controller_token_in_their_environment() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let script = dir.path().join("agent.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nenv > \"$MARK_DIR/env.txt.tmp\"\nmv \"$MARK_DIR/env.txt.tmp\" \"$MARK_DIR/env.txt\"\n\
+         cat > /dev/null\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut o = Opts::demo(&data);
+    o.args = vec!["--claude".into(), script.display().to_string()];
+    let relay = RelayProc::start(o.env("MARK_DIR", &marks.display().to_string()));
+    relay.create_session().await;
+    let path = marks.join("env.txt");
+    let deadline = Instant::now() + T;
+    while !path.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let env = std::fs::read_to_string(&path).unwrap();
+    assert!(env.contains("MARK_DIR="), "the agent inherits the rest");
+    assert!(!env.contains("BRIDGE_RELAY_TOKEN") && !env.contains(TOKEN));
+}
