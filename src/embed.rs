@@ -283,7 +283,7 @@ pub fn origin_of(url: &str) -> Option<String> {
 /// Whether a message from `origin` may be read (the relay's --embed-origin list).
 pub fn accepts(origin: &str, allowed: &[String]) -> bool {
     let origin = origin.trim_end_matches('/').to_ascii_lowercase();
-    allowed.iter().any(|a| *a == origin)
+    allowed.contains(&origin)
 }
 
 /// Where to post: the parent's origin when it is known and listed (nothing when it is known and
