@@ -58,6 +58,11 @@ if [ $want_test = 1 ]; then
       cp tests/e2e/package-lock.json "$stamp"
     fi
   fi
+  # cargo-fuzz for scripts/fuzz.sh (libFuzzer on stable Rust through RUSTC_BOOTSTRAP=1).
+  if ! cargo fuzz --version 2>/dev/null | grep -q "0.13.2"; then
+    say "installing cargo-fuzz 0.13.2 (compiles from source, ~2 min once)"
+    cargo install cargo-fuzz --version 0.13.2 --locked
+  fi
   if [ -x scripts/install-claude.sh ]; then
     scripts/install-claude.sh >/dev/null
   fi

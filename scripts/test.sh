@@ -46,6 +46,9 @@ tests/sdk-compat/run.sh
 step "check the real CLI captures with the protocol crate"
 cargo run -q -p bridge-protocol --example check -- tests/fixtures/real-cli-2.1.332/*.ndjson
 
+step "fuzz each target for 20 s (scripts/fuzz.sh: NDJSON, SSE, envelope, partial JSON, markdown, relay HTTP; prints executions and crashes)"
+scripts/fuzz.sh 20
+
 step "wasm tests in headless Chromium"
 # A relay for the transport's browser test (its URL is baked in at compile time).
 relay_log=$(mktemp); relay_data=$(mktemp -d)

@@ -1,0 +1,81 @@
+//! NDJSON framing + the typed decoders (crates/protocol).
+//!
+//! Input: one parameter byte (line cap and chunk sizes), then the byte stream. Properties:
+//! * feeding the stream in fuzzer-chosen chunks yields exactly what feeding it whole yields;
+//! * no line is longer than the cap, line numbers strictly increase;
+//! * every line is decoded as a CLI message and as a client message without panicking; a message
+//!   that decodes re-serializes to a line that decodes again to the same JSON (round trip).
+#![no_main]
+
+use bridge_fuzz::{chunks, split_first};
+use bridge_protocol::framing::NdjsonDecoder;
+use bridge_protocol::{parse_cli_line, parse_client_line, to_line};
+use libfuzzer_sys::fuzz_target;
+
+fn run(decoder: &mut NdjsonDecoder, parts: &[&[u8]]) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in parts {
+        out.extend(decoder.feed(part).into_iter().map(|r| format!("{r:?}")));
+    }
+    out.extend(decoder.finish().map(|r| format!("{r:?}")));
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (param, stream) = split_first(data);
+    // Mostly the real cap; sometimes a tiny one so the over-long path is reached.
+    let cap = if param & 0x80 == 0 {
+        bridge_protocol::framing::DEFAULT_MAX_LINE_BYTES
+    } else {
+        usize::from(param & 0x3f)
+    };
+    let sizes = [param % 7 + 1, param % 13 + 1, 1, param % 3 + 2];
+
+    let whole = run(&mut NdjsonDecoder::new(cap), &[stream]);
+    let split = run(&mut NdjsonDecoder::new(cap), &chunks(stream, &sizes));
+    assert_eq!(whole, split, "chunking changed what the decoder produced");
+
+    let mut decoder = NdjsonDecoder::new(cap);
+    let mut items = decoder.feed(stream);
+    items.extend(decoder.finish());
+    let mut last = 0;
+    for item in items {
+        let line = match item {
+            Ok(line) => line,
+            Err(e) => {
+                assert!(e.line() > last);
+                last = e.line();
+                continue;
+            }
+        };
+        assert!(line.number > last);
+        last = line.number;
+        assert!(line.text.len() <= cap, "a line over the cap was delivered");
+        assert!(!line.text.contains('\n'));
+        assert!(
+            !line.text.bytes().all(|b| b.is_ascii_whitespace()),
+            "a blank line was delivered"
+        );
+
+        if let Ok(msg) = parse_cli_line(&line.text) {
+            let again = to_line(&msg);
+            let reparsed = parse_cli_line(again.trim_end())
+                .unwrap_or_else(|e| panic!("re-serialized CLI message does not parse: {e}"));
+            assert_eq!(
+                serde_json::to_value(&msg).unwrap(),
+                serde_json::to_value(&reparsed).unwrap(),
+                "CLI message round trip changed the JSON"
+            );
+        }
+        if let Ok(msg) = parse_client_line(&line.text) {
+            let again = to_line(&msg);
+            let reparsed = parse_client_line(again.trim_end())
+                .unwrap_or_else(|e| panic!("re-serialized client message does not parse: {e}"));
+            assert_eq!(
+                serde_json::to_value(&msg).unwrap(),
+                serde_json::to_value(&reparsed).unwrap(),
+                "client message round trip changed the JSON"
+            );
+        }
+    }
+});
