@@ -42,7 +42,11 @@ test('flow 07: an observer mirrors the session live and cannot act', async ({ pa
       const post = (payload: unknown) =>
         fetch(`/v1/code/sessions/${sid}/events`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          // With the observer's own login secret (the cookie alone is 401): refused for the role.
+          headers: {
+            'content-type': 'application/json',
+            'x-bridge-login': localStorage.getItem('bridge-console.login-secret') ?? '',
+          },
           body: JSON.stringify({ session_id: sid, events: [{ payload }] }),
         }).then((r) => r.status);
       return [
