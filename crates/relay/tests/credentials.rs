@@ -506,14 +506,13 @@ async fn observers_do_not_see_the_account_pid_or_environment_values() {
     let mut w = ws(&relay, &sid, &[("authorization", &bearer)]).await;
     let mut got = String::new();
     while !got.contains("init_2") {
-        match tokio::time::timeout(T, w.next())
+        if let Message::Text(t) = tokio::time::timeout(T, w.next())
             .await
             .unwrap()
             .unwrap()
             .unwrap()
         {
-            Message::Text(t) => got.push_str(t.as_str()),
-            _ => {}
+            got.push_str(t.as_str());
         }
     }
     assert!(!got.contains(&pid_text), "{got}");
