@@ -15,11 +15,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(d.seq > 0);
         let _ = d.decode();
     }
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        if let Ok(d) = decode_envelope(value) {
-            assert!(d.seq > 0);
-            let _ = d.decode();
-        }
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+        && let Ok(d) = decode_envelope(value)
+    {
+        assert!(d.seq > 0);
+        let _ = d.decode();
     }
     // The same text as the data of each SSE event kind.
     for event in [
