@@ -142,6 +142,14 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     await expect(tid(page, 'connection-status')).toHaveAttribute('data-state', 'live', { timeout: 20_000 });
     await sendMessage(page, `e2e-bash please create a file ${uid}`);
     await expect(dialog(page)).toBeVisible({ timeout: 30_000 });
+    // On the phone, Allow and Deny are on screen (a sticky bar) and big enough to tap.
+    const vp = page.viewportSize()!;
+    for (const id of ['permission-allow', 'permission-deny']) {
+      const box = (await tid(page, id).boundingBox())!;
+      expect(box.y + box.height, `${id} is on screen`).toBeLessThanOrEqual(vp.height);
+      expect(box.height, `${id} is a 44 px touch target`).toBeGreaterThanOrEqual(44);
+    }
+    await page.screenshot({ path: shotPath(`flow-19-dialog--${testInfo.project.name}.png`) });
     await page.goto(`${relay.base}/`);
     await expect(tid(page, 'session-list')).toBeAttached();
 
@@ -162,7 +170,10 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     };
     await deliver(cdp, relay.base, regId, needs);
     const tag = `bridge:${sid}:${rid}`;
-    const lastPush = () => sw().evaluate(() => JSON.stringify((self as any).__bridgeLastPush ?? null)).catch((e) => String(e));
+    const lastPush = () =>
+      sw()
+        .evaluate(async () => JSON.stringify(await (self as any).__bridgeLastPush))
+        .catch((e) => String(e));
     await expect
       .poll(() => notifications(page, tag).then((n) => n.length), { message: 'the notification is shown' })
       .toBe(1)
@@ -228,6 +239,17 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     await expect(tid(page, 'connection-status')).toHaveAttribute('data-state', 'live', { timeout: 20_000 });
     const draft = `a draft being written ${uid}`;
     await tid(page, 'composer-input').fill(draft);
+    // The on-screen keyboard takes the bottom of the screen: the composer stays above it.
+    await tid(page, 'composer-input').focus();
+    await page.setViewportSize({ width: vp.width, height: 480 });
+    await expect
+      .poll(async () => {
+        const b = (await tid(page, 'composer-input').boundingBox())!;
+        return b.y >= 0 && b.y + b.height <= 480;
+      }, { message: 'the composer is above the keyboard' })
+      .toBe(true);
+    await page.screenshot({ path: shotPath(`flow-19-keyboard--${testInfo.project.name}.png`) });
+    await page.setViewportSize(vp);
     await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r?.update()));
     await expect(tid(page, 'update-available')).toBeVisible({ timeout: 20_000 });
     let reloaded = false;
