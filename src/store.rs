@@ -187,10 +187,13 @@ impl Store {
             return;
         }
         // `try_update`: a frame scheduled before the view was unmounted must not panic.
+        let replaying = self.caught_up.try_get_untracked() == Some(false);
         self.session.try_update(|s| {
+            s.set_replaying(replaying);
             for f in &frames {
                 s.apply_from(f.source, &f.payload);
             }
+            s.set_replaying(false);
         });
         if let Some(seq) = frames.iter().filter_map(|f| f.seq).max() {
             self.max_seq.try_update_value(|m| *m = (*m).max(seq));

@@ -543,6 +543,25 @@ fn prompt_answered_by_another_controller_closes_with_a_notice() {
 }
 
 #[test]
+fn prompts_settled_in_the_history_of_an_opened_session_say_nothing() {
+    // Opening a session replays its log: a prompt answered long ago was never shown here.
+    let mut s = Session::new();
+    s.set_replaying(true);
+    apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
+    s.apply_value(&can_use_tool(
+        "r1",
+        "toolu_p",
+        "Bash",
+        json!({"command": "ls"}),
+    ));
+    s.apply_from(Source::Client, &allow("r1", json!({"command": "ls"})));
+    s.set_replaying(false);
+    assert!(s.prompts().is_empty());
+    assert_eq!(s.settled("r1"), Some(&SettledBy::Other));
+    assert!(s.notices().is_empty(), "{:?}", s.notices());
+}
+
+#[test]
 fn prompt_cancelled_by_the_cli_closes_with_a_notice() {
     let mut s = Session::new();
     apply_all(

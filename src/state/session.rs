@@ -203,6 +203,9 @@ struct Cost {
 #[derive(Clone, Debug, Default)]
 pub struct Session {
     observer: bool,
+    /// Applying the history of a session being opened: prompts settled in it were never shown
+    /// here, so settling them says nothing.
+    replaying: bool,
     rev: u64,
     order_rev: u64,
     counter: u64,
@@ -312,6 +315,12 @@ impl Session {
     }
 
     /// Switches observer mode.
+    /// Whether the frames applied next are the history of a session being opened (no notices for
+    /// prompts that were answered before this view saw them).
+    pub fn set_replaying(&mut self, replaying: bool) {
+        self.replaying = replaying;
+    }
+
     pub fn set_observer(&mut self, observer: bool) {
         self.observer = observer;
         self.bump();
@@ -1975,7 +1984,7 @@ impl Session {
             return;
         };
         let prompt = self.prompts.remove(pos);
-        if by != SettledBy::Me && !prompt.answered_locally && !self.observer {
+        if by != SettledBy::Me && !prompt.answered_locally && !self.observer && !self.replaying {
             let what = prompt.display_name.as_deref().unwrap_or(&prompt.tool_name);
             let text = match by {
                 SettledBy::Cancelled => format!("Claude Code withdrew the request for {what}."),
