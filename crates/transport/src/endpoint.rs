@@ -207,7 +207,8 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn urls() {
-        let e = Endpoint::new("http://127.0.0.1:9/", "cse_1", Some("secret".into()));
+        let e = Endpoint::new("http://127.0.0.1:9/", "cse_1", Some("tok-value-123".into()))
+            .with_login_secret(Some("login-value-456".into()));
         assert_eq!(
             e.stream_url(0),
             "http://127.0.0.1:9/v1/code/sessions/cse_1/events/stream"
@@ -230,9 +231,10 @@ mod tests {
         );
         let s = Endpoint::new("https://relay.example", "cse_1", None);
         assert!(s.ws_url(0).starts_with("wss://relay.example/"));
+        let debug = format!("{e:?}");
         assert!(
-            !format!("{e:?}").contains("secret"),
-            "the token is never logged"
+            !debug.contains("tok-value-123") && !debug.contains("login-value-456"),
+            "the token and the login secret are never logged: {debug}"
         );
     }
 
