@@ -44,8 +44,8 @@ for t in "${targets[@]}"; do
   [ -x "$bin_dir/$t" ] || { echo "fuzz target $t was not built" >&2; exit 1; }
 done
 
-logs="$BRIDGE_CACHE/fuzz-logs"
-mkdir -p "$logs"
+# Each run its own logs: two runs at once (a long local run and a CI run) must not read each other's.
+logs=$(mktemp -d "$BRIDGE_CACHE/fuzz-logs/run.XXXXXX")
 run_one() {
   local t=$1 work="$BRIDGE_CACHE/fuzz-corpus/$1" art="$BRIDGE_CACHE/fuzz-artifacts/$1/"
   mkdir -p "$work" "$art"
