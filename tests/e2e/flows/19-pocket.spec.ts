@@ -162,6 +162,22 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     expect(needs.jwt.claims.aud).toBe(push.origin);
     const rid = needs.payload.request_id as string;
 
+    // Headless Chromium's notification platform starts lazily; under load the first notification of
+    // a browser can vanish from getNotifications() right after it was shown. Show and close one first.
+    await expect
+      .poll(
+        () =>
+          page.evaluate(async () => {
+            const reg = await navigator.serviceWorker.ready;
+            await reg.showNotification('warm-up', { tag: 'e2e:warm-up', silent: true });
+            await new Promise((r) => setTimeout(r, 300));
+            const n = await reg.getNotifications({ tag: 'e2e:warm-up' });
+            n.forEach((x) => x.close());
+            return n.length;
+          }),
+        { message: 'the notification platform is up', timeout: 30_000 },
+      )
+      .toBe(1);
     const regId = await swRegistrationId(cdp, `${relay.base}/`);
     const sw = (): Worker => {
       const w = ctx!.serviceWorkers().find((x) => x.url().startsWith(relay!.base));
