@@ -36,6 +36,24 @@ pub fn user_blocks(blocks: Vec<ContentBlock>, uuid: Uuid) -> ClientMessage {
     user_content(MessageContent::Blocks(blocks), uuid)
 }
 
+/// A `text` content block.
+pub fn text_block(text: &str) -> ContentBlock {
+    ContentBlock::Text(crate::content::TextBlock {
+        text: text.to_owned(),
+        citations: None,
+        extra: Map::new(),
+    })
+}
+
+/// An `image` content block with inline data: `{"type":"image","source":{"type":"base64",
+/// "media_type":…,"data":…}}` (`data` is the base64 of the file, without a `data:` prefix).
+pub fn image_base64(media_type: &str, data: &str) -> ContentBlock {
+    ContentBlock::Image(crate::content::SourceBlock {
+        source: value::image_source(media_type, data),
+        extra: Map::new(),
+    })
+}
+
 fn user_content(content: MessageContent, uuid: Uuid) -> ClientMessage {
     ClientMessage::User(UserMessage {
         message: MessageParam {
@@ -277,6 +295,44 @@ pub mod value {
             ("parent_tool_use_id", Value::Null),
             ("uuid", Value::String(uuid.to_string())),
             ("session_id", string("")),
+        ])
+    }
+
+    /// See [`super::user_blocks`]: `blocks` from [`text_block`] and [`image_base64`].
+    pub fn user_blocks(blocks: Vec<Value>, uuid: Uuid) -> Value {
+        object(vec![
+            ("type", string("user")),
+            (
+                "message",
+                object(vec![
+                    ("role", string("user")),
+                    ("content", Value::Array(blocks)),
+                ]),
+            ),
+            ("parent_tool_use_id", Value::Null),
+            ("uuid", Value::String(uuid.to_string())),
+            ("session_id", string("")),
+        ])
+    }
+
+    /// See [`super::text_block`].
+    pub fn text_block(text: &str) -> Value {
+        object(vec![("type", string("text")), ("text", string(text))])
+    }
+
+    /// See [`super::image_base64`].
+    pub fn image_base64(media_type: &str, data: &str) -> Value {
+        object(vec![
+            ("type", string("image")),
+            ("source", image_source(media_type, data)),
+        ])
+    }
+
+    pub(super) fn image_source(media_type: &str, data: &str) -> Value {
+        object(vec![
+            ("type", string("base64")),
+            ("media_type", string(media_type)),
+            ("data", string(data)),
         ])
     }
 

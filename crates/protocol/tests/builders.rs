@@ -293,6 +293,22 @@ fn value_builders_equal_the_typed_ones() {
             v::user_text("hi <b>", uuid),
             build::user_text("hi <b>", uuid),
         ),
+        (
+            v::user_blocks(
+                vec![
+                    v::text_block("look <b>"),
+                    v::image_base64("image/png", "iVBORw0KGgo="),
+                ],
+                uuid,
+            ),
+            build::user_blocks(
+                vec![
+                    build::text_block("look <b>"),
+                    build::image_base64("image/png", "iVBORw0KGgo="),
+                ],
+                uuid,
+            ),
+        ),
         (v::initialize("r0"), build::initialize("r0")),
         (v::interrupt("r1"), build::interrupt("r1")),
         (
@@ -338,4 +354,34 @@ fn value_builders_equal_the_typed_ones() {
         assert_eq!(serde_json::to_string(&value).unwrap(), typed_line);
         assert_eq!(wire(&typed), value, "{typed_line}");
     }
+}
+
+/// An image prompt is what the Messages API takes: base64 source with its media type, text beside it.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn an_image_prompt_has_the_documented_shape() {
+    let uuid = Uuid::parse_str(UUID).unwrap();
+    let msg = build::value::user_blocks(
+        vec![
+            build::value::image_base64("image/webp", "UklGRg=="),
+            build::value::text_block("what is this?"),
+        ],
+        uuid,
+    );
+    assert_eq!(
+        msg,
+        json!({
+            "type": "user",
+            "message": {"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "UklGRg=="}},
+                {"type": "text", "text": "what is this?"}
+            ]},
+            "parent_tool_use_id": null,
+            "uuid": UUID,
+            "session_id": ""
+        })
+    );
+    // And it reads back as a typed client message.
+    let typed: ClientMessage = serde_json::from_value(msg.clone()).unwrap();
+    assert_eq!(serde_json::to_value(typed).unwrap(), msg);
 }
