@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::content::{ContentBlock, MessageContent, MessageParam};
 use crate::control::{
     ControlCancelRequest, ControlError, ControlRequest, ControlRequestBody, ControlResponse,
-    ControlResponseBody, ControlSuccess, InitializeRequest, InterruptRequest, RewindFilesRequest,
-    SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
+    ControlResponseBody, ControlSuccess, GetContextUsageRequest, InitializeRequest, InterruptRequest,
+    McpStatusRequest, RewindFilesRequest, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
 };
 use crate::message::{ClientMessage, KeepAlive, UpdateEnvironmentVariables, UserMessage};
 use crate::permission::{PermissionAllow, PermissionDeny, PermissionResult, PermissionUpdate};
@@ -109,6 +109,23 @@ pub fn interrupt(request_id: &str) -> ClientMessage {
     control_request(
         request_id,
         ControlRequestBody::Interrupt(InterruptRequest::default()),
+    )
+}
+
+/// `get_context_usage`: how full the context window is, by category (answer:
+/// [`crate::ContextUsageResponse`]). CLI 2.1.332 sends the same body for `summary` and `full`.
+pub fn get_context_usage(request_id: &str) -> ClientMessage {
+    control_request(
+        request_id,
+        ControlRequestBody::GetContextUsage(GetContextUsageRequest::default()),
+    )
+}
+
+/// `mcp_status`: the MCP servers and their state (answer: [`crate::McpStatusResponse`]).
+pub fn mcp_status(request_id: &str) -> ClientMessage {
+    control_request(
+        request_id,
+        ControlRequestBody::McpStatus(McpStatusRequest::default()),
     )
 }
 
@@ -359,6 +376,19 @@ pub mod value {
     /// See [`super::interrupt`].
     pub fn interrupt(request_id: &str) -> Value {
         control_request(request_id, object(vec![("subtype", string("interrupt"))]))
+    }
+
+    /// See [`super::get_context_usage`].
+    pub fn get_context_usage(request_id: &str) -> Value {
+        control_request(
+            request_id,
+            object(vec![("subtype", string("get_context_usage"))]),
+        )
+    }
+
+    /// See [`super::mcp_status`].
+    pub fn mcp_status(request_id: &str) -> Value {
+        control_request(request_id, object(vec![("subtype", string("mcp_status"))]))
     }
 
     /// See [`super::set_model`].

@@ -22,6 +22,7 @@ mod message;
 mod permission;
 mod stream;
 mod system;
+mod usage;
 mod util;
 mod values;
 
@@ -32,6 +33,7 @@ pub use message::*;
 pub use permission::*;
 pub use stream::*;
 pub use system::*;
+pub use usage::*;
 pub use values::*;
 
 pub use uuid::Uuid;

@@ -91,6 +91,14 @@ fn control_requests_carry_the_request_id() {
         json!({"type": "control_request", "request_id": "req_4_int", "request": {"subtype": "interrupt"}})
     );
     assert_eq!(
+        wire(&build::get_context_usage("ctx1")),
+        json!({"type": "control_request", "request_id": "ctx1", "request": {"subtype": "get_context_usage"}})
+    );
+    assert_eq!(
+        wire(&build::mcp_status("mcp1")),
+        json!({"type": "control_request", "request_id": "mcp1", "request": {"subtype": "mcp_status"}})
+    );
+    assert_eq!(
         wire(&build::set_model("r1", Some("claude-opus-5-5"))),
         json!({"type": "control_request", "request_id": "r1",
                "request": {"subtype": "set_model", "model": "claude-opus-5-5"}})
@@ -311,6 +319,8 @@ fn value_builders_equal_the_typed_ones() {
         ),
         (v::initialize("r0"), build::initialize("r0")),
         (v::interrupt("r1"), build::interrupt("r1")),
+        (v::get_context_usage("c1"), build::get_context_usage("c1")),
+        (v::mcp_status("m1"), build::mcp_status("m1")),
         (
             v::set_model("r2", Some("opus")),
             build::set_model("r2", Some("opus")),
