@@ -12,8 +12,9 @@ use uuid::Uuid;
 use crate::content::{ContentBlock, MessageContent, MessageParam};
 use crate::control::{
     ControlCancelRequest, ControlError, ControlRequest, ControlRequestBody, ControlResponse,
-    ControlResponseBody, ControlSuccess, GetContextUsageRequest, InitializeRequest, InterruptRequest,
-    McpStatusRequest, RewindFilesRequest, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
+    ControlResponseBody, ControlSuccess, GetContextUsageRequest, InitializeRequest,
+    InterruptRequest, McpStatusRequest, RewindFilesRequest, SetMaxThinkingTokensRequest,
+    SetModelRequest, SetPermissionModeRequest,
 };
 use crate::message::{ClientMessage, KeepAlive, UpdateEnvironmentVariables, UserMessage};
 use crate::permission::{PermissionAllow, PermissionDeny, PermissionResult, PermissionUpdate};
