@@ -64,7 +64,7 @@ impl Me {
 }
 
 /// One entry of `GET /v1/code/sessions`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct SessionSummary {
     /// Session id.
     pub id: String,
@@ -92,6 +92,38 @@ pub struct SessionSummary {
     /// Pending permission prompts.
     #[serde(default)]
     pub pending_permissions: u64,
+    /// Archived (listed only when its worktree was kept).
+    #[serde(default)]
+    pub archived: bool,
+    /// Its git worktree (spawn mode `worktree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
+    /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
+    /// merged into main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_kept: Option<String>,
+}
+
+/// Where a session's git worktree is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct WorktreeInfo {
+    /// Its directory on the relay's machine.
+    #[serde(default)]
+    pub path: String,
+    /// Its branch (`bridge/<id prefix>`), if it has one.
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+/// The answer to `POST /v1/code/sessions/{id}/archive`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ArchiveAnswer {
+    /// Why the session's worktree was kept (None: removed, or no worktree).
+    #[serde(default)]
+    pub worktree_kept: Option<String>,
+    /// Where it is, when kept.
+    #[serde(default)]
+    pub worktree: Option<WorktreeInfo>,
 }
 
 /// `POST /v1/code/sessions` body.
@@ -364,9 +396,10 @@ pub async fn embed_origins() -> Result<Vec<String>, NetError> {
     serde_json::from_value(list).map_err(|e| NetError::Decode(e.to_string()))
 }
 
-/// `GET /v1/code/sessions`.
+/// `GET /v1/code/sessions?kept_worktrees=1`: the live sessions, and the archived ones whose
+/// worktree was kept (`archived`, `worktree_kept`).
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, NetError> {
-    let v = request_json("GET", "/v1/code/sessions", None).await?;
+    let v = request_json("GET", "/v1/code/sessions?kept_worktrees=1", None).await?;
     let list = v.get("sessions").cloned().unwrap_or(Value::Array(vec![]));
     serde_json::from_value(list).map_err(|e| NetError::Decode(e.to_string()))
 }
@@ -381,15 +414,17 @@ pub async fn create_session(req: &NewSession) -> Result<String, NetError> {
         .ok_or_else(|| NetError::Decode("no session_id in the answer".into()))
 }
 
-/// `POST /v1/code/sessions/{id}/archive`.
-pub async fn archive_session(id: &str) -> Result<(), NetError> {
-    request_json(
+/// `POST /v1/code/sessions/{id}/archive`; with `discard_worktree` its worktree is removed even
+/// when that loses work (also for a session archived earlier whose worktree was kept).
+pub async fn archive_session(id: &str, discard_worktree: bool) -> Result<ArchiveAnswer, NetError> {
+    let body = serde_json::json!({ "discard_worktree": discard_worktree });
+    let v = request_json(
         "POST",
         &format!("/v1/code/sessions/{}/archive", enc(id)),
-        None,
+        Some(&body),
     )
-    .await
-    .map(|_| ())
+    .await?;
+    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
 }
 
 /// Delays (ms) between reads of a session's detail while its `initialize` answer is still null:

@@ -3,6 +3,7 @@
 //! protocol messages sent through the [`Sender`] (the real HTTP one, or a fake in tests).
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
+mod archive;
 mod device;
 
 use std::rc::Rc;
@@ -18,6 +19,7 @@ use crate::net::{
 };
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
+pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
 pub use device::{PushState, RelayOffline, test_summary};
 
 /// How long the page stays hidden before the stream is suspended.
@@ -58,6 +60,10 @@ pub struct Store {
     pub me: RwSignal<Option<Me>>,
     /// The session list.
     pub sessions: RwSignal<Vec<SessionSummary>>,
+    /// Archived sessions whose worktree the relay kept (see [`archive`]).
+    pub kept_worktrees: RwSignal<Vec<KeptWorktree>>,
+    /// What the last archive or discard did (shown until dismissed).
+    pub archive_notice: RwSignal<Option<ArchiveNotice>>,
     /// History before the stream's first frame was cut (relay retention).
     pub truncated: RwSignal<bool>,
     /// Ids of collapsed things the person expanded ("show all"), kept across re-renders.
@@ -107,6 +113,8 @@ impl Store {
             conn: RwSignal::new(ConnState::Connecting),
             me: RwSignal::new(None),
             sessions: RwSignal::new(Vec::new()),
+            kept_worktrees: RwSignal::new(Vec::new()),
+            archive_notice: RwSignal::new(None),
             truncated: RwSignal::new(false),
             expanded: RwSignal::new(Default::default()),
             scroll_to_end: RwSignal::new(0),
@@ -384,6 +392,10 @@ impl Store {
         let store = *self;
         leptos::task::spawn_local(async move {
             if let Ok(list) = net::list_sessions().await {
+                let (list, kept) = split_sessions(list);
+                if store.kept_worktrees.try_get_untracked().as_ref() != Some(&kept) {
+                    store.kept_worktrees.try_set(kept);
+                }
                 if let Some(old) = store.sessions.try_get_untracked() {
                     store.notify_newly_waiting(&old, &list);
                 }

@@ -771,6 +771,7 @@ async fn session_items_are_named_by_title_or_cwd_tail_and_hold_their_actions() {
         created_at: None,
         last_activity_at: None,
         pending_permissions: 0,
+        ..Default::default()
     };
     let (a, b) = (summary("sa", None), summary("sb", Some("Fix the CI")));
     let m = mount(false, move || {

@@ -1,6 +1,9 @@
 //! The session list.
 
+pub mod archive_notice;
+pub mod kept_worktrees;
 pub mod session_item;
+pub mod worktree_details;
 
 use leptos::prelude::*;
 
@@ -8,13 +11,17 @@ use crate::components::NewSessionForm;
 use crate::nav::{ListView, Nav};
 use crate::store::Store;
 
+pub use archive_notice::ArchiveNoticeView;
+pub use kept_worktrees::KeptWorktrees;
 pub use session_item::SessionItem;
+pub use worktree_details::WorktreeDetails;
 
 /// Sessions with their state, cwd, model, pending prompts and last activity
 /// (`data-testid="session-list"`); controllers also get "new session" and archive. Refreshes every
 /// few seconds. "All" / "Needs you" (`session-filter-all`, `session-filter-needs-you`, also
 /// `?view=needs-you`) choose which sessions show; the bell (`notifications-open`) opens the
-/// Notifications panel.
+/// Notifications panel. After archiving, a notice says whether the worktree was kept; the
+/// archived sessions whose worktree was kept are listed under "Kept worktrees" (view "All").
 #[component]
 pub fn SessionList() -> impl IntoView {
     let store = Store::expect();
@@ -94,6 +101,7 @@ pub fn SessionList() -> impl IntoView {
                 </button>
             </div>
             {move || controller().then(|| view! { <NewSessionForm /> })}
+            <ArchiveNoticeView />
             <ul class="sessions" role="list">
                 <For each=shown key=item_key let:s>
                     <SessionItem summary=s />
@@ -119,6 +127,7 @@ pub fn SessionList() -> impl IntoView {
                 }.into_any()),
                 _ => None,
             }}
+            {move || (list_view() == ListView::All).then(|| view! { <KeptWorktrees /> })}
         </nav>
     }
 }

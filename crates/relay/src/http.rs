@@ -651,6 +651,10 @@ async fn create_session(
 struct ListQuery {
     #[serde(default)]
     include_archived: Option<String>,
+    /// Also the archived sessions whose worktree was kept (the console lists them so that the
+    /// work can be found and discarded), without every other archived session.
+    #[serde(default)]
+    kept_worktrees: Option<String>,
 }
 
 async fn list_sessions(
@@ -658,11 +662,13 @@ async fn list_sessions(
     who: Principal,
     Query(q): Query<ListQuery>,
 ) -> Json<Value> {
-    let include = q
-        .include_archived
-        .as_deref()
-        .is_some_and(|v| v == "1" || v == "true");
-    Json(app.sessions_json(include, who.session_scope.as_deref()))
+    let yes = |v: &Option<String>| v.as_deref().is_some_and(|v| v == "1" || v == "true");
+    let archived = match (yes(&q.include_archived), yes(&q.kept_worktrees)) {
+        (true, _) => crate::relay::Archived::All,
+        (false, true) => crate::relay::Archived::WorktreeKept,
+        (false, false) => crate::relay::Archived::None,
+    };
+    Json(app.sessions_json(archived, who.session_scope.as_deref()))
 }
 
 async fn get_session(
@@ -697,7 +703,8 @@ async fn delete_session(
 }
 
 /// Body (optional): `{"discard_worktree": true}` removes the session's worktree even when that
-/// loses work; without it such a worktree is kept and the answer says why (`worktree_kept`).
+/// loses work; without it such a worktree is kept and the answer says why (`worktree_kept`) and
+/// where (`worktree`: `path`, `branch`).
 async fn archive_session(
     State(app): State<AppState>,
     Controller(_): Controller,
@@ -717,6 +724,9 @@ async fn archive_session(
     let mut answer = json!({"session_id": s.id, "archived": true});
     if let Some(why) = kept {
         answer["worktree_kept"] = json!(why);
+        if let Some(wt) = s.meta().worktree {
+            answer["worktree"] = json!({"path": wt.path, "branch": wt.branch});
+        }
     }
     Ok(Json(answer))
 }

@@ -392,16 +392,32 @@ impl Relay {
     }
 
     /// Public JSON of a session list.
-    pub fn sessions_json(&self, include_archived: bool, scope: Option<&str>) -> Value {
+    pub fn sessions_json(&self, archived: Archived, scope: Option<&str>) -> Value {
         let list: Vec<Value> = self
             .list()
             .into_iter()
             .filter(|s| scope.is_none_or(|sc| sc == s.id))
             .map(|s| s.summary(false))
-            .filter(|v| include_archived || v["archived"] != Value::Bool(true))
+            .filter(|v| {
+                v["archived"] != Value::Bool(true)
+                    || match archived {
+                        Archived::All => true,
+                        Archived::WorktreeKept => v.get("worktree_kept").is_some(),
+                        Archived::None => false,
+                    }
+            })
             .collect();
         serde_json::json!({ "sessions": list })
     }
+}
+
+/// Which archived sessions a listing includes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Archived {
+    None,
+    /// Those whose worktree was kept (`?kept_worktrees=1`).
+    WorktreeKept,
+    All,
 }
 
 async fn watch_ended(relay: std::sync::Weak<Relay>, mut rx: mpsc::UnboundedReceiver<String>) {

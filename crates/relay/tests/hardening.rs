@@ -320,6 +320,8 @@ async fn archiving_a_worktree_never_destroys_work() {
     std::fs::write(std::path::Path::new(cwd_a).join("notes.txt"), "work").unwrap();
     let answer = archive(a, json!({})).await;
     assert_eq!(answer["worktree_kept"], "uncommitted changes", "{answer}");
+    assert_eq!(answer["worktree"]["path"], cwd_a.as_str(), "where: {answer}");
+    assert_eq!(answer["worktree"]["branch"], sessions[0].2.as_str(), "{answer}");
     let s = settled(a, cwd_a, true).await;
     assert_eq!(s["worktree_kept"], "uncommitted changes", "{s}");
 
@@ -344,10 +346,35 @@ async fn archiving_a_worktree_never_destroys_work() {
     assert!(s.get("worktree_kept").is_none(), "{s}");
     assert!(git(&repo, &["branch", "--list", branch_c]).is_empty());
 
+    // The list shows the archived sessions whose worktree was kept only when asked to.
+    let listed = async |query: &str| -> Vec<String> {
+        let r = http()
+            .get(relay.url(&format!("/v1/code/sessions{query}")))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = r.json().await.unwrap();
+        let mut ids: Vec<String> = v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut kept = vec![a.clone(), b.clone()];
+    kept.sort();
+    assert_eq!(listed("").await, Vec::<String>::new());
+    assert_eq!(listed("?kept_worktrees=1").await, kept);
+    assert_eq!(listed("?include_archived=1").await.len(), 3);
+
     // Discarded on purpose: removed even with work in it.
     archive(a, json!({"discard_worktree": true})).await;
     let s = settled(a, cwd_a, false).await;
     assert!(s.get("worktree_kept").is_none(), "{s}");
+    assert_eq!(listed("?kept_worktrees=1").await, vec![b.clone()]);
 }
 
 /// A cursor past the end of the log is refused explicitly on every read path (it used to skip

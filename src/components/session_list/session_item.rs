@@ -4,11 +4,11 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::nav::{Nav, session_path};
-use crate::net::{self, SessionSummary};
+use crate::net::SessionSummary;
 use crate::store::Store;
 
 /// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`): opens it on
-/// click; controllers can archive it.
+/// click; controllers can archive it (through the store, which says when the worktree was kept).
 #[component]
 pub fn SessionItem(
     /// The session.
@@ -47,6 +47,7 @@ pub fn SessionItem(
         meta.push(ago);
     }
     let archive_label = format!("Archive session {name}");
+    let name_archive = name.clone();
     let state = summary.state.clone();
     let archiving = RwSignal::new(false);
     view! {
@@ -73,6 +74,7 @@ pub fn SessionItem(
             </a>
             {move || controller().then(|| {
                 let id_archive = id_archive.clone();
+                let name_archive = name_archive.clone();
                 let archive_label = archive_label.clone();
                 view! {
                     <button
@@ -83,13 +85,11 @@ pub fn SessionItem(
                         on:click=move |_| {
                             archiving.set(true);
                             let id = id_archive.clone();
-                            leptos::task::spawn_local(async move {
-                                let _ = net::archive_session(&id).await;
+                            store.archive_session(&id.clone(), &name_archive, move || {
                                 archiving.try_set(false);
                                 if nav.session.get_untracked().as_deref() == Some(id.as_str()) {
                                     nav.go(None);
                                 }
-                                store.refresh_sessions();
                             });
                         }
                     >

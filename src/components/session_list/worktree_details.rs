@@ -1,0 +1,98 @@
+//! Where a kept worktree is, why it was kept, and discarding it (after a confirmation).
+
+use leptos::prelude::*;
+
+use crate::store::{KeptWorktree, Store};
+
+/// A kept worktree (`data-testid="worktree-kept"`, `data-session-id`): why it was kept
+/// (`worktree-why`), its path (`worktree-path`) and branch (`worktree-branch`), and for
+/// controllers "Discard worktree" (`worktree-discard`), which first asks
+/// (`worktree-discard-confirm`: `worktree-discard-yes` / `worktree-discard-no`).
+#[component]
+pub fn WorktreeDetails(
+    /// The kept worktree.
+    kept: KeptWorktree,
+) -> impl IntoView {
+    let store = Store::expect();
+    let confirming = RwSignal::new(false);
+    let discarding = RwSignal::new(false);
+    let controller = move || store.is_controller();
+    let branch = kept.branch.clone();
+    let path = kept.path.clone();
+    let what = match (path.is_empty(), &branch) {
+        (false, Some(b)) => format!("{path} and its branch {b}"),
+        (false, None) => path.clone(),
+        (true, Some(b)) => format!("the worktree and its branch {b}"),
+        (true, None) => "the worktree".to_string(),
+    };
+    let question = format!(
+        "This deletes {what} on the relay's machine, with its {}. It cannot be undone.",
+        kept.why
+    );
+    let label = format!("Discard the worktree of {}", kept.name);
+    let kept_discard = kept.clone();
+    view! {
+        <div class="worktree-kept" data-testid="worktree-kept" data-session-id=kept.session_id.clone()>
+            <p class="worktree-why">
+                "Kept because of " <span data-testid="worktree-why">{kept.why.clone()}</span> "."
+            </p>
+            <dl class="worktree-where">
+                {(!path.is_empty()).then(|| view! {
+                    <dt>"Path"</dt>
+                    <dd><code data-testid="worktree-path">{path.clone()}</code></dd>
+                })}
+                {branch.clone().map(|b| view! {
+                    <dt>"Branch"</dt>
+                    <dd><code data-testid="worktree-branch">{b}</code></dd>
+                })}
+            </dl>
+            {move || (controller() && !confirming.get()).then(|| view! {
+                <button
+                    class="danger-outline"
+                    data-testid="worktree-discard"
+                    aria-label=label.clone()
+                    disabled=move || discarding.get()
+                    on:click=move |_| confirming.set(true)
+                >
+                    "Discard worktree"
+                </button>
+            })}
+            {move || confirming.get().then(|| {
+                let kept = kept_discard.clone();
+                view! {
+                    <div
+                        class="discard-confirm"
+                        role="alertdialog"
+                        aria-label="Confirm discarding the worktree"
+                        data-testid="worktree-discard-confirm"
+                    >
+                        <strong>"Discard this worktree?"</strong>
+                        <span>{question.clone()}</span>
+                        <div class="actions">
+                            <button
+                                class="danger"
+                                data-testid="worktree-discard-yes"
+                                disabled=move || discarding.get()
+                                on:click=move |_| {
+                                    discarding.set(true);
+                                    store.discard_worktree(&kept, move || {
+                                        discarding.try_set(false);
+                                        confirming.try_set(false);
+                                    });
+                                }
+                            >
+                                "Discard worktree"
+                            </button>
+                            <button
+                                data-testid="worktree-discard-no"
+                                on:click=move |_| confirming.set(false)
+                            >
+                                "Keep it"
+                            </button>
+                        </div>
+                    </div>
+                }
+            })}
+        </div>
+    }
+}
