@@ -55,6 +55,7 @@ pub fn app(state: AppState) -> Router {
             get(crate::sse::stream),
         )
         .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
+        .merge(crate::changes::routes())
         .merge(crate::push::routes())
         .merge(crate::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))

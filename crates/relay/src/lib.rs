@@ -9,6 +9,7 @@ pub mod agent;
 pub mod assets;
 pub mod audit;
 pub mod auth;
+pub mod changes;
 pub mod config;
 pub mod error;
 pub mod external;
