@@ -113,7 +113,7 @@ pub struct McpServerStatus {
     pub name: String,
     pub status: McpServerState,
     #[serde(rename = "serverInfo", skip_serializing_if = "Option::is_none")]
-    pub server_info: Option<McpServerInfo>,
+    pub server_info: Option<McpServerVersion>,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -135,7 +135,7 @@ pub struct McpServerStatus {
 
 /// `McpServerStatus.serverInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpServerInfo {
+pub struct McpServerVersion {
     pub name: String,
     pub version: String,
     #[serde(flatten)]
