@@ -27,6 +27,9 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 /// Longest stderr line kept (the rest of the line is skipped, marked `…`).
 pub const STDERR_LINE_BYTES: usize = 8192;
 
+/// Makes the CLI keep file checkpoints in SDK mode (needed by `rewind_files`).
+pub const CHECKPOINTING_ENV: &str = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING";
+
 /// What a session needs started.
 #[derive(Debug, Clone)]
 pub struct SpawnSpec {
@@ -36,6 +39,8 @@ pub struct SpawnSpec {
     pub permission_mode: Option<String>,
     /// Messages the stdin queue holds (--max-stdin-queue).
     pub stdin_queue: usize,
+    /// `--resume <id>` [`--fork-session`] [`--resume-session-at <uuid>`].
+    pub resume: Option<crate::transcripts::Resume>,
 }
 
 /// Builds the command for an agent. The relay handles the process the same way whatever it is, so
@@ -67,6 +72,9 @@ pub fn claude_flags(spec: &SpawnSpec) -> Vec<String> {
     }
     if let Some(p) = &spec.permission_mode {
         args.extend(["--permission-mode".to_owned(), p.clone()]);
+    }
+    if let Some(r) = &spec.resume {
+        args.extend(r.flags());
     }
     args
 }
@@ -109,6 +117,10 @@ impl AgentLauncher for CommandLauncher {
         cmd.args(&self.leading)
             .args(claude_flags(spec))
             .args(&self.extra);
+        // File checkpoints, so `rewind_files` can restore files (the SDK's enableFileCheckpointing).
+        if std::env::var_os(CHECKPOINTING_ENV).is_none() {
+            cmd.env(CHECKPOINTING_ENV, "true");
+        }
         cmd
     }
     fn describe(&self) -> String {
@@ -620,6 +632,7 @@ mod tests {
             model: Some("m".into()),
             permission_mode: Some("plan".into()),
             stdin_queue: 1,
+            resume: None,
         };
         let f = claude_flags(&spec).join(" ");
         assert_eq!(

@@ -143,6 +143,10 @@ pub struct Args {
     /// write); 0 writes every batch at once.
     #[arg(long, default_value_t = DEFAULT_SSE_COALESCE_MS, hide = true)]
     pub sse_coalesce_ms: u64,
+    /// Claude Code's config dir, whose `projects/` transcripts are listed beside the relay's sessions
+    /// (default: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`).
+    #[arg(long, value_name = "DIR")]
+    pub claude_config_dir: Option<PathBuf>,
     /// Extra arguments for every agent, after `--`.
     #[arg(last = true, value_name = "EXTRA CLAUDE ARGS")]
     pub extra: Vec<String>,
@@ -200,6 +204,8 @@ pub struct Config {
     pub tls_ca: Option<rustls_pki_types::CertificateDer<'static>>,
     /// Where people open the console, `scheme://host[:port]` (the printed login URL's start).
     pub public_url: String,
+    /// Claude Code's config dir (--claude-config-dir): its `projects/` transcripts are listed.
+    pub claude_config_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Config {
@@ -565,6 +571,9 @@ impl Args {
             behind_proxy: self.behind_proxy,
             tls_ca: None,
             public_url,
+            claude_config_dir: self
+                .claude_config_dir
+                .unwrap_or_else(crate::transcripts::default_config_dir),
         })
     }
 }

@@ -57,6 +57,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
         .merge(crate::changes::routes())
         .merge(crate::push::routes())
+        .merge(crate::transcripts::api::routes())
         .merge(crate::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
@@ -669,7 +670,7 @@ async fn list_sessions(
         (false, true) => crate::relay::Archived::WorktreeKept,
         (false, false) => crate::relay::Archived::None,
     };
-    Json(app.sessions_json(archived, who.session_scope.as_deref()))
+    Json(crate::transcripts::api::list(&app, archived, who.session_scope.as_deref()).await)
 }
 
 async fn get_session(

@@ -26,6 +26,7 @@ pub mod session;
 pub mod sse;
 pub mod store;
 pub mod tls;
+pub mod transcripts;
 pub mod util;
 pub mod validate;
 pub mod worktree;

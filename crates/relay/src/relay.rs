@@ -24,6 +24,14 @@ pub struct CreateSession {
     pub model: Option<String>,
     pub permission_mode: Option<String>,
     pub title: Option<String>,
+    /// Continue a CLI session (`--resume`, fork); never from a request body.
+    #[serde(skip)]
+    pub resume: Option<crate::transcripts::Resume>,
+    /// Frames stored before the agent starts (the history of a resumed or forked CLI session).
+    #[serde(skip)]
+    pub history: Vec<Value>,
+    #[serde(skip)]
+    pub cli: Option<crate::transcripts::CliLink>,
 }
 
 pub struct Relay {
@@ -33,6 +41,8 @@ pub struct Relay {
     pub push: Option<Arc<Push>>,
     /// Login rate limit and stream caps.
     pub limits: crate::limits::Limits,
+    /// Claude Code's own transcripts (`--claude-config-dir`).
+    pub transcripts: crate::transcripts::Index,
     ctx: Arc<SessionCtx>,
     sessions: RwLock<HashMap<String, Arc<Session>>>,
     /// Flips to `true` when the relay should stop (single-session mode: its session ended).
@@ -89,6 +99,7 @@ impl Relay {
         }
         let relay = Arc::new(Relay {
             limits: crate::limits::Limits::new(config.max_streams_per_principal),
+            transcripts: crate::transcripts::Index::new(&config.claude_config_dir),
             config,
             auth,
             push,
@@ -267,7 +278,9 @@ impl Relay {
                     base.display()
                 ))
             })?;
-        let (cwd, worktree) = if self.config.spawn_mode == SpawnMode::Worktree {
+        // A resumed or forked CLI session runs where it ran (its transcript is keyed by its cwd).
+        let (cwd, worktree) = if self.config.spawn_mode == SpawnMode::Worktree && req.cli.is_none()
+        {
             let path = self.config.data_dir.join("worktrees").join(&id);
             let wt = crate::worktree::add(&base, &path, &id).await?;
             (path, Some(wt))
@@ -286,7 +299,11 @@ impl Relay {
             req.title,
         );
         meta.worktree = worktree;
+        meta.cli = req.cli;
         let session = Session::create(meta, self.ctx.clone())?;
+        for frame in &req.history {
+            crate::agent::AgentEvents::on_line(session.as_ref(), &frame.to_string());
+        }
         self.sessions
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -297,6 +314,7 @@ impl Relay {
             model,
             permission_mode,
             stdin_queue: self.config.max_stdin_queue,
+            resume: req.resume,
         };
         match agent::spawn(self.config.launcher.as_ref(), &spec, session.clone()) {
             Ok(handle) => session.attach_agent(handle),

@@ -115,6 +115,9 @@ pub struct SessionMeta {
     /// merged into main").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree_kept: Option<String>,
+    /// Its Claude Code session (id from `system/init`), and whether it resumed or forked one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli: Option<crate::transcripts::CliLink>,
 }
 
 impl SessionMeta {
@@ -141,6 +144,7 @@ impl SessionMeta {
             worktree: None,
             agent_process: None,
             worktree_kept: None,
+            cli: None,
         }
     }
 }
@@ -579,6 +583,9 @@ impl Session {
         if let Some(why) = &m.worktree_kept {
             v["worktree_kept"] = json!(why);
         }
+        if let Some(cli) = &m.cli {
+            v["cli"] = json!(cli);
+        }
         if with_initialize {
             v["initialize"] = m.initialize.clone().unwrap_or(Value::Null);
             v["pending_requests"] = Value::Array(
@@ -934,6 +941,14 @@ impl Session {
                     if let Some(p) = v.get("permissionMode").and_then(Value::as_str) {
                         changed |= g.meta.permission_mode.as_deref() != Some(p);
                         g.meta.permission_mode = Some(p.to_owned());
+                    }
+                    // Its transcript is this session's: the list of CLI sessions leaves it out.
+                    if let Some(id) = v.get("session_id").and_then(Value::as_str) {
+                        let cli = g.meta.cli.get_or_insert_with(Default::default);
+                        if cli.session_id.is_none() {
+                            cli.session_id = Some(id.to_owned());
+                            changed = true;
+                        }
                     }
                     if changed {
                         self.save_meta(g);

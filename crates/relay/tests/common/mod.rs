@@ -67,6 +67,11 @@ impl RelayProc {
             .unwrap_or_else(|| o.data_dir.join("no-static"));
         cmd.arg("--static-dir").arg(static_dir);
         cmd.args(&o.args);
+        // Never the developer's own ~/.claude: its sessions would show in every list.
+        if !o.args.iter().any(|a| a == "--claude-config-dir") {
+            cmd.arg("--claude-config-dir")
+                .arg(o.data_dir.join("claude-config"));
+        }
         cmd.env("BRIDGE_DEMO_SPEED", "0")
             .env("BRIDGE_RELAY_LOG", "info,bridge_relay=debug");
         cmd.env_remove("BRIDGE_RELAY_TOKEN")

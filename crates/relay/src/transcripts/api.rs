@@ -1,0 +1,491 @@
+//! HTTP: CLI sessions in `GET /v1/code/sessions` (`origin: "cli"`), and
+//! `GET /v1/code/cli-sessions/{id}` (the history as frames), `POST …/{id}/resume`, `POST …/{id}/fork`,
+//! `POST …/{id}/rewind` (refused: not live), plus `POST /v1/code/sessions/{id}/fork` and
+//! `POST /v1/code/sessions/{id}/rewind` for the relay's own sessions. Reading is for controllers and
+//! unscoped observers; resume, fork and rewind for controllers only.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::{CliLink, ForkedFrom, Resume, Transcript, index, parse};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::http::{AppState, Controller, JsonBody};
+use crate::relay::CreateSession;
+
+/// How long a rewind waits for the CLI's answer.
+pub const REWIND_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/code/cli-sessions/{id}", get(detail))
+        .route("/v1/code/cli-sessions/{id}/resume", post(resume))
+        .route("/v1/code/cli-sessions/{id}/fork", post(fork_cli))
+        .route("/v1/code/cli-sessions/{id}/rewind", post(rewind_cli))
+        .route("/v1/code/sessions/{id}/fork", post(fork_relay))
+        .route("/v1/code/sessions/{id}/rewind", post(rewind_relay))
+}
+
+/// The session list: the relay's sessions (`origin: "relay"`) and the CLI's transcripts that no relay
+/// session owns (`origin: "cli"`), newest first, each fork right after the session it came from.
+/// A session-scoped observer sees only its session.
+pub async fn list(app: &AppState, archived: crate::relay::Archived, scope: Option<&str>) -> Value {
+    let mut v = app.sessions_json(archived, scope);
+    let Some(list) = v.get_mut("sessions").and_then(Value::as_array_mut) else {
+        return v;
+    };
+    for s in list.iter_mut() {
+        s["origin"] = "relay".into();
+    }
+    if scope.is_none() {
+        let owned = owned_cli_ids(app);
+        let app2 = app.clone();
+        let found = tokio::task::spawn_blocking(move || app2.transcripts.refresh().0)
+            .await
+            .unwrap_or_default();
+        list.extend(
+            found
+                .iter()
+                .filter(|t| !owned.contains(&t.id))
+                .map(cli_summary),
+        );
+    }
+    order(list);
+    v
+}
+
+/// CLI session ids whose transcript belongs to a relay session (archived ones too).
+fn owned_cli_ids(app: &AppState) -> HashSet<String> {
+    app.list()
+        .iter()
+        .filter_map(|s| s.meta().cli)
+        .flat_map(|c| [c.session_id, c.resumed])
+        .flatten()
+        .collect()
+}
+
+fn when(v: &Value) -> OffsetDateTime {
+    v.get("last_activity_at")
+        .and_then(Value::as_str)
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
+/// Newest first; a fork follows its origin when that is listed.
+pub fn order(list: &mut Vec<Value>) {
+    list.sort_by(|a, b| {
+        when(b)
+            .cmp(&when(a))
+            .then_with(|| a["id"].as_str().cmp(&b["id"].as_str()))
+    });
+    // A session is known by its id, and a relay session also by the CLI session it runs.
+    let names = |s: &Value| -> Vec<String> {
+        ["/id", "/cli/session_id", "/cli/resumed"]
+            .iter()
+            .filter_map(|p| s.pointer(p).and_then(Value::as_str).map(str::to_owned))
+            .collect()
+    };
+    let ids: std::collections::HashMap<String, String> = list
+        .iter()
+        .flat_map(|s| {
+            let id = s["id"].as_str().unwrap_or_default().to_owned();
+            names(s).into_iter().map(move |n| (n, id.clone()))
+        })
+        .collect();
+    let origin_of = |s: &Value| -> Option<String> {
+        s.pointer("/cli/forked_from/id")
+            .and_then(Value::as_str)
+            .and_then(|o| ids.get(o))
+            .filter(|o| Some(o.as_str()) != s["id"].as_str())
+            .cloned()
+    };
+    let (forks, mut rest): (Vec<Value>, Vec<Value>) =
+        list.drain(..).partition(|s| origin_of(s).is_some());
+    // Newest fork first, right below its origin (a fork of a fork below that one).
+    let mut pending = forks;
+    for _ in 0..8 {
+        if pending.is_empty() {
+            break;
+        }
+        let mut left = Vec::new();
+        for f in pending.into_iter().rev() {
+            let origin = origin_of(&f);
+            match rest
+                .iter()
+                .position(|s| s["id"].as_str() == origin.as_deref())
+            {
+                Some(i) => rest.insert(i + 1, f),
+                None => left.push(f),
+            }
+        }
+        left.reverse();
+        pending = left;
+    }
+    rest.extend(pending);
+    *list = rest;
+}
+
+fn rfc3339(t: std::time::SystemTime) -> String {
+    OffsetDateTime::from(t).format(&Rfc3339).unwrap_or_default()
+}
+
+/// A CLI session as the list shows it.
+pub fn cli_summary(t: &Transcript) -> Value {
+    json!({
+        "id": t.id,
+        "origin": "cli",
+        "state": "idle",
+        "cwd": t.facts.cwd,
+        "title": t.facts.title(),
+        "git_branch": t.facts.git_branch,
+        "last_activity_at": rfc3339(t.modified),
+        "created_at": null,
+        "model": null,
+        "permission_mode": null,
+        "pending_permissions": 0,
+        "archived": false,
+        "size_bytes": t.size,
+    })
+}
+
+fn readable(who: &Principal) -> Result<(), ApiError> {
+    if who.session_scope.is_some() {
+        return Err(ApiError::forbidden(
+            "this observer token is scoped to one relay session; Claude Code's own sessions need the controller token or an unscoped observer token",
+        ));
+    }
+    Ok(())
+}
+
+/// The transcript of `id`, or 400 (not a session id) / 404.
+async fn transcript(app: &AppState, id: &str) -> Result<Transcript, ApiError> {
+    if !index::valid_id(id) {
+        return Err(ApiError::bad_request(format!(
+            "{id:?} is not a Claude Code session id (a UUID such as 27784601-dc95-46a5-9f01-072efd77a9f0)"
+        )));
+    }
+    let app2 = app.clone();
+    let id2 = id.to_owned();
+    tokio::task::spawn_blocking(move || app2.transcripts.find(&id2))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no Claude Code session {id} under {} (is --claude-config-dir the CLI's config dir?)",
+                app.transcripts.projects_dir().display()
+            ))
+        })
+}
+
+/// Every parsed line of a transcript (read whole: only for opening, resuming or forking one).
+async fn lines(t: &Transcript) -> Result<Vec<Value>, ApiError> {
+    let path = t.path.clone();
+    let text = tokio::task::spawn_blocking(move || std::fs::read(&path))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::internal(format!("cannot read the transcript: {e}")))?;
+    Ok(parse::parse_lines(&String::from_utf8_lossy(&text)))
+}
+
+/// The relay session now running CLI session `id`, if any.
+fn live_session(app: &AppState, id: &str) -> Option<String> {
+    app.list()
+        .into_iter()
+        .find(|s| {
+            s.agent_running()
+                && s.meta()
+                    .cli
+                    .is_some_and(|c| c.session_id.as_deref() == Some(id))
+        })
+        .map(|s| s.id.clone())
+}
+
+/// `GET /v1/code/cli-sessions/{id}`: the list entry plus `frames`, the history as stream-json frames.
+async fn detail(
+    State(app): State<AppState>,
+    who: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    readable(&who)?;
+    let t = transcript(&app, &id).await?;
+    let lines = lines(&t).await?;
+    let mut v = cli_summary(&t);
+    v["frames"] = Value::Array(parse::history(&lines, None));
+    v["live_session"] = live_session(&app, &id).into();
+    Ok(Json(v))
+}
+
+fn existing_dir(t: &Transcript) -> Result<String, ApiError> {
+    let cwd = t.facts.cwd.clone().ok_or_else(|| {
+        ApiError::conflict(
+            "no_cwd",
+            "the transcript does not say which directory the session ran in",
+        )
+    })?;
+    if !std::path::Path::new(&cwd).is_dir() {
+        return Err(ApiError::conflict(
+            "cwd_missing",
+            format!("the session ran in {cwd}, which no longer exists: it cannot be resumed there"),
+        ));
+    }
+    Ok(cwd)
+}
+
+fn created(session: &crate::session::Session, extra: Value) -> Response {
+    let mut v = session.summary(false);
+    v["origin"] = "relay".into();
+    v["session_id"] = session.id.clone().into();
+    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+        o.extend(e.clone());
+    }
+    (StatusCode::CREATED, Json(v)).into_response()
+}
+
+/// `POST /v1/code/cli-sessions/{id}/resume`: a relay session running `claude --resume <id>` in the
+/// session's cwd, its history stored first (so it shows above the new turn). When a relay session
+/// already runs it, that one is answered (200, `already_running`).
+async fn resume(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let t = transcript(&app, &id).await?;
+    if let Some(live) = live_session(&app, &id) {
+        return Ok(Json(json!({"session_id": live, "already_running": true})).into_response());
+    }
+    let cwd = existing_dir(&t)?;
+    let lines = lines(&t).await?;
+    let session = app
+        .create_session(CreateSession {
+            cwd: Some(cwd),
+            title: t.facts.title(),
+            resume: Some(Resume {
+                session_id: id.clone(),
+                fork: false,
+                at: None,
+            }),
+            history: parse::history(&lines, None),
+            cli: Some(CliLink {
+                session_id: Some(id.clone()),
+                resumed: Some(id.clone()),
+                forked_from: None,
+            }),
+            ..CreateSession::default()
+        })
+        .await?;
+    tracing::info!(session = %session.id, cli_session = %id, "CLI session resumed");
+    Ok(created(&session, json!({})))
+}
+
+#[derive(serde::Deserialize)]
+struct ForkBody {
+    /// The prompt to fork before: the new session has the conversation up to just before it.
+    message_uuid: String,
+}
+
+async fn fork_from(
+    app: &AppState,
+    origin_id: &str,
+    t: &Transcript,
+    title: Option<String>,
+    body: Value,
+) -> Result<Response, ApiError> {
+    let body: ForkBody = serde_json::from_value(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "invalid fork body (expected {{\"message_uuid\": \"…\"}}): {e}"
+        ))
+    })?;
+    let cwd = existing_dir(t)?;
+    let lines = lines(t).await?;
+    let cut = parse::fork_point(&lines, &body.message_uuid).map_err(ApiError::bad_request)?;
+    let prompt = lines
+        .iter()
+        .find(|v| v.get("uuid").and_then(Value::as_str) == Some(body.message_uuid.as_str()))
+        .and_then(parse::prompt_text);
+    // Before the first prompt there is nothing to keep: a new session in the same directory.
+    let (resume, history) = match &cut {
+        Some(at) => (
+            Some(Resume {
+                session_id: t.id.clone(),
+                fork: true,
+                at: Some(at.clone()),
+            }),
+            parse::history(&lines, Some(at)),
+        ),
+        None => (None, Vec::new()),
+    };
+    let session = app
+        .create_session(CreateSession {
+            cwd: Some(cwd),
+            title: title.clone(),
+            resume,
+            history,
+            cli: Some(CliLink {
+                session_id: None,
+                resumed: None,
+                forked_from: Some(ForkedFrom {
+                    id: origin_id.to_owned(),
+                    title,
+                    before_message: body.message_uuid.clone(),
+                }),
+            }),
+            ..CreateSession::default()
+        })
+        .await?;
+    tracing::info!(session = %session.id, from = %origin_id, before = %body.message_uuid, "session forked");
+    Ok(created(&session, json!({ "prompt": prompt })))
+}
+
+/// `POST /v1/code/cli-sessions/{id}/fork` `{"message_uuid"}`: a new relay session with the conversation
+/// up to just before that prompt (`--resume <id> --fork-session --resume-session-at <the line before>`).
+async fn fork_cli(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let t = transcript(&app, &id).await?;
+    let title = t.facts.title();
+    fork_from(&app, &id, &t, title, body).await
+}
+
+/// `POST /v1/code/sessions/{id}/fork`: the same for a relay session, through its CLI transcript.
+async fn fork_relay(
+    State(app): State<AppState>,
+    Controller(who): Controller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let s = app.visible_session(&who, &id)?;
+    let meta = s.meta();
+    let Some(cli) = meta.cli.as_ref().and_then(|c| c.session_id.clone()) else {
+        return Err(ApiError::conflict(
+            "no_transcript",
+            "this session's agent has not reported a Claude Code session yet: wait for it to start",
+        ));
+    };
+    let t = transcript(&app, &cli).await.map_err(|e| {
+        if e.status == StatusCode::NOT_FOUND {
+            ApiError::conflict(
+                "no_transcript",
+                format!(
+                    "no Claude Code transcript for this session under {}: forking needs the real CLI's transcript (the demo agent writes none)",
+                    app.transcripts.projects_dir().display()
+                ),
+            )
+        } else {
+            e
+        }
+    })?;
+    fork_from(&app, &id, &t, meta.title.clone().or(t.facts.title()), body).await
+}
+
+#[derive(serde::Deserialize)]
+struct RewindBody {
+    user_message_id: String,
+    #[serde(default = "yes")]
+    dry_run: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /v1/code/cli-sessions/{id}/rewind`: refused, clearly.
+async fn rewind_cli(
+    State(_): State<AppState>,
+    Controller(_): Controller,
+    Path(_): Path<String>,
+) -> ApiError {
+    ApiError::conflict(
+        "not_live",
+        "this session is not running under the relay: Claude Code restores files only in a live \
+         session that kept checkpoints. Send a message to resume it here; files can then be restored \
+         to before the messages of the resumed session",
+    )
+}
+
+/// `POST /v1/code/sessions/{id}/rewind` `{"user_message_id", "dry_run"?: true}`: sends `rewind_files`
+/// to the agent and answers the CLI's result (`canRewind`, `filesChanged`, `insertions`, `deletions`,
+/// `error`). 409 when the agent is not running, 502 when it answers an error, 504 without an answer.
+async fn rewind_relay(
+    State(app): State<AppState>,
+    Controller(who): Controller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    let s = app.visible_session(&who, &id)?;
+    let body: RewindBody = serde_json::from_value(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "invalid rewind body (expected {{\"user_message_id\": \"…\", \"dry_run\": true}}): {e}"
+        ))
+    })?;
+    if body.user_message_id.is_empty() || body.user_message_id.len() > 200 {
+        return Err(ApiError::bad_request(
+            "user_message_id must be a message uuid",
+        ));
+    }
+    if !s.agent_running() {
+        return Err(ApiError::conflict(
+            "not_live",
+            "this session's agent is not running: Claude Code restores files only in a live session",
+        ));
+    }
+    let rid = format!("rewind_{}", uuid::Uuid::new_v4().simple());
+    let mut sub = s.subscribe();
+    s.ingest(
+        &who,
+        vec![json!({
+            "type": "control_request",
+            "request_id": rid,
+            "request": {"subtype": "rewind_files", "user_message_id": body.user_message_id, "dry_run": body.dry_run},
+        })],
+    )?;
+    let answer = tokio::time::timeout(REWIND_TIMEOUT, async {
+        loop {
+            match sub.rx.recv().await {
+                Ok(frame) => {
+                    let Ok(v) = serde_json::from_slice::<Value>(&frame.payload) else {
+                        continue;
+                    };
+                    if v["type"] == "control_response"
+                        && v["response"]["request_id"] == rid.as_str()
+                    {
+                        return Some(v["response"].clone());
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    })
+    .await;
+    let Ok(Some(resp)) = answer else {
+        return Err(ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "no_answer",
+            "the agent did not answer the rewind request (it may have exited)",
+        ));
+    };
+    if resp["subtype"] == "success" {
+        let mut r = resp.get("response").cloned().unwrap_or_else(|| json!({}));
+        r["dry_run"] = body.dry_run.into();
+        return Ok(Json(r));
+    }
+    let err = resp["error"].as_str().unwrap_or("unknown error");
+    let msg = if err.contains("Unsupported control request subtype") {
+        format!("this agent cannot restore files ({err}): the demo agent is not Claude Code")
+    } else {
+        format!("Claude Code could not restore files: {err}")
+    };
+    Err(ApiError::new(StatusCode::BAD_GATEWAY, "agent_error", msg))
+}
