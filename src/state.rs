@@ -3,9 +3,11 @@
 //! [`Session`] takes every frame of a session in order (`apply_from(source, &payload)`), assembles
 //! streamed messages, tool cards, prompts and the turn footer, and exposes them to the components.
 
+pub mod attachment;
 pub mod item;
 pub mod partial_json;
 pub mod prompt;
+pub mod queue;
 pub mod session;
 
 pub use item::{
@@ -17,3 +19,7 @@ pub use session::{
     InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState,
     SlashCommand, Source, slash_matches, tool_result_text,
 };
+
+// The composer's attachments and queued follow-ups.
+pub use attachment::{Attachment, AttachmentBody, UserImage};
+pub use queue::{Queue, Queued};

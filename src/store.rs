@@ -4,6 +4,7 @@
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
 mod archive;
+mod compose;
 mod device;
 
 use std::rc::Rc;
@@ -20,6 +21,7 @@ use crate::net::{
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
+pub use compose::Submitted;
 pub use device::{PushState, RelayOffline, test_summary};
 
 /// How long the page stays hidden before the stream is suspended.
@@ -36,7 +38,7 @@ struct Restore {
     session_id: String,
     /// The log's last sequence number when the session was opened (None until the detail is read).
     after_seq: Option<u64>,
-    prompts: Vec<(String, String)>,
+    prompts: Vec<crate::unsent::Entry>,
 }
 
 #[derive(Default)]
@@ -89,6 +91,10 @@ pub struct Store {
     restore: StoredValue<Option<Restore>, LocalStorage>,
     /// How many of those wait for the history before they are shown and sent (the composer says so).
     pub restoring: RwSignal<usize>,
+    /// Follow-ups typed while Claude works, sent one per turn ([`compose`]).
+    pub queue: RwSignal<crate::state::Queue>,
+    /// Something the composer must tell the person about attachments kept across a reload.
+    pub compose_note: RwSignal<Option<String>>,
     /// A new build of the console installed and waits ("New version — reload").
     pub update_ready: RwSignal<bool>,
     /// The relay could not be reached at start (the console opened from cache); None once it answers.
@@ -128,6 +134,8 @@ impl Store {
             caught_up: RwSignal::new(false),
             restore: StoredValue::new_local(None),
             restoring: RwSignal::new(0),
+            queue: RwSignal::new(Default::default()),
+            compose_note: RwSignal::new(None),
             update_ready: RwSignal::new(false),
             relay_offline: RwSignal::new(None),
             retry_now: StoredValue::new(false),
@@ -218,6 +226,7 @@ impl Store {
             self.poll_detail(sid);
         }
         self.try_restore();
+        self.pump_queue();
     }
 
     /// Benchmark switch: apply each frame as it arrives (the naive baseline) instead of coalescing.
@@ -384,6 +393,8 @@ impl Store {
         // Prompts left unsent stay stored; they come back when the session is opened again.
         self.restore.set_value(None);
         self.restoring.set(0);
+        self.queue.set(Default::default());
+        self.compose_note.set(None);
         self.session_id.set(None);
     }
 
@@ -432,9 +443,11 @@ impl Store {
     pub fn load_unsent(&self) {
         let sid = self.session_id.get_untracked();
         let prompts = match &sid {
-            Some(id) if self.can_act() => crate::unsent::load(id),
+            Some(id) if self.can_act() => crate::unsent::load_entries(id),
             _ => Vec::new(),
         };
+        self.queue.set(Default::default());
+        let prompts = self.split_restored(prompts);
         self.restoring.set(prompts.len());
         self.restore.set_value(
             sid.filter(|_| !prompts.is_empty())
@@ -478,14 +491,14 @@ impl Store {
         if !self.can_act() {
             return;
         }
-        for (id, text) in due.prompts {
-            let Ok(uuid) = Uuid::parse_str(&id) else {
-                crate::unsent::forget(&due.session_id, &id);
+        for e in due.prompts {
+            if Uuid::parse_str(&e.uuid).is_err() {
+                crate::unsent::forget(&due.session_id, &e.uuid);
                 continue;
-            };
-            self.session.update(|s| s.add_local_prompt(&id, &text));
-            self.post_prompt(uuid, &text);
+            }
+            self.show_and_post(&e);
         }
+        self.pump_queue();
     }
 
     /// Sends a prompt: shown at once as pending, confirmed by its echo. Returns its uuid.
@@ -505,25 +518,7 @@ impl Store {
     }
 
     fn post_prompt(&self, uuid: Uuid, text: &str) {
-        let store = *self;
-        let id = uuid.to_string();
-        let sid = self.session_id.get_untracked();
-        self.post(build::value::user_text(text, uuid), move |r| {
-            // Accepted, or never acceptable (ended, gone, forbidden): no longer worth keeping.
-            if matches!(r, Ok(()) | Err(NetError::Status(403 | 404 | 409 | 410, _)))
-                && let Some(sid) = &sid
-            {
-                crate::unsent::forget(sid, &id);
-            }
-            let state = match r {
-                Ok(()) => SendState::Confirmed,
-                Err(NetError::Status(409 | 410, _)) => {
-                    SendState::Failed("the session has ended".into())
-                }
-                Err(e) => SendState::Failed(e.to_string()),
-            };
-            store.session.try_update(|s| s.set_send_state(&id, state));
-        });
+        self.post_message(uuid, text, &[]);
     }
 
     /// Sends a failed prompt again (same uuid: the relay drops duplicates).
@@ -539,7 +534,7 @@ impl Store {
         };
         self.session
             .update(|s| s.set_send_state(id, SendState::Pending));
-        self.post_prompt(uuid, &text);
+        self.post_message(uuid, &text, &self.kept_attachments(id));
     }
 
     fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> Value) {
@@ -561,6 +556,8 @@ impl Store {
 
     /// Interrupts the running turn.
     pub fn interrupt(&self) {
+        // Follow-ups queued behind this turn wait for the person: send now, edit, or cancel.
+        self.queue.update(crate::state::Queue::hold);
         self.control(LocalRequest::Interrupt, build::value::interrupt);
     }
 

@@ -1,10 +1,18 @@
 //! The message composer.
 
+mod attachment_preview;
+mod files;
+mod queued;
+
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::state::{SessionState, SlashCommand, slash_matches};
+use crate::state::attachment::{ACCEPT, check_fits};
+use crate::state::{Attachment, SessionState, SlashCommand, queue, slash_matches};
 use crate::store::Store;
+
+pub use attachment_preview::AttachmentPreview;
+pub use queued::QueuedMessages;
 
 /// What the composer says while prompts an earlier page left unsent wait for the history.
 fn restoring_text(n: usize) -> String {
@@ -27,6 +35,45 @@ pub fn Composer() -> impl IntoView {
     let text = RwSignal::new(String::new());
     let composing = StoredValue::new(false);
     let input: NodeRef<leptos::html::Textarea> = NodeRef::new();
+    let picker: NodeRef<leptos::html::Input> = NodeRef::new();
+    let attachments = RwSignal::new(Vec::<Attachment>::new());
+    let attach_errors = RwSignal::new(Vec::<String>::new());
+    let reading = RwSignal::new(0usize);
+    let dragging = RwSignal::new(false);
+    let next_id = StoredValue::new(0u64);
+    // Reads files one after the other (in the order given) into the draft's attachments; a file
+    // that cannot be attached gets its own error line, and nothing else in the draft changes.
+    let add_files = move |list: Vec<web_sys::File>| {
+        if list.is_empty() {
+            return;
+        }
+        attach_errors.set(Vec::new());
+        reading.update(|n| *n += 1);
+        leptos::task::spawn_local(async move {
+            for file in list {
+                let id = next_id.try_update_value(|n| {
+                    *n += 1;
+                    format!("att-{n}")
+                });
+                let Some(id) = id else { return };
+                let got = files::read(file, id).await.and_then(|a| {
+                    text.with_untracked(|t| {
+                        attachments.with_untracked(|cur| check_fits(t, cur, &a))
+                    })?;
+                    Ok(a)
+                });
+                match got {
+                    Ok(a) => {
+                        attachments.try_update(|v| v.push(a));
+                    }
+                    Err(e) => {
+                        attach_errors.try_update(|v| v.push(e.to_string()));
+                    }
+                }
+            }
+            reading.try_update(|n| *n = n.saturating_sub(1));
+        });
+    };
     // The draft survives an update reload ("New version — reload"): the store keeps it for that.
     Effect::new(move |_| text.with(|t| store.note_draft(t)));
     Effect::new(move |_| {
@@ -92,11 +139,55 @@ pub fn Composer() -> impl IntoView {
         }
     };
     let send = move || {
+        if reading.get_untracked() > 0 || disabled_reason().is_some() {
+            return;
+        }
         let t = text.get_untracked();
-        if disabled_reason().is_none() && store.send_prompt(&t).is_some() {
+        if store.submit(&t, attachments.get_untracked()).is_some() {
             text.set(String::new());
+            attachments.set(Vec::new());
+            attach_errors.set(Vec::new());
         }
     };
+    // Sending now would land while Claude works: the message is queued instead (the button says so).
+    let will_queue = move || {
+        store.session.with(queue::busy)
+            || !store.queue.with(|q| q.is_empty())
+            || store.restoring.get() > 0
+    };
+    let has_content = move || {
+        !text.with(|t| t.trim().is_empty()) || !attachments.with(Vec::is_empty)
+    };
+    // Files dropped anywhere on the page (the transcript too) are attached, not opened by the browser.
+    let has_files = |ev: &web_sys::DragEvent| {
+        ev.data_transfer()
+            .is_some_and(|d| d.types().includes(&"Files".into(), 0))
+    };
+    let over = window_event_listener(leptos::ev::dragover, move |ev| {
+        if has_files(&ev) {
+            ev.prevent_default();
+            dragging.set(disabled_reason().is_none());
+        }
+    });
+    let left = window_event_listener(leptos::ev::dragleave, move |ev| {
+        if ev.related_target().is_none() {
+            dragging.set(false);
+        }
+    });
+    let dropped = window_event_listener(leptos::ev::drop, move |ev| {
+        if has_files(&ev) {
+            ev.prevent_default();
+            dragging.set(false);
+            if disabled_reason().is_none() {
+                add_files(files::files_of(ev.data_transfer().and_then(|d| d.files())));
+            }
+        }
+    });
+    on_cleanup(move || {
+        over.remove();
+        left.remove();
+        dropped.remove();
+    });
     let on_keydown = move |ev: KeyboardEvent| {
         // Never act on half a word: keys that belong to an IME composition are the IME's.
         if ev.is_composing() || ev.key_code() == 229 || composing.get_value() {
@@ -158,6 +249,7 @@ pub fn Composer() -> impl IntoView {
     view! {
         <form
             class="composer"
+            class:dragging=move || dragging.get()
             aria-label="Message composer"
             on:submit=move |ev| {
                 ev.prevent_default();
@@ -202,7 +294,47 @@ pub fn Composer() -> impl IntoView {
                     }
                 })
             }}
+            <QueuedMessages />
+            <AttachmentPreview attachments=attachments reading=reading />
+            {move || (!attach_errors.with(Vec::is_empty)).then(|| view! {
+                <ul class="attach-errors" role="alert">
+                    {attach_errors.get().into_iter().map(|e| view! { <li data-testid="attachment-error">{e}</li> }).collect_view()}
+                </ul>
+            })}
+            {move || store.compose_note.get().map(|n| view! {
+                <p class="composer-hint" role="status" data-testid="compose-note">{n}</p>
+            })}
             <div class="composer-row">
+                <input
+                    node_ref=picker
+                    type="file"
+                    hidden
+                    multiple
+                    accept=ACCEPT
+                    data-testid="composer-attach"
+                    aria-label="Attach images or text files"
+                    on:change=move |ev| {
+                        let el: web_sys::HtmlInputElement = event_target(&ev);
+                        add_files(files::files_of(el.files()));
+                        // The same file can be picked again after it was removed.
+                        el.set_value("");
+                    }
+                />
+                <button
+                    type="button"
+                    class="attach-button"
+                    data-testid="composer-attach-button"
+                    aria-label="Attach images or text files"
+                    title="Attach images or text files (or paste, or drop them here)"
+                    disabled=move || disabled_reason().is_some()
+                    on:click=move |_| {
+                        if let Some(p) = picker.get_untracked() {
+                            p.click();
+                        }
+                    }
+                >
+                    <span aria-hidden="true">"+"</span>
+                </button>
                 <textarea
                     node_ref=input
                     class="composer-input"
@@ -231,15 +363,24 @@ pub fn Composer() -> impl IntoView {
                         set_timeout(move || { composing.try_update_value(|c| *c = false); }, std::time::Duration::from_millis(30));
                     }
                     on:keydown=on_keydown
+                    on:paste=move |ev: leptos::ev::ClipboardEvent| {
+                        let list = files::files_of(ev.clipboard_data().and_then(|d| d.files()));
+                        if !list.is_empty() {
+                            // A screenshot or a copied file: attached; pasted text stays text.
+                            ev.prevent_default();
+                            add_files(list);
+                        }
+                    }
                 ></textarea>
                 <button
                     type="submit"
                     class="primary"
                     data-testid="composer-send"
-                    aria-label="Send message"
-                    disabled=move || disabled_reason().is_some() || text.with(|t| t.trim().is_empty())
+                    aria-label=move || if will_queue() { "Queue message: it is sent when Claude finishes" } else { "Send message" }
+                    data-queues=move || will_queue().to_string()
+                    disabled=move || disabled_reason().is_some() || !has_content() || reading.get() != 0
                 >
-                    "Send"
+                    {move || if will_queue() { "Queue" } else { "Send" }}
                 </button>
             </div>
             {move || hint().map(|h| view! { <p class="composer-hint" role="status">{h}</p> })}

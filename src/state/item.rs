@@ -103,8 +103,8 @@ pub struct UserMsg {
     pub uuid: String,
     /// The text (for a coalesced replay, only this prompt's part).
     pub text: String,
-    /// Number of images attached.
-    pub images: usize,
+    /// Its images.
+    pub images: Vec<super::attachment::UserImage>,
     /// Where it came from.
     pub origin: UserOrigin,
     /// Delivery state.

@@ -245,12 +245,12 @@ fn f(v: &Value, key: &str) -> Option<f64> {
 
 /// Text of a message `content` (a string or an array of blocks), skipping tool results; and the
 /// number of images.
-fn content_text(content: &Value) -> (String, usize) {
+fn content_text(content: &Value) -> (String, Vec<super::attachment::UserImage>) {
     match content {
-        Value::String(t) => (t.clone(), 0),
+        Value::String(t) => (t.clone(), Vec::new()),
         Value::Array(blocks) => {
             let mut text = String::new();
-            let mut images = 0;
+            let mut images = Vec::new();
             for b in blocks {
                 match s(b, "type") {
                     Some("text") => {
@@ -259,13 +259,13 @@ fn content_text(content: &Value) -> (String, usize) {
                         }
                         text.push_str(s(b, "text").unwrap_or_default());
                     }
-                    Some("image") => images += 1,
+                    Some("image") => images.push(super::attachment::UserImage::from_block(b)),
                     _ => {}
                 }
             }
             (text, images)
         }
-        _ => (String::new(), 0),
+        _ => (String::new(), Vec::new()),
     }
 }
 
@@ -508,7 +508,7 @@ impl Session {
             kind: ItemKind::User(UserMsg {
                 uuid: uuid.to_string(),
                 text: text.to_string(),
-                images: 0,
+                images: Vec::new(),
                 origin: UserOrigin::Prompt,
                 send: SendState::Pending,
                 lifecycle: None,
@@ -531,6 +531,19 @@ impl Session {
                 return;
             }
             m.send = state;
+            self.touch(&key);
+        }
+    }
+
+    /// Shows the images of a prompt typed here (added with [`Self::add_local_prompt`]).
+    pub fn set_local_images(&mut self, uuid: &str, images: Vec<super::attachment::UserImage>) {
+        let key = format!("u:{uuid}");
+        if let Some(Item {
+            kind: ItemKind::User(m),
+            ..
+        }) = self.items.get_mut(&key)
+        {
+            m.images = images;
             self.touch(&key);
         }
     }
@@ -869,7 +882,7 @@ impl Session {
             }
         }
         let (text, images) = content_text(content);
-        if text.is_empty() && images == 0 {
+        if text.is_empty() && images.is_empty() {
             return;
         }
         let parent = s(v, "parent_tool_use_id").map(str::to_string);
@@ -904,6 +917,9 @@ impl Session {
             }
             if text != m.text && text.ends_with(&format!("\n{}", m.text)) {
                 m.coalesced = true;
+            }
+            if m.images.is_empty() && !images.is_empty() {
+                m.images = images;
             }
             self.touch(&key);
             return;

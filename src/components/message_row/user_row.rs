@@ -1,5 +1,7 @@
 //! A user row.
 
+mod images;
+
 use leptos::prelude::*;
 
 use crate::state::{SendState, UserMsg, UserOrigin};
@@ -81,7 +83,7 @@ pub fn UserRow(
         <div class=format!("bubble user origin-{origin}") data-send-state=msg.send.as_str() data-origin=origin>
             {label.map(|l| view! { <span class="bubble-label">{l}</span> })}
             {body}
-            {(msg.images > 0).then(|| view! { <span class="chip">{format!("{} image(s)", msg.images)}</span> })}
+            {(!msg.images.is_empty()).then(|| view! { <images::UserImages images=msg.images.clone() /> })}
             <div class="bubble-meta">
                 {queued.then(|| view! { <span class="chip">"Queued"</span> })}
                 {msg.coalesced.then(|| view! { <span class="chip" title="Claude Code answered this together with the previous message">"Answered with the previous message"</span> })}

@@ -1,0 +1,260 @@
+//! The composer's side of the store: prompts with attachments, and follow-ups queued while Claude
+//! works ([`crate::state::queue`]), sent one per turn when the running turn's `result` arrives. Both
+//! are kept in [`crate::unsent`] with their uuid until the relay has them, so a reload neither loses
+//! nor doubles one.
+
+use bridge_protocol::build;
+use leptos::prelude::*;
+use uuid::Uuid;
+
+use super::Store;
+use crate::net::NetError;
+use crate::state::attachment::content_blocks;
+use crate::state::{Attachment, AttachmentBody, Queue, Queued, SendState, UserImage, queue};
+use crate::unsent::{self, Entry};
+
+/// What became of a message the person sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Submitted {
+    /// Sent now (its uuid).
+    Sent(String),
+    /// Queued behind the running turn (its uuid).
+    Queued(String),
+}
+
+fn images_of(attachments: &[Attachment]) -> Vec<UserImage> {
+    attachments
+        .iter()
+        .filter_map(|a| match &a.body {
+            AttachmentBody::Image { media_type, data } => Some(UserImage {
+                media_type: media_type.clone(),
+                data: data.clone(),
+            }),
+            AttachmentBody::Text { .. } => None,
+        })
+        .collect()
+}
+
+fn dropped_note(n: usize) -> String {
+    format!(
+        "{n} attachment(s) did not fit in this browser's storage: they are sent, but would be lost if the page were reloaded before that."
+    )
+}
+
+impl Store {
+    /// The composer's send: now when Claude is idle; behind the running turn (and anything queued
+    /// before) otherwise. None when there is nothing to send or this console may not act.
+    pub fn submit(&self, text: &str, attachments: Vec<Attachment>) -> Option<Submitted> {
+        if !self.can_act() || (text.trim().is_empty() && attachments.is_empty()) {
+            return None;
+        }
+        let sid = self.session_id.get_untracked()?;
+        let uuid = Uuid::new_v4().to_string();
+        let wait = self.session.with_untracked(queue::busy)
+            || !self.queue.with_untracked(Queue::is_empty)
+            || self.restoring.get_untracked() > 0;
+        let entry = Entry {
+            uuid: uuid.clone(),
+            text: text.to_string(),
+            attachments,
+            queued: wait,
+            dropped: 0,
+        };
+        let kept = unsent::remember_entry(&sid, &entry);
+        self.note_dropped(kept.as_ref());
+        if wait {
+            self.queue.update(|q| {
+                q.push(Queued {
+                    uuid: uuid.clone(),
+                    text: entry.text.clone(),
+                    attachments: entry.attachments.clone(),
+                })
+            });
+            self.scroll_to_end.update(|n| *n += 1);
+            self.pump_queue();
+            Some(Submitted::Queued(uuid))
+        } else {
+            self.show_and_post(&entry);
+            Some(Submitted::Sent(uuid))
+        }
+    }
+
+    fn note_dropped(&self, kept: Option<&Entry>) {
+        if let Some(e) = kept.filter(|e| e.dropped > 0) {
+            self.compose_note.set(Some(dropped_note(e.dropped)));
+        }
+    }
+
+    /// Shows a prompt as pending and posts it (its entry is already kept).
+    pub(super) fn show_and_post(&self, entry: &Entry) {
+        let Ok(uuid) = Uuid::parse_str(&entry.uuid) else {
+            return;
+        };
+        self.session.update(|s| {
+            s.add_local_prompt(&entry.uuid, &entry.text);
+            if !entry.attachments.is_empty() {
+                s.set_local_images(&entry.uuid, images_of(&entry.attachments));
+            }
+        });
+        self.scroll_to_end.update(|n| *n += 1);
+        self.post_message(uuid, &entry.text, &entry.attachments);
+    }
+
+    /// Posts a prompt (a plain text `user` message, or content blocks when it has attachments).
+    pub(super) fn post_message(&self, uuid: Uuid, text: &str, attachments: &[Attachment]) {
+        let store = *self;
+        let id = uuid.to_string();
+        let sid = self.session_id.get_untracked();
+        let payload = if attachments.is_empty() {
+            build::value::user_text(text, uuid)
+        } else {
+            build::value::user_blocks(content_blocks(text, attachments), uuid)
+        };
+        self.post(payload, move |r| {
+            // Accepted, or never acceptable (ended, gone, forbidden, too large): no longer worth keeping.
+            if matches!(r, Ok(()) | Err(NetError::Status(403 | 404 | 409 | 410 | 413, _)))
+                && let Some(sid) = &sid
+            {
+                unsent::forget(sid, &id);
+            }
+            let state = match r {
+                Ok(()) => SendState::Confirmed,
+                Err(NetError::Status(409 | 410, _)) => {
+                    SendState::Failed("the session has ended".into())
+                }
+                Err(NetError::Status(413, why)) => SendState::Failed(format!(
+                    "the relay refused it as too large ({why}). Remove an attachment, or start the relay with a larger --max-body-bytes"
+                )),
+                Err(e) => SendState::Failed(e.to_string()),
+            };
+            store.session.try_update(|s| s.set_send_state(&id, state));
+        });
+    }
+
+    /// The attachments kept with a prompt typed here (for a retry).
+    pub(super) fn kept_attachments(&self, uuid: &str) -> Vec<Attachment> {
+        self.session_id
+            .get_untracked()
+            .map(|sid| unsent::load_entries(&sid))
+            .unwrap_or_default()
+            .into_iter()
+            .find(|e| e.uuid == uuid)
+            .map(|e| e.attachments)
+            .unwrap_or_default()
+    }
+
+    /// Puts messages an earlier page kept back where they were: queued ones in the queue (shown at
+    /// once, sent in turn), the others returned for [`Store::try_restore`] to show and send after
+    /// the history.
+    pub(super) fn split_restored(&self, entries: Vec<Entry>) -> Vec<Entry> {
+        let (queued, unsent): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.queued);
+        let dropped: usize = queued.iter().chain(&unsent).map(|e| e.dropped).sum();
+        if dropped > 0 {
+            self.compose_note.set(Some(format!(
+                "{dropped} attachment(s) of messages kept across the reload did not fit in this browser's storage and are lost; the text is kept."
+            )));
+        }
+        self.queue.update(|q| {
+            for e in queued {
+                q.push(Queued {
+                    uuid: e.uuid,
+                    text: e.text,
+                    attachments: e.attachments,
+                });
+            }
+        });
+        unsent
+    }
+
+    /// Sends the next queued message when Claude is free: the open session's history is in, nothing
+    /// restored waits, no turn runs and the last prompt has its `result`. Called after every applied
+    /// batch of frames and after each change to the queue.
+    pub fn pump_queue(&self) {
+        if self.queue.try_with_untracked(Queue::is_empty).unwrap_or(true)
+            || !self.can_act()
+            || self.caught_up.try_get_untracked() != Some(true)
+            || self.restoring.get_untracked() > 0
+            || self.restore.try_with_value(Option::is_some).unwrap_or(true)
+            || self
+                .session
+                .with_untracked(|s| s.state() == crate::state::SessionState::Ended)
+        {
+            return;
+        }
+        let Some(sid) = self.session_id.get_untracked() else {
+            return;
+        };
+        let busy = self.session.with_untracked(queue::busy);
+        let Some(next) = self.queue.try_update(|q| q.take_due(busy)).flatten() else {
+            return;
+        };
+        let entry = Entry {
+            uuid: next.uuid,
+            text: next.text,
+            attachments: next.attachments,
+            queued: false,
+            dropped: 0,
+        };
+        // Rewritten in place before it goes: after a reload it is resent (same uuid), not requeued.
+        unsent::remember_entry(&sid, &entry);
+        self.show_and_post(&entry);
+    }
+
+    /// Starts editing a queued message (it waits meanwhile).
+    pub fn queue_begin_edit(&self, uuid: &str) -> bool {
+        self.queue
+            .try_update(|q| q.begin_edit(uuid))
+            .unwrap_or(false)
+    }
+
+    /// Ends editing a queued message with `text` (None: unchanged; empty: cancelled).
+    pub fn queue_finish_edit(&self, uuid: &str, text: Option<&str>) {
+        let Some(sid) = self.session_id.get_untracked() else {
+            return;
+        };
+        match self.queue.try_update(|q| q.finish_edit(uuid, text)).flatten() {
+            Some(q) => {
+                let kept = unsent::remember_entry(
+                    &sid,
+                    &Entry {
+                        uuid: q.uuid,
+                        text: q.text,
+                        attachments: q.attachments,
+                        queued: true,
+                        dropped: 0,
+                    },
+                );
+                self.note_dropped(kept.as_ref());
+            }
+            None => unsent::forget(&sid, uuid),
+        }
+        self.pump_queue();
+    }
+
+    /// Cancels a queued message: it is never sent.
+    pub fn queue_cancel(&self, uuid: &str) {
+        self.queue.update(|q| {
+            q.cancel(uuid);
+        });
+        if let Some(sid) = self.session_id.get_untracked() {
+            unsent::forget(&sid, uuid);
+        }
+        self.pump_queue();
+    }
+
+    /// "Send now": the message goes first, as soon as Claude is free — interrupting the running
+    /// turn for it when one runs.
+    pub fn queue_send_now(&self, uuid: &str) {
+        if self.session.with_untracked(|s| s.turn_running())
+            && self.session.with_untracked(|s| {
+                s.interrupt_state() == crate::state::InterruptState::None
+            })
+        {
+            self.interrupt();
+        }
+        self.queue.update(|q| {
+            q.send_next(uuid);
+        });
+        self.pump_queue();
+    }
+}
