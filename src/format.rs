@@ -25,13 +25,24 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
-/// `$0.0123` (4 decimals under a dollar, 2 above).
+/// `$0.0123` (4 decimals under a dollar, 2 above). Nothing billed reads `$0.0000`, never
+/// `$-0.0000` (an empty sum of costs is -0.0, and rounding noise may be a hair below zero).
 pub fn cost(usd: f64) -> String {
+    let usd = if usd.abs() < 0.00005 { 0.0 } else { usd };
     if usd.abs() < 1.0 {
         format!("${usd:.4}")
     } else {
         format!("${usd:.2}")
     }
+}
+
+/// The CLI's internal diagnostics among a result's `errors` (`[ede_diagnostic] result_type=user …`
+/// after an interrupt): not for people. Returns (to show, to keep in the details).
+pub fn split_diagnostics(errors: &[String]) -> (Vec<String>, Vec<String>) {
+    errors
+        .iter()
+        .cloned()
+        .partition(|e| !e.trim_start().starts_with("[ede_diagnostic]"))
 }
 
 /// A string field of a JSON object, or "".
@@ -184,6 +195,28 @@ mod tests {
         assert_eq!(tokens(12_345), "12.3k");
         assert_eq!(cost(0.000822), "$0.0008");
         assert_eq!(cost(12.5), "$12.50");
+    }
+
+    #[test]
+    fn nothing_billed_is_not_negative() {
+        // What summing an empty usage map gives.
+        let empty: f64 = std::iter::empty::<f64>().sum();
+        assert!(empty.is_sign_negative(), "the std sum of nothing is -0.0");
+        assert_eq!(cost(empty), "$0.0000");
+        assert_eq!(cost(-0.0), "$0.0000");
+        assert_eq!(cost(-1e-12), "$0.0000");
+        assert_eq!(cost(-0.25), "$-0.2500");
+    }
+
+    #[test]
+    fn internal_diagnostics_are_split_off() {
+        let errors = vec![
+            "[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null".to_string(),
+            "API Error: 500".to_string(),
+        ];
+        let (shown, kept) = split_diagnostics(&errors);
+        assert_eq!(shown, ["API Error: 500"]);
+        assert_eq!(kept.len(), 1);
     }
 
     #[test]

@@ -3,13 +3,16 @@
 //! [`Session`] takes every frame of a session in order (`apply_from(source, &payload)`), assembles
 //! streamed messages, tool cards, prompts and the turn footer, and exposes them to the components.
 
+pub mod agent_info;
 pub mod attachment;
 pub mod item;
 pub mod partial_json;
 pub mod prompt;
 pub mod queue;
 pub mod session;
+pub mod tasks;
 
+pub use agent_info::{AgentInfo, ContextUsage, Fill, InfoKind, McpServer};
 pub use item::{
     AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
     SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
@@ -19,6 +22,7 @@ pub use session::{
     InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState,
     SlashCommand, Source, slash_matches, tool_result_text,
 };
+pub use tasks::{Task, TaskList, TaskStatus};
 
 // The composer's attachments and queued follow-ups.
 pub use attachment::{Attachment, AttachmentBody, UserImage};

@@ -6,6 +6,7 @@
 mod archive;
 mod compose;
 mod device;
+mod info;
 
 use std::rc::Rc;
 
@@ -225,6 +226,14 @@ impl Store {
         {
             self.poll_detail(sid);
         }
+        // A turn ended or the CLI (re)started: context usage and MCP state may have changed.
+        if frames.iter().any(|f| {
+            f.source == Source::Worker
+                && (is_system_init(&f.payload)
+                    || f.payload.get("type").and_then(Value::as_str) == Some("result"))
+        }) {
+            self.refresh_agent_info(false);
+        }
         self.try_restore();
         self.pump_queue();
     }
@@ -348,6 +357,8 @@ impl Store {
             && self.caught_up.try_get_untracked() == Some(false)
         {
             self.caught_up.set(true);
+            // Live now: ask what the header shows (if the log does not hold it already).
+            self.refresh_agent_info(false);
         }
     }
 

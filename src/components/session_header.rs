@@ -3,14 +3,15 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    ConnectionStatus, InterruptButton, ModelSelect, PermissionModeSelect, SessionStateBadge,
+    ConnectionStatus, ContextMeter, InterruptButton, McpStatus, ModelSelect, PermissionModeSelect,
+    SessionStateBadge,
 };
 use crate::format;
 use crate::nav::Nav;
 use crate::store::Store;
 
-/// Always-visible session facts (name, state, connection, running cost) and, for controllers, the
-/// model and permission-mode pickers and the interrupt button.
+/// Always-visible session facts (name, state, connection, context use, MCP servers, running cost)
+/// and, for controllers, the model and permission-mode pickers and the interrupt button.
 #[component]
 pub fn SessionHeader() -> impl IntoView {
     let store = Store::expect();
@@ -40,6 +41,8 @@ pub fn SessionHeader() -> impl IntoView {
                 <h1 class="session-title" title=title>{title}</h1>
                 <SessionStateBadge />
                 <ConnectionStatus />
+                <ContextMeter />
+                <McpStatus />
                 <span class="cost" data-testid="session-cost" aria-label="Session cost" title="Session cost so far">
                     {move || format::cost(cost())}
                 </span>

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
-use crate::components::{Composer, Notices, ObserverBanner, PromptDock, SessionHeader, Transcript};
+use crate::components::{
+    Composer, Notices, ObserverBanner, PromptDock, SessionHeader, TaskListPanel, Transcript,
+};
 use crate::dom;
 use crate::store::Store;
 
@@ -42,6 +44,7 @@ pub fn SessionView() -> impl IntoView {
         <section class="session-view" aria-label="Session">
             <SessionHeader />
             {move || observer.get().then(|| view! { <ObserverBanner /> })}
+            <TaskListPanel />
             <Transcript />
             <PromptDock />
             {move || (!observer.get()).then(|| view! { <Composer /> })}

@@ -52,6 +52,8 @@ pub fn summary(name: &str, input: &Value) -> String {
         "WebFetch" => field(input, "url").to_string(),
         "WebSearch" => field(input, "query").to_string(),
         "Task" | "Agent" => field(input, "description").to_string(),
+        "TaskCreate" => field(input, "subject").to_string(),
+        "TaskUpdate" | "TaskGet" => format!("#{}", field(input, "taskId")),
         "TodoWrite" => {
             let n = input
                 .get("todos")
@@ -128,6 +130,9 @@ fn render_tool(tool: ToolCall, observer: bool) -> AnyView {
         "Glob" | "Grep" => view! { <SearchBody input=input.clone() /> }.into_any(),
         "WebFetch" | "WebSearch" => view! { <WebBody input=input.clone() /> }.into_any(),
         "TodoWrite" => view! { <TodoList input=input.clone() /> }.into_any(),
+        "TaskCreate" | "TaskUpdate" | "TaskList" | "TaskGet" => {
+            view! { <crate::components::task_list::TaskToolBody tool=tool.clone() /> }.into_any()
+        }
         "Task" | "Agent" => view! { <AgentBody tool=tool.clone() /> }.into_any(),
         "AskUserQuestion" => view! { <QuestionBody input=input.clone() /> }.into_any(),
         "ExitPlanMode" => {
@@ -175,6 +180,14 @@ fn render_tool(tool: ToolCall, observer: bool) -> AnyView {
         .output
         .clone()
         .filter(|_| tool.status != ToolStatus::Denied || tool.deny_message.is_none())
+        // A task tool's result is in its one-line body (failures still show in full).
+        .filter(|o| {
+            o.is_error
+                || !matches!(
+                    tool.name.as_str(),
+                    "TaskCreate" | "TaskUpdate" | "TaskList" | "TaskGet"
+                )
+        })
         .map(|o| {
             // CLI 2.1.332 starts Task as a background agent and answers with a page of notes meant
             // for the model (ids, where its transcript goes): one line for people, the notes folded.

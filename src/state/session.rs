@@ -4,11 +4,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::agent_info::{AgentInfo, InfoKind};
 use super::item::{
     AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
     SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
 };
 use super::prompt::{Notice, Prompt, PromptKind, SettledBy};
+use super::tasks::{self, TaskList};
 
 /// Who wrote a frame, as the relay's envelope says (`source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +105,8 @@ pub struct ModelChoice {
     pub display_name: String,
     /// Description.
     pub description: String,
+    /// The model id it stands for now (`resolvedModel`: `sonnet` → `claude-sonnet-5-5`).
+    pub resolved_model: Option<String>,
 }
 
 /// A slash command the CLI offers (`initialize.commands`, `system/commands_changed`).
@@ -172,6 +176,8 @@ pub struct SessionInfo {
     pub tools: Vec<String>,
     /// Models from the `initialize` response.
     pub models: Vec<ModelChoice>,
+    /// The picker value this console last switched to (`set_model`), if any.
+    pub model_choice: Option<String>,
     /// Slash commands.
     pub commands: Vec<SlashCommand>,
 }
@@ -228,6 +234,8 @@ pub struct Session {
     suggestion: Option<String>,
     compacting: bool,
     applied: u64,
+    tasks: TaskList,
+    agent_info: AgentInfo,
 }
 
 fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -392,6 +400,27 @@ impl Session {
         &self.info
     }
 
+    /// The task list the task tools built (TaskCreate / TaskUpdate / TodoWrite …).
+    pub fn tasks(&self) -> &TaskList {
+        &self.tasks
+    }
+
+    /// Context usage and MCP servers, as last reported.
+    pub fn agent_info(&self) -> &AgentInfo {
+        &self.agent_info
+    }
+
+    /// This console is about to ask for context usage / MCP status with `request_id`.
+    pub fn info_asked(&mut self, request_id: &str, kind: InfoKind) {
+        self.agent_info.asked(request_id, kind);
+    }
+
+    /// Asking failed (not sent).
+    pub fn info_ask_failed(&mut self, request_id: &str, error: &str) {
+        self.agent_info.ask_failed(request_id, error);
+        self.bump();
+    }
+
     /// Running cost total in USD.
     pub fn cost_total(&self) -> f64 {
         self.cost.total
@@ -476,6 +505,7 @@ impl Session {
                     Some(ModelChoice {
                         display_name: s(m, "displayName").unwrap_or(&value).to_string(),
                         description: s(m, "description").unwrap_or_default().to_string(),
+                        resolved_model: s(m, "resolvedModel").map(str::to_string),
                         value,
                     })
                 })
@@ -1075,6 +1105,18 @@ impl Session {
             is_error,
             structured,
         });
+        if tasks::is_task_tool(&tool.name)
+            && let Some(o) = &tool.output
+            && self.tasks.apply(
+                &tool.name,
+                &tool.display_input(),
+                &o.text,
+                o.structured.as_ref(),
+                o.is_error,
+            )
+        {
+            self.rev += 1;
+        }
         let request = tool.permission_request.clone();
         // The tool ran (or was refused): whatever prompt it had is settled.
         if let Some(rid) = request
@@ -1488,7 +1530,12 @@ impl Session {
         let since: Option<f64> = v
             .get("model_usage_since_last_result")
             .and_then(Value::as_object)
-            .map(|m| m.values().filter_map(|mu| f(mu, "costUSD")).sum());
+            // Folded from +0.0: an empty map sums to -0.0, shown as "$-0.0000".
+            .map(|m| {
+                m.values()
+                    .filter_map(|mu| f(mu, "costUSD"))
+                    .fold(0.0, |a, b| a + b)
+            });
         if total + 1e-12 < self.cost.last_cli_total {
             // A new CLI process: its total starts again from zero.
             self.cost.base += self.cost.last_cli_total;
@@ -1535,6 +1582,7 @@ impl Session {
         self.turn_running = false;
         self.interrupt = None;
         self.compacting = false;
+        self.agent_info.turn_ended();
         let key = self.frame_key("res", v);
         self.insert_item(Item {
             key,
@@ -1902,6 +1950,9 @@ impl Session {
         let req = v.get("request").cloned().unwrap_or(Value::Null);
         let sub = s(&req, "subtype").unwrap_or_default();
         if source == Source::Client {
+            if let Some(kind) = InfoKind::from_subtype(sub) {
+                self.agent_info.asked(&rid, kind);
+            }
             // Another controller's request (or our own echo).
             if sub == "interrupt" && !self.local_requests.contains_key(&rid) {
                 self.interrupt = Some(InterruptState::Requested);
@@ -2074,6 +2125,12 @@ impl Session {
         if self.settled.contains_key(&rid) {
             return; // the second echo of an answer
         }
+        if self
+            .agent_info
+            .on_response(&rid, ok, &body, s(resp, "error"))
+        {
+            return self.bump();
+        }
         if let Some(req) = self.local_requests.remove(&rid) {
             let error = s(resp, "error").unwrap_or("error").to_string();
             match req {
@@ -2085,6 +2142,7 @@ impl Session {
                     });
                 }
                 LocalRequest::SetModel(m) if ok => {
+                    self.info.model_choice.clone_from(&m);
                     self.info.model = Some(
                         s(&body, "model")
                             .map(str::to_string)

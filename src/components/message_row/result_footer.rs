@@ -48,7 +48,8 @@ pub fn ResultFooter(
     if row.denials > 0 {
         parts.push(format!("{} denied", row.denials));
     }
-    let errors = row.errors.clone();
+    // The CLI's internal diagnostics stay out of sight, in the details.
+    let (errors, diagnostics) = format::split_diagnostics(&row.errors);
     view! {
         <div
             class="result-summary"
@@ -65,6 +66,12 @@ pub fn ResultFooter(
                 <ul class="result-errors" role="alert">
                     {errors.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
                 </ul>
+            })}
+            {(!diagnostics.is_empty()).then(|| view! {
+                <details class="inline-details result-diagnostics" data-testid="result-diagnostics">
+                    <summary>"Details"</summary>
+                    <pre class="code">{diagnostics.join("\n")}</pre>
+                </details>
             })}
         </div>
     }

@@ -1,0 +1,110 @@
+//! MCP servers in the session header.
+
+use bridge_protocol::McpServerState;
+use leptos::prelude::*;
+
+use crate::state::{InfoKind, McpServer};
+use crate::store::Store;
+
+fn state_class(s: &McpServerState) -> &'static str {
+    match s {
+        McpServerState::Connected => "ok",
+        McpServerState::Failed => "danger",
+        McpServerState::NeedsAuth => "warn",
+        McpServerState::Pending | McpServerState::Disabled | McpServerState::Other(_) => "muted",
+    }
+}
+
+/// The MCP servers Claude Code uses and their state (`data-testid="mcp-status"`, `data-state`
+/// ok / warn / danger): "MCP 1/2" with the worst state's colour; tapping lists each server
+/// (`mcp-server`, `data-state` connected / failed / needs-auth / pending / disabled) with its error.
+/// Hidden until reported, and when no server is configured.
+#[component]
+pub fn McpStatus() -> impl IntoView {
+    let store = Store::expect();
+    let servers = Memo::new(move |_| {
+        store
+            .session
+            .with(|s| s.agent_info().mcp().map(<[McpServer]>::to_vec))
+    });
+    let waiting = Memo::new(move |_| {
+        store
+            .session
+            .with(|s| s.agent_info().waiting(InfoKind::McpStatus))
+    });
+    let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
+    let open = RwSignal::new(false);
+    move || {
+        servers.get().filter(|l| !l.is_empty()).map(|list| {
+            let connected = list
+                .iter()
+                .filter(|s| s.state == McpServerState::Connected)
+                .count();
+            let worst = if list.iter().any(|s| s.state == McpServerState::Failed) {
+                "danger"
+            } else if list.iter().any(|s| s.state == McpServerState::NeedsAuth) {
+                "warn"
+            } else if connected == list.len() {
+                "ok"
+            } else {
+                "muted"
+            };
+            let label = format!("MCP {connected}/{}", list.len());
+            let aria = format!("{label} servers connected — show MCP servers");
+            view! {
+                <div class="mcp-status info-chip" data-testid="mcp-status" data-state=worst>
+                    <button
+                        class=format!("chip-button mcp-button {worst}")
+                        data-testid="mcp-status-toggle"
+                        aria-expanded=move || open.get().to_string()
+                        aria-label=aria
+                        on:click=move |_| open.update(|o| *o = !*o)
+                    >
+                        <span class="dot" aria-hidden="true"></span>
+                        {label}
+                    </button>
+                    {move || open.get().then(|| {
+                        let list = list.clone();
+                        view! {
+                            <div class="info-popover" role="group" aria-label="MCP servers">
+                                <ul class="mcp-servers" role="list">
+                                    {list.into_iter().map(|s| {
+                                        let cls = state_class(&s.state);
+                                        let detail = [
+                                            s.transport.clone(),
+                                            s.version.clone().map(|v| format!("v{v}")),
+                                            (s.tools > 0).then(|| format!("{} tool{}", s.tools, if s.tools == 1 { "" } else { "s" })),
+                                        ]
+                                        .into_iter()
+                                        .flatten()
+                                        .collect::<Vec<_>>()
+                                        .join(" · ");
+                                        view! {
+                                            <li class=format!("mcp-server {cls}") data-testid="mcp-server" data-state=s.state.as_str().to_string() role="listitem">
+                                                <span class="dot" aria-hidden="true"></span>
+                                                <span class="mcp-name">{s.name.clone()}</span>
+                                                <span class=format!("chip {cls}")>{s.state.as_str().to_string()}</span>
+                                                {(!detail.is_empty()).then(|| view! { <span class="muted">{detail}</span> })}
+                                                {s.error.clone().map(|e| view! { <div class="mcp-error">{e}</div> })}
+                                            </li>
+                                        }
+                                    }).collect_view()}
+                                </ul>
+                                {move || (!observer.get()).then(|| view! {
+                                    <button
+                                        class="chip-button"
+                                        data-testid="mcp-refresh"
+                                        disabled=move || waiting.get()
+                                        on:click=move |_| store.refresh_agent_info(true)
+                                    >
+                                        {move || if waiting.get() { "Asking…" } else { "Refresh" }}
+                                    </button>
+                                })}
+                            </div>
+                        }
+                    })}
+                </div>
+            }
+        })
+    }
+}

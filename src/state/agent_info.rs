@@ -1,0 +1,304 @@
+//! What the session header shows about the running CLI beyond the transcript: the context window's
+//! use (`get_context_usage`) and the MCP servers' state (`mcp_status`).
+//!
+//! The console asks with control requests; the relay keeps both the requests and the CLI's answers
+//! in the session log, so an observer (who may not ask) and a reloaded page see the last known
+//! values too. Answers are matched to requests by `request_id`: ours (registered before sending,
+//! see [`AgentInfo::asked`]) and other clients' (seen in the log as client `control_request`s).
+
+use bridge_protocol::{ContextUsageResponse, McpServerState, McpStatusResponse};
+use serde_json::Value;
+
+/// Which informational request an id belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoKind {
+    /// `get_context_usage`.
+    ContextUsage,
+    /// `mcp_status`.
+    McpStatus,
+}
+
+impl InfoKind {
+    /// From a control request subtype.
+    pub fn from_subtype(subtype: &str) -> Option<Self> {
+        match subtype {
+            "get_context_usage" => Some(Self::ContextUsage),
+            "mcp_status" => Some(Self::McpStatus),
+            _ => None,
+        }
+    }
+}
+
+/// One category of the context window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextPart {
+    /// Label ("Messages", "System tools" …).
+    pub name: String,
+    /// Tokens.
+    pub tokens: u64,
+    /// Counts against the window (free space, the autocompact buffer and deferred tools do not).
+    pub used: bool,
+}
+
+/// How full the context window is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextUsage {
+    /// Tokens in use.
+    pub used: u64,
+    /// The window.
+    pub window: u64,
+    /// Model the numbers are for.
+    pub model: Option<String>,
+    /// Where the CLI compacts on its own, if it does.
+    pub auto_compact_at: Option<u64>,
+    /// The categories, as the CLI lists them.
+    pub parts: Vec<ContextPart>,
+}
+
+/// How close to full the window is (the meter's colour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// Under 70 %.
+    Ok,
+    /// 70 % to 90 %.
+    High,
+    /// 90 % or more (compaction is near).
+    Full,
+}
+
+impl Fill {
+    /// CSS / `data-level` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::High => "high",
+            Self::Full => "full",
+        }
+    }
+}
+
+impl ContextUsage {
+    /// Percent of the window in use (0 when the window is unknown).
+    pub fn percent(&self) -> f64 {
+        if self.window == 0 {
+            0.0
+        } else {
+            (self.used as f64 * 100.0 / self.window as f64).clamp(0.0, 100.0)
+        }
+    }
+
+    /// The meter's level.
+    pub fn fill(&self) -> Fill {
+        match self.percent() {
+            p if p >= 90.0 => Fill::Full,
+            p if p >= 70.0 => Fill::High,
+            _ => Fill::Ok,
+        }
+    }
+}
+
+/// One MCP server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpServer {
+    /// Its name in the configuration.
+    pub name: String,
+    /// connected / failed / needs-auth / pending / disabled (or a newer value).
+    pub state: McpServerState,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// `serverInfo.version`.
+    pub version: Option<String>,
+    /// `stdio`, `http` …
+    pub transport: Option<String>,
+    /// How many tools it offers.
+    pub tools: usize,
+}
+
+/// Context usage and MCP state of a session, with what is needed to keep them current.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentInfo {
+    /// Requests asked and not answered yet (bounded).
+    asked: Vec<(String, InfoKind)>,
+    context: Option<ContextUsage>,
+    mcp: Option<Vec<McpServer>>,
+    /// Turns ended so far, and at which of them each value was read.
+    turns: u64,
+    context_turn: u64,
+    mcp_turn: u64,
+    /// The CLI refused or failed the last request of that kind.
+    error: Option<String>,
+}
+
+const MAX_ASKED: usize = 32;
+
+impl AgentInfo {
+    /// The last known context usage.
+    pub fn context(&self) -> Option<&ContextUsage> {
+        self.context.as_ref()
+    }
+
+    /// The last known MCP servers (None: never asked; empty: none configured).
+    pub fn mcp(&self) -> Option<&[McpServer]> {
+        self.mcp.as_deref()
+    }
+
+    /// Why the last request failed, if it did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// True while a request of this kind waits for its answer.
+    pub fn waiting(&self, kind: InfoKind) -> bool {
+        self.asked.iter().any(|(_, k)| *k == kind)
+    }
+
+    /// The value of this kind is missing or older than the last turn (and none is being asked).
+    pub fn stale(&self, kind: InfoKind) -> bool {
+        if self.waiting(kind) {
+            return false;
+        }
+        match kind {
+            InfoKind::ContextUsage => self.context.is_none() || self.context_turn < self.turns,
+            InfoKind::McpStatus => self.mcp.is_none() || self.mcp_turn < self.turns,
+        }
+    }
+
+    /// A request was sent (by this console, or seen in the log from another client).
+    pub fn asked(&mut self, request_id: &str, kind: InfoKind) {
+        if self.asked.iter().any(|(id, _)| id == request_id) {
+            return;
+        }
+        if self.asked.len() >= MAX_ASKED {
+            self.asked.remove(0);
+        }
+        self.asked.push((request_id.to_string(), kind));
+    }
+
+    /// Sending it failed: it will not be answered.
+    pub fn ask_failed(&mut self, request_id: &str, error: &str) {
+        self.asked.retain(|(id, _)| id != request_id);
+        self.error = Some(error.to_string());
+    }
+
+    /// A turn ended: what was read before may have changed.
+    pub fn turn_ended(&mut self) {
+        self.turns += 1;
+    }
+
+    /// A control response. Returns true when it answered one of these requests (then it is
+    /// consumed here); false for anything else.
+    pub fn on_response(
+        &mut self,
+        request_id: &str,
+        ok: bool,
+        body: &Value,
+        error: Option<&str>,
+    ) -> bool {
+        let Some(i) = self.asked.iter().position(|(id, _)| id == request_id) else {
+            return false;
+        };
+        let (_, kind) = self.asked.remove(i);
+        if !ok {
+            let what = match kind {
+                InfoKind::ContextUsage => "context usage",
+                InfoKind::McpStatus => "MCP status",
+            };
+            self.error = Some(format!(
+                "Claude Code did not report its {what}: {}",
+                error.unwrap_or("error")
+            ));
+            return true;
+        }
+        match kind {
+            InfoKind::ContextUsage => {
+                match serde_json::from_value::<ContextUsageResponse>(body.clone()) {
+                    Ok(r) => {
+                        self.context = Some(ContextUsage {
+                            used: r.total_tokens,
+                            window: r.max_tokens,
+                            model: r.model,
+                            auto_compact_at: r
+                                .auto_compact_threshold
+                                .filter(|_| r.is_auto_compact_enabled != Some(false)),
+                            parts: r
+                                .categories
+                                .iter()
+                                .map(|c| ContextPart {
+                                    name: c.name.clone(),
+                                    tokens: c.tokens,
+                                    used: c.is_used(),
+                                })
+                                .collect(),
+                        });
+                        self.context_turn = self.turns;
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(format!("Unreadable context usage: {e}")),
+                }
+            }
+            InfoKind::McpStatus => {
+                match serde_json::from_value::<McpStatusResponse>(body.clone()) {
+                    Ok(r) => {
+                        self.mcp = Some(
+                            r.mcp_servers
+                                .into_iter()
+                                .map(|s| McpServer {
+                                    name: s.name,
+                                    state: s.status,
+                                    error: s.error,
+                                    version: s.server_info.map(|i| i.version),
+                                    transport: s.transport,
+                                    tools: s.tools.map_or(0, |t| t.len()),
+                                })
+                                .collect(),
+                        );
+                        self.mcp_turn = self.turns;
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(format!("Unreadable MCP status: {e}")),
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_are_matched_by_request_id() {
+        let mut info = AgentInfo::default();
+        assert!(info.stale(InfoKind::ContextUsage));
+        info.asked("c1", InfoKind::ContextUsage);
+        assert!(!info.stale(InfoKind::ContextUsage), "being asked");
+        // Someone else's answer is not ours.
+        assert!(!info.on_response("other", true, &json!({"mode": "plan"}), None));
+        assert!(info.on_response(
+            "c1",
+            true,
+            &json!({"categories": [
+                {"name": "Messages", "tokens": 150000, "kind": "used"},
+                {"name": "Free space", "tokens": 50000, "kind": "free"}
+            ], "totalTokens": 150000, "maxTokens": 200000}),
+            None
+        ));
+        let c = info.context().unwrap();
+        assert_eq!(c.percent(), 75.0);
+        assert_eq!(c.fill(), Fill::High);
+        assert!(!info.stale(InfoKind::ContextUsage));
+        info.turn_ended();
+        assert!(info.stale(InfoKind::ContextUsage));
+    }
+
+    #[test]
+    fn refusals_are_kept_as_an_error() {
+        let mut info = AgentInfo::default();
+        info.asked("m1", InfoKind::McpStatus);
+        assert!(info.on_response("m1", false, &Value::Null, Some("unsupported")));
+        assert!(info.error().unwrap().contains("unsupported"));
+        assert!(info.mcp().is_none());
+    }
+}
