@@ -203,6 +203,43 @@ struct UserMsg {
     message: Value,
     parent_tool_use_id: Value,
     text: String,
+    /// Its image blocks, described ("image/png, 12 KB").
+    images: Vec<String>,
+}
+
+/// "image/png, 12 KB" for each `image` block of a user message's content (the size decoded from its
+/// base64 data; a non-base64 source says which kind it is).
+pub fn describe_images(content: &Value) -> Vec<String> {
+    let Some(blocks) = content.as_array() else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .map(|b| {
+            let source = b.get("source").unwrap_or(&Value::Null);
+            let get = |k: &str| source.get(k).and_then(Value::as_str).unwrap_or_default();
+            let media_type = match get("media_type") {
+                "" => "unknown type",
+                t => t,
+            };
+            match get("type") {
+                "base64" => {
+                    let data = get("data").trim_end_matches('=');
+                    let bytes = data.len() * 3 / 4;
+                    let size = if bytes < 1024 {
+                        format!("{bytes} B")
+                    } else if bytes < 1024 * 1024 {
+                        format!("{} KB", (bytes + 512) / 1024)
+                    } else {
+                        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+                    };
+                    format!("{media_type}, {size}")
+                }
+                other => format!("{media_type}, {other} source"),
+            }
+        })
+        .collect()
 }
 
 /// The API message being streamed.
@@ -632,6 +669,10 @@ impl<W: Write> Agent<W> {
                 .join("\n"),
             _ => String::new(),
         };
+        let images = message
+            .get("content")
+            .map(describe_images)
+            .unwrap_or_default();
         if let Some(u) = &uuid {
             let u = u.clone();
             self.lifecycle(&u, "queued")?;
@@ -641,6 +682,7 @@ impl<W: Write> Agent<W> {
             message,
             parent_tool_use_id: v.get("parent_tool_use_id").cloned().unwrap_or(Value::Null),
             text,
+            images,
         });
         Ok(())
     }
@@ -832,7 +874,8 @@ impl<W: Write> Agent<W> {
             prompt: text.clone(),
             model: self.model.clone(),
         };
-        let steps = match self.scenario.select(&text) {
+        let images: Vec<&String> = batch.iter().flat_map(|m| &m.images).collect();
+        let mut steps = match self.scenario.select(&text) {
             Some(reply) => reply.expand(&vars),
             None => vec![Step::Text {
                 text: format!(
@@ -846,6 +889,25 @@ impl<W: Write> Agent<W> {
                 repeat: None,
             }],
         };
+        if !images.is_empty() {
+            // The demo has no eyes, but says what arrived, so the console shows attachments working.
+            let seen = images
+                .iter()
+                .map(|d| format!("I see an image ({d})."))
+                .collect::<Vec<_>>()
+                .join(" ");
+            steps.insert(
+                0,
+                Step::Text {
+                    text: format!("{seen}\n\n"),
+                    repeat_text: None,
+                    chunk_chars: None,
+                    delay_ms: None,
+                    if_: None,
+                    repeat: None,
+                },
+            );
+        }
         match self.play(&mut turn, steps) {
             Ok(()) => self.finish_success(&mut turn),
             Err(Abort::Interrupted) => self.finish_interrupted(&mut turn, false),

@@ -19,7 +19,8 @@ pub mod tools;
 use std::io::{BufRead, Write};
 
 pub use agent::{
-    DEMO_VERSION, MODELS, ModelDef, PERMISSION_MODES, cost_usd, normalize_mode, resolve_model,
+    DEMO_VERSION, MODELS, ModelDef, PERMISSION_MODES, cost_usd, describe_images, normalize_mode,
+    resolve_model,
 };
 pub use cli::{CliConfig, parse_args};
 pub use scenario::{BUILTIN_NAMES, Scenario, ScenarioError};

@@ -913,3 +913,42 @@ fn compact_finishes_with_its_result_even_when_interrupted() {
     );
     assert_eq!(result["local_command"], "compact");
 }
+
+#[test]
+fn an_image_block_is_acknowledged_in_the_reply() {
+    let scenario = Scenario::from_json(
+        r#"{"replies": [{"steps": [{"type": "text", "text": "You said: {prompt}"}]}]}"#,
+        "test",
+    )
+    .unwrap();
+    let mut a = InProcess::start(scenario, opts());
+    // 16,384 base64 characters: 12 KB of PNG.
+    let data = "A".repeat(16 * 1024);
+    a.send(&json!({"type": "user", "session_id": "", "parent_tool_use_id": null, "uuid": U1,
+        "message": {"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+            {"type": "text", "text": "what is this?"}
+        ]}}));
+    let (result, frames) = a.until(T, is_result);
+    let texts: String = deltas(&frames, "text_delta")
+        .iter()
+        .filter_map(|f| f["event"]["delta"]["text"].as_str())
+        .collect();
+    assert!(
+        texts.starts_with("I see an image (image/png, 12 KB)."),
+        "{texts}"
+    );
+    assert_eq!(result["result"], "You said: what is this?");
+    // Its replay carries the image block as sent.
+    let replay = frames.iter().find(|f| f["isReplay"] == true).unwrap();
+    assert_eq!(
+        replay["message"]["content"][0]["source"]["media_type"],
+        "image/png"
+    );
+    assert_eq!(
+        bridge_demo_agent::describe_images(&json!([
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/x.gif", "media_type": "image/gif"}}
+        ])),
+        ["image/gif, url source"]
+    );
+}
