@@ -1,6 +1,7 @@
 //! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads the
 //! [`crate::store::Store`] from context and never does I/O itself.
 
+pub mod cli_session_banner;
 pub mod composer;
 pub mod connection_status;
 pub mod context_meter;

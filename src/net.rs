@@ -12,6 +12,8 @@ use serde_json::Value;
 
 use crate::state::Source;
 
+pub mod cli_sessions;
+
 /// A failed request.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NetError {
@@ -92,6 +94,15 @@ pub struct SessionSummary {
     /// Pending permission prompts.
     #[serde(default)]
     pub pending_permissions: u64,
+    /// `relay` (started by the relay) or `cli` (Claude Code's own, from its transcript).
+    #[serde(default)]
+    pub origin: Option<String>,
+    /// The git branch a CLI session was on.
+    #[serde(default)]
+    pub git_branch: Option<String>,
+    /// How a relay session relates to Claude Code's own (`session_id`, `resumed`, `forked_from`).
+    #[serde(default)]
+    pub cli: Option<Value>,
     /// Archived (listed only when its worktree was kept).
     #[serde(default)]
     pub archived: bool,

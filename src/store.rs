@@ -4,6 +4,7 @@
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
 mod archive;
+mod cli_sessions;
 mod compose;
 mod device;
 mod info;
@@ -22,6 +23,7 @@ use crate::net::{
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
+pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
 pub use device::{PushState, RelayOffline, test_summary};
 
@@ -73,6 +75,8 @@ pub struct Store {
     pub expanded: RwSignal<std::collections::HashSet<String>>,
     /// Bumped when the transcript must scroll to its end (the person sent a message).
     pub scroll_to_end: RwSignal<u64>,
+    /// Claude Code's own sessions: the open one shown from its transcript, forks, restoring files.
+    pub cli: cli_sessions::CliUi,
     /// The session whose detail (`initialize`) is being polled, if any.
     detail_poll: StoredValue<Option<String>>,
     /// Bumped on each visibility change (cancels a pending suspend).
@@ -125,6 +129,7 @@ impl Store {
             truncated: RwSignal::new(false),
             expanded: RwSignal::new(Default::default()),
             scroll_to_end: RwSignal::new(0),
+            cli: cli_sessions::CliUi::new(),
             detail_poll: StoredValue::new(None),
             visibility_gen: StoredValue::new(0),
             inbox: StoredValue::new_local(Inbox::default()),
@@ -270,6 +275,9 @@ impl Store {
             return;
         }
         self.close_session();
+        if cli_sessions::is_cli_id(&id) {
+            return self.open_cli_session(id);
+        }
         let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
         self.session.set(if observer {
             Session::observer()
@@ -397,6 +405,7 @@ impl Store {
 
     /// Leaves the open session.
     pub fn close_session(&self) {
+        self.cli.close();
         if let Some(sub) = self.subscription.try_update_value(Option::take).flatten() {
             sub.close();
         }
@@ -432,6 +441,9 @@ impl Store {
         let Some(sid) = self.session_id.get_untracked() else {
             return done(Err(NetError::Network("no session is open".into())));
         };
+        if cli_sessions::is_cli_id(&sid) {
+            return self.post_to_cli(sid, payload, done);
+        }
         let sender: Rc<dyn Sender> = match self.subscription.get_value() {
             Some(sub) => sub,
             None => self.sender.get_value(),

@@ -4,6 +4,7 @@ pub mod assistant_row;
 pub mod raw_row;
 pub mod result_footer;
 pub mod system_row;
+pub mod user_actions;
 pub mod user_row;
 
 use leptos::prelude::*;

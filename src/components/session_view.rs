@@ -43,6 +43,7 @@ pub fn SessionView() -> impl IntoView {
     view! {
         <section class="session-view" aria-label="Session">
             <SessionHeader />
+            <crate::components::cli_session_banner::CliSessionBanner />
             {move || observer.get().then(|| view! { <ObserverBanner /> })}
             <TaskListPanel />
             <Transcript />

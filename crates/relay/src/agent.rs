@@ -41,6 +41,9 @@ pub struct SpawnSpec {
     pub stdin_queue: usize,
     /// `--resume <id>` [`--fork-session`] [`--resume-session-at <uuid>`].
     pub resume: Option<crate::transcripts::Resume>,
+    /// `CLAUDE_CONFIG_DIR` for the agent: the --claude-config-dir the relay lists, when it is not the
+    /// default (so a resumed session's transcript is found, and new ones land where they are listed).
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 /// Builds the command for an agent. The relay handles the process the same way whatever it is, so
@@ -120,6 +123,9 @@ impl AgentLauncher for CommandLauncher {
         // File checkpoints, so `rewind_files` can restore files (the SDK's enableFileCheckpointing).
         if std::env::var_os(CHECKPOINTING_ENV).is_none() {
             cmd.env(CHECKPOINTING_ENV, "true");
+        }
+        if let Some(dir) = &spec.claude_config_dir {
+            cmd.env("CLAUDE_CONFIG_DIR", dir);
         }
         cmd
     }
@@ -633,6 +639,7 @@ mod tests {
             permission_mode: Some("plan".into()),
             stdin_queue: 1,
             resume: None,
+            claude_config_dir: None,
         };
         let f = claude_flags(&spec).join(" ");
         assert_eq!(

@@ -78,7 +78,8 @@ pub struct Args {
     /// ~/.local/share/bridge-console.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// The built console (Trunk's dist/). Default: ./dist, else the workspace's dist/.
+    /// The built console (Trunk's dist/). Default: ./dist (from the directory the relay is started
+    /// in), else dist/ next to the relay's executable.
     #[arg(long, value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
     /// Deny a permission prompt nobody answered after this many seconds (default: wait forever).
@@ -233,16 +234,31 @@ pub fn default_data_dir() -> PathBuf {
     PathBuf::from(".bridge-console")
 }
 
-pub fn default_static_dir(cwd: &Path) -> PathBuf {
-    let local = cwd.join("dist");
-    if local.join("index.html").exists() {
-        return local;
+/// Where the console is served from without `--static-dir`: `dist/` in `start_dir` (the directory
+/// the relay is started in), else `dist/` next to the executable `exe`: the first holding an
+/// `index.html`. Never a path of the checkout the binary was built in (a copied binary would serve
+/// that, or nothing). None found: an error naming every path tried.
+pub fn default_static_dir(start_dir: &Path, exe: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let mut tried = vec![start_dir.join("dist")];
+    if let Some(dir) = exe.and_then(Path::parent) {
+        let beside = dir.join("dist");
+        if !tried.contains(&beside) {
+            tried.push(beside);
+        }
     }
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist");
-    if workspace.join("index.html").exists() {
-        return workspace;
+    if let Some(found) = tried.iter().find(|d| d.join("index.html").is_file()) {
+        return Ok(found.clone());
     }
-    local
+    anyhow::bail!(
+        "no console build found: tried {} (none holds an index.html). Build it with `trunk build \
+         --release` in the repository and start the relay there, put a dist/ beside the relay \
+         binary, or pass --static-dir DIR",
+        tried
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )
 }
 
 /// Host header values accepted by default: the bound address, `localhost:PORT`, and loopback aliases
@@ -526,7 +542,9 @@ impl Args {
                 .iter()
                 .map(|h| h.trim().to_ascii_lowercase()),
         );
-        let static_dir = self.static_dir.unwrap_or_else(|| default_static_dir(&cwd));
+        // The binary resolves the default before it starts ([`default_static_dir`], an error when
+        // there is no build); here (library use, tests) it is just ./dist.
+        let static_dir = self.static_dir.unwrap_or_else(|| PathBuf::from("dist"));
         Ok(Config {
             addr,
             data_dir: self.data_dir.unwrap_or_else(default_data_dir),
@@ -600,6 +618,40 @@ pub fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_console_is_dist_in_the_start_dir_then_beside_the_binary() {
+        let start = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let exe = bin.path().join("bridge-relay");
+        // Neither has a build: the error names both places.
+        let err = default_static_dir(start.path(), Some(&exe))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&start.path().join("dist").display().to_string()),
+            "{err}"
+        );
+        assert!(
+            err.contains(&bin.path().join("dist").display().to_string()),
+            "{err}"
+        );
+        assert!(err.contains("--static-dir"), "{err}");
+        // Beside the binary (a copied relay).
+        std::fs::create_dir_all(bin.path().join("dist")).unwrap();
+        std::fs::write(bin.path().join("dist/index.html"), "<html>").unwrap();
+        assert_eq!(
+            default_static_dir(start.path(), Some(&exe)).unwrap(),
+            bin.path().join("dist")
+        );
+        // ./dist wins.
+        std::fs::create_dir_all(start.path().join("dist")).unwrap();
+        std::fs::write(start.path().join("dist/index.html"), "<html>").unwrap();
+        assert_eq!(
+            default_static_dir(start.path(), Some(&exe)).unwrap(),
+            start.path().join("dist")
+        );
+    }
 
     #[test]
     fn parses_the_documented_command_line() {

@@ -33,7 +33,14 @@ fn main() -> anyhow::Result<()> {
         .block_on(serve(args))
 }
 
-async fn serve(args: Args) -> anyhow::Result<()> {
+async fn serve(mut args: Args) -> anyhow::Result<()> {
+    // No --static-dir: ./dist, else dist/ beside this binary; neither built is an error naming both.
+    if args.static_dir.is_none() {
+        args.static_dir = Some(bridge_relay::config::default_static_dir(
+            &std::env::current_dir()?,
+            std::env::current_exe().ok().as_deref(),
+        )?);
+    }
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await
         .with_context(|| format!("cannot bind {}", args.bind))?;

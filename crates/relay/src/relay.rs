@@ -315,6 +315,9 @@ impl Relay {
             permission_mode,
             stdin_queue: self.config.max_stdin_queue,
             resume: req.resume,
+            claude_config_dir: (self.config.claude_config_dir
+                != crate::transcripts::default_config_dir())
+            .then(|| self.config.claude_config_dir.clone()),
         };
         match agent::spawn(self.config.launcher.as_ref(), &spec, session.clone()) {
             Ok(handle) => session.attach_agent(handle),

@@ -79,6 +79,12 @@ pub fn UserRow(
         view! { <div class="user-text">{text}</div> }.into_any()
     };
     let queued = msg.lifecycle.as_deref() == Some("queued");
+    // Fork from a prompt, or restore the files to before it: controllers, once it was delivered.
+    let actions = (msg.origin == UserOrigin::Prompt
+        && !msg.uuid.is_empty()
+        && matches!(msg.send, SendState::Confirmed)
+        && store.can_act())
+    .then(|| view! { <super::user_actions::UserActions uuid=msg.uuid.clone() /> });
     view! {
         <div class=format!("bubble user origin-{origin}") data-send-state=msg.send.as_str() data-origin=origin>
             {label.map(|l| view! { <span class="bubble-label">{l}</span> })}
@@ -89,6 +95,7 @@ pub fn UserRow(
                 {msg.coalesced.then(|| view! { <span class="chip" title="Claude Code answered this together with the previous message">"Answered with the previous message"</span> })}
                 {status}
             </div>
+            {actions}
         </div>
     }
 }

@@ -7,7 +7,8 @@ use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
 use crate::store::Store;
 
-/// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`): opens it on
+/// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`, `data-origin`
+/// `relay` or `cli` — Claude Code's own, started in a terminal, marked "Terminal"): opens it on
 /// click; controllers can archive it (through the store, which says when the worktree was kept).
 #[component]
 pub fn SessionItem(
@@ -43,9 +44,26 @@ pub fn SessionItem(
     if summary.pending_permissions > 0 {
         meta.push(format!("{} waiting", summary.pending_permissions));
     }
+    if let Some(b) = &summary.git_branch {
+        meta.push(b.clone());
+    }
     if !ago.is_empty() {
         meta.push(ago);
     }
+    let origin = summary.origin.clone().unwrap_or_else(|| "relay".into());
+    let from_terminal = origin == "cli";
+    // "Fork of …": a session forked from another (the relay lists it right after that one).
+    let fork_of = summary
+        .cli
+        .as_ref()
+        .and_then(|c| c.get("forked_from"))
+        .map(|f| {
+            let title = f
+                .get("title")
+                .and_then(|t| t.as_str())
+                .unwrap_or("another session");
+            format!("Fork of {title}")
+        });
     let archive_label = format!("Archive session {name}");
     let name_archive = name.clone();
     let state = summary.state.clone();
@@ -57,6 +75,7 @@ pub fn SessionItem(
             data-testid="session-item"
             data-session-id=id.clone()
             data-state=state.clone()
+            data-origin=origin.clone()
             role="listitem"
         >
             <a
@@ -69,10 +88,12 @@ pub fn SessionItem(
             >
                 <span class="session-name" title=name.clone()>{name.clone()}</span>
                 <span class=format!("badge state-{state}")>{state.replace('_', " ")}</span>
+                {from_terminal.then(|| view! { <span class="badge origin-cli" title="Started with Claude Code in a terminal">"Terminal"</span> })}
+                {fork_of.map(|f| view! { <span class="session-fork" data-testid="session-fork-of">{f}</span> })}
                 <span class="session-cwd" title=summary.cwd.clone().unwrap_or_default()>{summary.cwd.clone().unwrap_or_default()}</span>
                 <span class="session-meta">{meta.join(" · ")}</span>
             </a>
-            {move || controller().then(|| {
+            {move || (controller() && !from_terminal).then(|| {
                 let id_archive = id_archive.clone();
                 let name_archive = name_archive.clone();
                 let archive_label = archive_label.clone();

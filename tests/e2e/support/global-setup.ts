@@ -169,6 +169,9 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             // Every flow x form opens its own sessions on this one relay (default cap: 32 live).
             '--max-sessions',
             '500',
+            // Claude Code's own sessions are listed from here: an empty dir, never the developer's ~/.claude.
+            '--claude-config-dir',
+            path.join(dir, 'claude-config'),
           ],
           { ...baseEnv, HOME: dir, BRIDGE_DEMO_SPEED: '1' },
           work,
@@ -242,6 +245,9 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             'default',
             '--max-sessions',
             '500',
+            // The CLI's own sessions are listed from the HOME it runs with (not the developer's ~/.claude).
+            '--claude-config-dir',
+            path.join(home, '.claude'),
             // Passed on to every `claude`: an MCP server whose tool asks through MCP elicitation, so
             // the console's elicitation dialog meets the real CLI (flow 15).
             '--',

@@ -1,0 +1,270 @@
+//! The store's side of Claude Code's own sessions (sessions started in a terminal, listed by the relay
+//! with `origin: "cli"`): opening one shows its transcript in the same components as a live session;
+//! a message sent there resumes it under the relay (a new relay session whose history is the
+//! transcript, opened in its place); a prompt can be forked from, or the files restored to before it
+//! (`rewind_files`: a preview first, then the restore). The relay calls are in
+//! [`crate::net::cli_sessions`]; components read these signals and call the methods here.
+
+use std::collections::HashMap;
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::Store;
+use crate::net::cli_sessions::{self as api, Rewind};
+use crate::net::{ConnState, NetError};
+use crate::state::{Session, Source};
+
+pub use api::is_cli_id;
+
+/// The restore-files flow of one prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RewindUi {
+    /// Asking Claude Code what a restore would change.
+    Checking,
+    /// What it would change: the person confirms or cancels.
+    Preview(Rewind),
+    /// Claude Code cannot (no checkpoint, not live, …): why.
+    Refused(String),
+    /// Restoring.
+    Restoring,
+    /// Restored.
+    Done(Rewind),
+}
+
+/// A fork from one prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ForkUi {
+    Working,
+    Failed(String),
+}
+
+/// Claude Code's own sessions in the store (cheap to copy).
+#[derive(Clone, Copy)]
+pub struct CliUi {
+    /// The open session is one of Claude Code's own, shown from its transcript (its id).
+    pub open: RwSignal<Option<String>>,
+    /// Its list entry (cwd, title, git branch), once read.
+    pub detail: RwSignal<Option<Value>>,
+    /// Why it could not be read or resumed.
+    pub error: RwSignal<Option<String>>,
+    /// Being resumed (a message was sent).
+    pub resuming: RwSignal<bool>,
+    /// A session to show instead of the open one (resumed, forked): the view navigates there.
+    pub moved_to: RwSignal<Option<String>>,
+    /// Per prompt uuid: restoring files.
+    pub rewind: RwSignal<HashMap<String, RewindUi>>,
+    /// Per prompt uuid: forking.
+    pub fork: RwSignal<HashMap<String, ForkUi>>,
+}
+
+impl CliUi {
+    pub(super) fn new() -> Self {
+        CliUi {
+            open: RwSignal::new(None),
+            detail: RwSignal::new(None),
+            error: RwSignal::new(None),
+            resuming: RwSignal::new(false),
+            moved_to: RwSignal::new(None),
+            rewind: RwSignal::new(HashMap::new()),
+            fork: RwSignal::new(HashMap::new()),
+        }
+    }
+
+    /// Forgets the open session's state (another session opens).
+    pub(super) fn close(&self) {
+        self.open.try_set(None);
+        self.detail.try_set(None);
+        self.error.try_set(None);
+        self.resuming.try_set(false);
+        self.rewind.try_set(HashMap::new());
+        self.fork.try_set(HashMap::new());
+    }
+}
+
+fn message(e: &NetError) -> String {
+    match e {
+        NetError::Status(_, m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Store {
+    /// Opens one of Claude Code's own sessions: its history from the transcript, no stream (nothing
+    /// runs it). When the relay already runs it, that session opens instead.
+    pub(super) fn open_cli_session(&self, id: String) {
+        let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
+        self.session.set(if observer {
+            Session::observer()
+        } else {
+            Session::new()
+        });
+        self.session_id.set(Some(id.clone()));
+        self.cli.open.set(Some(id.clone()));
+        self.caught_up.set(false);
+        self.truncated.set(false);
+        self.conn.set(ConnState::Connecting);
+        let store = *self;
+        leptos::task::spawn_local(async move {
+            let r = api::get_cli_session(&id).await;
+            if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
+                return;
+            }
+            match r {
+                Ok(mut detail) => {
+                    if let Some(live) = detail.get("live_session").and_then(Value::as_str) {
+                        store.cli.moved_to.set(Some(live.to_string()));
+                        return;
+                    }
+                    let frames = detail
+                        .get_mut("frames")
+                        .map(Value::take)
+                        .and_then(|f| match f {
+                            Value::Array(a) => Some(a),
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    store.session.update(|s| {
+                        s.set_summary(&detail);
+                        s.set_replaying(true);
+                        for f in &frames {
+                            s.apply_from(Source::Worker, f);
+                        }
+                        s.set_replaying(false);
+                    });
+                    store.cli.detail.set(Some(detail));
+                    store.caught_up.set(true);
+                    // Ready for a message (which resumes it); nothing streams.
+                    store.conn.set(ConnState::Live);
+                }
+                Err(e) => {
+                    store.cli.error.set(Some(message(&e)));
+                    store.conn.set(ConnState::Offline(message(&e)));
+                }
+            }
+        });
+    }
+
+    /// A frame for the open CLI session (see `Store::post`): a message resumes it under the relay —
+    /// the message goes to the new relay session, which then opens in its place (the history first,
+    /// the new turn after it). Anything else is refused: nothing runs this session yet.
+    pub(super) fn post_to_cli(
+        &self,
+        cli_id: String,
+        payload: Value,
+        done: impl FnOnce(Result<(), NetError>) + 'static,
+    ) {
+        if payload.get("type").and_then(Value::as_str) != Some("user") {
+            return done(Err(NetError::Network(
+                "this session is not running: send a message to resume it first".into(),
+            )));
+        }
+        let store = *self;
+        let sender = self.sender.get_value();
+        self.cli.resuming.set(true);
+        self.cli.error.set(None);
+        leptos::task::spawn_local(async move {
+            let result = match api::resume(&cli_id).await {
+                Ok(sid) => {
+                    let r = sender.post_event(&sid, payload).await;
+                    if r.is_ok() && store.cli.open.get_untracked().as_deref() == Some(&cli_id) {
+                        store.cli.moved_to.set(Some(sid));
+                    }
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = &result {
+                store.cli.error.try_set(Some(message(e)));
+            }
+            store.cli.resuming.try_set(false);
+            done(result);
+        });
+    }
+
+    /// "Fork from here": a new session with the conversation up to just before prompt `uuid`, opened
+    /// with that prompt back in the composer.
+    pub fn fork_from(&self, uuid: &str) {
+        let Some(sid) = self.session_id.get_untracked() else {
+            return;
+        };
+        if !self.can_act() {
+            return;
+        }
+        let uuid = uuid.to_string();
+        self.cli
+            .fork
+            .update(|m| _ = m.insert(uuid.clone(), ForkUi::Working));
+        let store = *self;
+        leptos::task::spawn_local(async move {
+            match api::fork(&sid, is_cli_id(&sid), &uuid).await {
+                Ok(f) => {
+                    store.cli.fork.try_update(|m| _ = m.remove(&uuid));
+                    if let Some(p) = &f.prompt {
+                        #[cfg(target_arch = "wasm32")]
+                        crate::pwa::save_draft(&f.session_id, p);
+                        #[cfg(not(target_arch = "wasm32"))]
+                        let _ = p;
+                    }
+                    store.cli.moved_to.try_set(Some(f.session_id));
+                    store.refresh_sessions();
+                }
+                Err(e) => {
+                    store
+                        .cli
+                        .fork
+                        .try_update(|m| _ = m.insert(uuid, ForkUi::Failed(message(&e))));
+                }
+            }
+        });
+    }
+
+    /// "Restore files to before this message": asks Claude Code what it would change (`dry_run`).
+    pub fn rewind_preview(&self, uuid: &str) {
+        self.rewind_call(uuid, true);
+    }
+
+    /// Restores the files, after the preview.
+    pub fn rewind_confirm(&self, uuid: &str) {
+        self.rewind_call(uuid, false);
+    }
+
+    /// Closes the restore-files panel of prompt `uuid`.
+    pub fn rewind_cancel(&self, uuid: &str) {
+        self.cli.rewind.update(|m| _ = m.remove(uuid));
+    }
+
+    fn rewind_call(&self, uuid: &str, dry_run: bool) {
+        let Some(sid) = self.session_id.get_untracked() else {
+            return;
+        };
+        if !self.can_act() {
+            return;
+        }
+        let uuid = uuid.to_string();
+        let state = if dry_run {
+            RewindUi::Checking
+        } else {
+            RewindUi::Restoring
+        };
+        self.cli
+            .rewind
+            .update(|m| _ = m.insert(uuid.clone(), state));
+        let store = *self;
+        leptos::task::spawn_local(async move {
+            let r = api::rewind(&sid, is_cli_id(&sid), &uuid, dry_run).await;
+            if store.session_id.get_untracked().as_deref() != Some(sid.as_str()) {
+                return;
+            }
+            let next = match r {
+                Ok(r) if !r.can_rewind => RewindUi::Refused(r.error.unwrap_or_else(|| {
+                    "Claude Code cannot restore files to before this message.".into()
+                })),
+                Ok(r) if dry_run => RewindUi::Preview(r),
+                Ok(r) => RewindUi::Done(r),
+                Err(e) => RewindUi::Refused(message(&e)),
+            };
+            store.cli.rewind.try_update(|m| _ = m.insert(uuid, next));
+        });
+    }
+}
