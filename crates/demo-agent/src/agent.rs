@@ -353,6 +353,8 @@ pub(crate) struct Agent<W: Write> {
     total_cost_usd: f64,
     /// The `can_use_tool` frame awaiting an answer (reported by a later `initialize`).
     pending_permission: Option<Value>,
+    /// Context usage, MCP status and the task list (see [`crate::info`]).
+    info: crate::info::Info,
 }
 
 impl<W: Write> Agent<W> {
@@ -383,6 +385,7 @@ impl<W: Write> Agent<W> {
             last_message_uuid: None,
             total_cost_usd: 0.0,
             pending_permission: None,
+            info: crate::info::Info::default(),
         }
     }
 
@@ -774,7 +777,12 @@ impl<W: Write> Agent<W> {
                 Ok(None)
             }
             "mcp_status" => {
-                self.control_success(&rid, json!({"mcpServers": []}))?;
+                self.control_success(&rid, crate::info::Info::mcp_status())?;
+                Ok(None)
+            }
+            "get_context_usage" => {
+                let body = self.info.context_usage(&self.model);
+                self.control_success(&rid, body)?;
                 Ok(None)
             }
             other => {
@@ -1185,6 +1193,7 @@ impl<W: Write> Agent<W> {
         v["owed_rows"] = json!([]);
         turn.num_msgs += 1;
         turn.input_tokens += input_tokens;
+        self.info.message_tokens += input_tokens;
         turn.ttft_ms.get_or_insert(ttft);
         turn.message_ids.push(msg.id.clone());
         turn.msg = Some(msg);
@@ -1470,13 +1479,17 @@ impl<W: Write> Agent<W> {
     }
 
     fn run_tool(&mut self, turn: &mut Turn, t: ToRun) -> io::Result<()> {
-        let run = tools::simulate(
-            &t.name,
-            &t.input,
-            t.output.as_deref(),
-            t.is_error,
-            &self.opts.cwd,
-        );
+        let run = if crate::info::is_task_tool(&t.name) && t.output.is_none() && !t.is_error {
+            self.info.run_task_tool(&t.name, &t.input)
+        } else {
+            tools::simulate(
+                &t.name,
+                &t.input,
+                t.output.as_deref(),
+                t.is_error,
+                &self.opts.cwd,
+            )
+        };
         let mut decision = json!({"decision": "accept", "source": t.source});
         if let Some(rt) = t.reason_type {
             decision["reason_type"] = json!(rt);

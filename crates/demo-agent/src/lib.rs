@@ -13,6 +13,7 @@
 mod agent;
 mod cli;
 pub mod harness;
+mod info;
 pub mod scenario;
 pub mod tools;
 
