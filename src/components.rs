@@ -1,6 +1,7 @@
 //! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads the
 //! [`crate::store::Store`] from context and never does I/O itself.
 
+pub mod changes_panel;
 pub mod cli_session_banner;
 pub mod composer;
 pub mod connection_status;
@@ -33,6 +34,7 @@ pub mod transcript;
 pub mod update_banner;
 pub mod user_dialog;
 
+pub use changes_panel::ChangesButton;
 pub use composer::Composer;
 pub use connection_status::ConnectionStatus;
 pub use context_meter::ContextMeter;

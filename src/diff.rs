@@ -53,6 +53,63 @@ pub fn diff_lines(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
     out
 }
 
+/// The lines of a unified diff (`git diff` output, or the relay's): file headers (`diff --git`,
+/// `index`, `---`/`+++`, modes, renames) are left out, each hunk header becomes a fold line
+/// (`sign == '…'`) carrying its `@@ … @@` text, and `\ No newline at end of file` is dropped.
+pub fn parse_unified(text: &str) -> Vec<DiffLine> {
+    let mut out = Vec::new();
+    // Lines still expected in the current hunk (old side, new side).
+    let (mut old_left, mut new_left) = (0u64, 0u64);
+    for line in text.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if old_left == 0 && new_left == 0 {
+            if let Some((o, n)) = hunk_sizes(line) {
+                (old_left, new_left) = (o, n);
+                out.push(DiffLine {
+                    sign: '…',
+                    text: line.to_string(),
+                });
+            }
+            continue;
+        }
+        let (sign, rest) = match line.chars().next() {
+            Some('+') => ('+', &line[1..]),
+            Some('-') => ('-', &line[1..]),
+            Some(' ') => (' ', &line[1..]),
+            Some('\\') => continue,
+            // An empty context line (some tools strip the space).
+            None => (' ', ""),
+            Some(_) => {
+                (old_left, new_left) = (0, 0);
+                continue;
+            }
+        };
+        if sign != '+' {
+            old_left = old_left.saturating_sub(1);
+        }
+        if sign != '-' {
+            new_left = new_left.saturating_sub(1);
+        }
+        out.push(DiffLine {
+            sign,
+            text: rest.to_string(),
+        });
+    }
+    out
+}
+
+/// `(old lines, new lines)` of a hunk header `@@ -a[,b] +c[,d] @@…`.
+fn hunk_sizes(line: &str) -> Option<(u64, u64)> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (ranges, _) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let size = |r: &str| match r.split_once(',') {
+        Some((_, n)) => n.parse::<u64>().ok(),
+        None => r.parse::<u64>().ok().map(|_| 1),
+    };
+    Some((size(old)?, size(new)?))
+}
+
 /// Counts of removed and added lines.
 pub fn diff_stats(lines: &[DiffLine]) -> (usize, usize) {
     (
@@ -73,6 +130,27 @@ mod tests {
         assert_eq!(d[1].text, "b");
         assert_eq!(d[2].text, "B");
         assert_eq!(diff_stats(&d), (1, 1));
+    }
+
+    #[test]
+    fn reads_unified_diffs() {
+        let text = "diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@ fn f\n a\n--- old dashes\n+++ new pluses\n c\n\\ No newline at end of file\ndiff --git a/y b/y\nnew file mode 100644\n--- /dev/null\n+++ b/y\n@@ -0,0 +1 @@\n+y\n";
+        let d = parse_unified(text);
+        let got: Vec<(char, &str)> = d.iter().map(|l| (l.sign, l.text.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ('…', "@@ -1,3 +1,3 @@ fn f"),
+                (' ', "a"),
+                ('-', "-- old dashes"),
+                ('+', "++ new pluses"),
+                (' ', "c"),
+                ('…', "@@ -0,0 +1 @@"),
+                ('+', "y"),
+            ]
+        );
+        assert_eq!(diff_stats(&d), (1, 2));
+        assert!(parse_unified("").is_empty());
     }
 
     #[test]

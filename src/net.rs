@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::state::Source;
 
+pub mod changes;
 pub mod cli_sessions;
 
 /// A failed request.

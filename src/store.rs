@@ -4,6 +4,7 @@
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
 mod archive;
+mod changes;
 mod cli_sessions;
 mod compose;
 mod device;
@@ -23,6 +24,7 @@ use crate::net::{
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
+pub use changes::{Changes, writes_files};
 pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
 pub use device::{PushState, RelayOffline, test_summary};
@@ -113,6 +115,8 @@ pub struct Store {
     pub notifications_open: RwSignal<bool>,
     /// The composer's text (kept across an update reload).
     draft: StoredValue<String>,
+    /// The changes panel: the open session's changed files and the diff shown.
+    pub changes: Changes,
 }
 
 impl Store {
@@ -149,6 +153,7 @@ impl Store {
             devices: RwSignal::new(None),
             notifications_open: RwSignal::new(false),
             draft: StoredValue::new(String::new()),
+            changes: Changes::new(),
         }
     }
 
@@ -217,6 +222,7 @@ impl Store {
             }
             s.set_replaying(false);
         });
+        self.note_changes(&frames);
         if let Some(seq) = frames.iter().filter_map(|f| f.seq).max() {
             self.max_seq.try_update_value(|m| *m = (*m).max(seq));
             self.check_caught_up();

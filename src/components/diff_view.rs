@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::diff::{diff_lines, diff_stats};
+use crate::diff::{DiffLine, diff_lines, diff_stats};
 
 /// Shows `old` → `new` as a unified line diff (via `similar`), live when the inputs are signals.
 #[component]
@@ -18,11 +18,25 @@ pub fn DiffView(
     label: Option<String>,
 ) -> impl IntoView {
     let lines = Memo::new(move |_| old.with(|o| new.with(|n| diff_lines(o, n, 3))));
-    let label_text = label.clone().unwrap_or_else(|| "Changes".into());
+    view! { <DiffLines lines=lines label=label.unwrap_or_default() /> }
+}
+
+/// Shows diff lines already made (e.g. a unified diff from the relay read with
+/// [`crate::diff::parse_unified`]): the same figure as [`DiffView`].
+#[component]
+pub fn DiffLines(
+    /// The lines.
+    #[prop(into)]
+    lines: Signal<Vec<DiffLine>>,
+    /// Optional label (e.g. the file path; empty: none).
+    #[prop(optional, into)]
+    label: String,
+) -> impl IntoView {
+    let label_text = if label.is_empty() { "Changes".to_string() } else { label.clone() };
     view! {
         <figure class="diff" role="figure" aria-label=format!("Diff: {label_text}")>
             <figcaption class="diff-caption">
-                {label}
+                {(!label.is_empty()).then_some(label)}
                 <span class="diff-stats">
                     {move || {
                         let (del, add) = lines.with(|l| diff_stats(l));

@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    ConnectionStatus, ContextMeter, InterruptButton, McpStatus, ModelSelect, PermissionModeSelect,
-    SessionStateBadge,
+    ChangesButton, ConnectionStatus, ContextMeter, InterruptButton, McpStatus, ModelSelect,
+    PermissionModeSelect, SessionStateBadge,
 };
 use crate::format;
 use crate::nav::Nav;
@@ -41,6 +41,7 @@ pub fn SessionHeader() -> impl IntoView {
                 <h1 class="session-title" title=title>{title}</h1>
                 <SessionStateBadge />
                 <ConnectionStatus />
+                <ChangesButton />
                 <ContextMeter />
                 <McpStatus />
                 <span class="cost" data-testid="session-cost" aria-label="Session cost" title="Session cost so far">

@@ -1,0 +1,324 @@
+//! The changes panel: what changed in the session's working directory, each file's diff.
+
+use leptos::ev::KeyboardEvent;
+use leptos::portal::Portal;
+use leptos::prelude::*;
+
+use crate::components::diff_view::DiffLines;
+use crate::diff::parse_unified;
+use crate::dom;
+use crate::net::changes::{ChangedFile, FileDiff};
+use crate::store::Store;
+
+/// One letter for a status, as `git status --short` shows it.
+fn status_letter(status: &str) -> &'static str {
+    match status {
+        "modified" => "M",
+        "added" => "A",
+        "deleted" => "D",
+        "renamed" => "R",
+        "untracked" => "U",
+        _ => "?",
+    }
+}
+
+/// `+3 −1`, `binary`, or nothing when the counts are unknown.
+fn counts(f: &ChangedFile) -> String {
+    if f.binary {
+        return "binary".into();
+    }
+    match (f.insertions, f.deletions) {
+        (Some(a), Some(d)) => format!("+{a} −{d}"),
+        (Some(a), None) => format!("+{a}"),
+        (None, Some(d)) => format!("−{d}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The header button (`data-testid="changes-open"`) with the number of changed files
+/// (`changes-count`), and the panel while it is open. It keeps the list of the open session
+/// current (read once the history is in, and after each tool call that writes).
+#[component]
+pub fn ChangesButton() -> impl IntoView {
+    let store = Store::expect();
+    Effect::new(move |_| {
+        store.follow_changes(store.session_id.get(), store.caught_up.get());
+    });
+    let count = Memo::new(move |_| store.changes.count());
+    let label = move || match count.get() {
+        Some(1) => "Changes: 1 file changed".to_string(),
+        Some(n) => format!("Changes: {n} files changed"),
+        None => "Changes".to_string(),
+    };
+    view! {
+        <button
+            class="chip-button changes-button"
+            data-testid="changes-open"
+            aria-haspopup="dialog"
+            aria-expanded=move || store.changes.open.get().to_string()
+            aria-label=label
+            title=label
+            data-count=move || count.get().map(|n| n.to_string()).unwrap_or_default()
+            on:click=move |_| store.open_changes()
+        >
+            <span aria-hidden="true">"±"</span>
+            <span class="changes-count" data-testid="changes-count" aria-hidden="true">
+                {move || count.get().map_or_else(|| "…".to_string(), |n| n.to_string())}
+            </span>
+        </button>
+        // In the body, not the header: the header's backdrop filter would confine a fixed panel.
+        {move || store.changes.open.get().then(|| view! { <Portal><ChangesPanel /></Portal> })}
+    }
+}
+
+/// The panel (`data-testid="changes-panel"`, a modal dialog; a full-screen sheet on phones): the
+/// changed files (`change-item` with `data-path` and `data-status`), and the picked file's diff
+/// (`change-diff`). Read-only. Escape goes back from a diff to the list, then closes.
+#[component]
+pub fn ChangesPanel() -> impl IntoView {
+    let store = Store::expect();
+    let c = store.changes;
+    let el: NodeRef<leptos::html::Div> = NodeRef::new();
+    Effect::new(move |_| {
+        if let Some(node) = el.get() {
+            request_animation_frame(move || dom::focus_in(&node, "[data-autofocus]"));
+        }
+    });
+    let close = move || {
+        store.close_changes();
+        dom::focus_selector("[data-testid='changes-open']");
+    };
+    let esc = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.key() == "Escape" && !ev.default_prevented() {
+            ev.prevent_default();
+            if c.selected.get_untracked().is_some() {
+                store.select_change(None);
+            } else {
+                close();
+            }
+        }
+    });
+    on_cleanup(move || esc.remove());
+    let on_keydown = move |ev: KeyboardEvent| {
+        if let Some(node) = el.get_untracked() {
+            dom::trap_tab(&node, &ev);
+        }
+    };
+    let selected = Memo::new(move |_| c.selected.get());
+    view! {
+        <div
+            class="dialog-backdrop changes-backdrop"
+            on:click=move |ev| {
+                if ev.target() == ev.current_target() {
+                    close();
+                }
+            }
+        >
+            <div
+                class="dialog changes-panel"
+                node_ref=el
+                role="dialog"
+                aria-modal="true"
+                aria-labelledby="changes-title"
+                data-testid="changes-panel"
+                data-view=move || if selected.get().is_some() { "diff" } else { "list" }
+                on:keydown=on_keydown
+            >
+                <header class="dialog-head">
+                    {move || selected.get().is_some().then(|| view! {
+                        <button
+                            class="link-button changes-back"
+                            data-testid="changes-back"
+                            aria-label="Back to the changed files"
+                            on:click=move |_| store.select_change(None)
+                        >
+                            "‹ Files"
+                        </button>
+                    })}
+                    <h2 id="changes-title" class="changes-title">
+                        {move || selected.get().unwrap_or_else(|| "Changes".to_string())}
+                    </h2>
+                    <button
+                        class="link-button"
+                        data-testid="changes-refresh"
+                        aria-label="Read the changes again"
+                        disabled=move || c.loading.get()
+                        on:click=move |_| store.refresh_changes()
+                    >
+                        {move || if c.loading.get() { "Reading…" } else { "Refresh" }}
+                    </button>
+                    <button
+                        class="link-button close"
+                        data-testid="changes-close"
+                        aria-label="Close the changes panel"
+                        data-autofocus
+                        on:click=move |_| close()
+                    >
+                        "Close"
+                    </button>
+                </header>
+                <div class="dialog-body changes-body">
+                    {move || match selected.get() {
+                        None => view! { <ChangeList /> }.into_any(),
+                        Some(path) => view! { <ChangeDiff path=path /> }.into_any(),
+                    }}
+                </div>
+            </div>
+        </div>
+    }
+}
+
+/// The list of changed files.
+#[component]
+fn ChangeList() -> impl IntoView {
+    let store = Store::expect();
+    let c = store.changes;
+    let summary = move || {
+        c.list.with(|l| match l {
+            None => "Reading the changes…".to_string(),
+            Some(Err(e)) => format!("The changes could not be read: {e}"),
+            Some(Ok(l)) => {
+                let n = l.files.len();
+                let files = if n == 1 { "1 file changed".to_string() } else { format!("{n} files changed") };
+                let more = if l.truncated { " (more than shown)" } else { "" };
+                match (l.source.as_str(), &l.branch) {
+                    ("git", Some(b)) => format!("{files}{more} · git, branch {b}, compared with HEAD"),
+                    ("git", None) => format!("{files}{more} · git, compared with HEAD"),
+                    _ => format!("{files}{more} · written by this session's tools (not a git repository)"),
+                }
+            }
+        })
+    };
+    let failed = move || c.list.with(|l| matches!(l, Some(Err(_))));
+    let files = move || {
+        c.list
+            .with(|l| l.as_ref().and_then(|r| r.as_ref().ok()).map(|l| l.files.clone()))
+            .unwrap_or_default()
+    };
+    let empty = move || c.list.with(|l| matches!(l, Some(Ok(l)) if l.files.is_empty()));
+    view! {
+        <p
+            class="changes-summary"
+            class:error=failed
+            data-testid="changes-summary"
+            role="status"
+        >
+            {summary}
+        </p>
+        {move || empty().then(|| view! {
+            <p class="muted" data-testid="changes-empty">"No changes in the working directory."</p>
+        })}
+        <ul class="changes-list" aria-label="Changed files">
+            <For each=files key=|f| (f.path.clone(), f.status.clone(), f.insertions, f.deletions, f.binary) let:f>
+                <ChangeRow file=f />
+            </For>
+        </ul>
+    }
+}
+
+/// One changed file: a button that shows its diff.
+#[component]
+fn ChangeRow(file: ChangedFile) -> impl IntoView {
+    let store = Store::expect();
+    let path = file.path.clone();
+    let letter = status_letter(&file.status);
+    let n = counts(&file);
+    let aria = format!(
+        "{}, {}{}",
+        file.path,
+        file.status,
+        if n.is_empty() { String::new() } else { format!(", {n}") }
+    );
+    view! {
+        <li>
+            <button
+                class="change-item"
+                data-testid="change-item"
+                data-path=file.path.clone()
+                data-status=file.status.clone()
+                aria-label=aria
+                on:click=move |_| store.select_change(Some(path.clone()))
+            >
+                <span class=format!("change-status status-{}", file.status) title=file.status.clone()>{letter}</span>
+                <span class="change-path">
+                    {file.from.clone().map(|f| view! { <span class="change-from">{f}" → "</span> })}
+                    {file.path.clone()}
+                    {file.conflicted.then(|| view! { <span class="change-conflict">" (conflict)"</span> })}
+                </span>
+                <span class="change-counts">{n}</span>
+            </button>
+        </li>
+    }
+}
+
+/// The diff of `path`.
+#[component]
+fn ChangeDiff(path: String) -> impl IntoView {
+    let store = Store::expect();
+    let c = store.changes;
+    let lines = Memo::new(move |_| {
+        c.diff.with(|d| match d {
+            Some(Ok(FileDiff { diff: Some(text), .. })) => parse_unified(text),
+            _ => Vec::new(),
+        })
+    });
+    let body = {
+        let path = path.clone();
+        move || {
+            c.diff.with(|d| match d {
+                None => view! { <p class="muted" data-testid="change-diff-loading">"Reading the diff…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{format!("The diff could not be read: {e}")}</p> }.into_any(),
+                Some(Ok(d)) if d.binary => view! {
+                    <p class="change-note" data-testid="change-binary">"Binary file: its content is not shown."</p>
+                }.into_any(),
+                Some(Ok(d)) => {
+                    let note = d.note.clone();
+                    let truncated = d.truncated;
+                    let has_text = d.diff.as_deref().is_some_and(|t| !t.is_empty());
+                    let path = path.clone();
+                    view! {
+                        {note.map(|n| view! { <p class="change-note" data-testid="change-note">{n}</p> })}
+                        {truncated.then(|| view! {
+                            <p class="change-note" data-testid="change-truncated">"The diff is too large: only its beginning is shown."</p>
+                        })}
+                        {if has_text {
+                            view! { <DiffLines lines=lines label=path /> }.into_any()
+                        } else {
+                            view! { <p class="muted">"Nothing to show."</p> }.into_any()
+                        }}
+                    }
+                    .into_any()
+                }
+            })
+        }
+    };
+    view! {
+        <div class="change-diff" data-testid="change-diff" data-path=path.clone()>
+            {body}
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_plainly() {
+        let f = |ins, del, binary| ChangedFile {
+            path: "a".into(),
+            status: "modified".into(),
+            from: None,
+            insertions: ins,
+            deletions: del,
+            binary,
+            size: None,
+            conflicted: false,
+        };
+        assert_eq!(counts(&f(Some(3), Some(1), false)), "+3 −1");
+        assert_eq!(counts(&f(None, None, true)), "binary");
+        assert_eq!(counts(&f(None, None, false)), "");
+        assert_eq!(status_letter("untracked"), "U");
+        assert_eq!(status_letter("weird"), "?");
+    }
+}
