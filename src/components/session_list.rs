@@ -112,6 +112,8 @@ pub fn SessionList() -> impl IntoView {
                     <p class="muted empty">
                         {move || if store.relay_offline.with(Option::is_some) {
                             "Sessions show here once the relay can be reached."
+                        } else if !store.kept_worktrees.with(Vec::is_empty) {
+                            "No live sessions."
                         } else {
                             "No sessions yet."
                         }}

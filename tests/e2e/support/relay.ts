@@ -31,6 +31,8 @@ export interface RelayOptions {
   tls?: boolean;
   /** Serve a private copy of the console build (the flow may change it, e.g. to ship a "new version"). */
   copyStatic?: boolean;
+  /** The relay's --cwd (default: the backend's work directory), e.g. a git repository for --spawn-mode worktree. */
+  cwd?: string;
 }
 
 export async function startRelay(backend: BackendInfo, name: string, extra: string[], opts: RelayOptions = {}): Promise<OwnRelay> {
@@ -51,7 +53,7 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
       ? ['--claude', backend.claudeBin!, '--permission-mode', 'default']
       : ['--demo', '--demo-scenario', path.join(E2E_DIR, 'scenarios/demo.json')];
   const tls = opts.tls === false ? [] : ['--tls-self-signed', '--tls-name', 'localhost', '--tls-name', '127.0.0.1'];
-  const args = [...agent, ...tls, '--bind', '127.0.0.1:0', '--data-dir', dataDir, '--static-dir', staticDir, '--cwd', backend.workDir, ...extra];
+  const args = [...agent, ...tls, '--bind', '127.0.0.1:0', '--data-dir', dataDir, '--static-dir', staticDir, '--cwd', opts.cwd ?? backend.workDir, ...extra];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     LANG: 'C.UTF-8',
