@@ -39,8 +39,11 @@ pub fn repair(partial: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str(&candidate) {
         return Some(v);
     }
-    // Second try: cut back to the last point where a whole member had been read.
-    let (cut, stack) = scan.safe?;
+    // Second try: cut back to the last point where a whole member had been read. What is open
+    // there comes from scanning that prefix again (once), rather than from a copy of the stack
+    // kept at every safe point, which made deep nesting quadratic.
+    let cut = scan.safe?;
+    let stack = self::scan(&trimmed[..cut]).stack;
     let mut candidate = trimmed[..cut].trim_end().to_string();
     if candidate.ends_with(',') {
         candidate.pop();
@@ -63,8 +66,8 @@ struct Scan {
     in_string: bool,
     /// When the text ends inside an escape sequence, the byte offset to cut it at.
     string_cut: Option<usize>,
-    /// Last offset after which the text is a valid prefix (plus closers), with the stack there.
-    safe: Option<(usize, Vec<Frame>)>,
+    /// Last offset after which the text is a valid prefix (plus closers).
+    safe: Option<usize>,
 }
 
 fn scan(s: &str) -> Scan {
@@ -73,7 +76,7 @@ fn scan(s: &str) -> Scan {
     let mut in_string = false;
     let mut string_is_key = false;
     let mut escape_start: Option<usize> = None;
-    let mut safe: Option<(usize, Vec<Frame>)> = None;
+    let mut safe: Option<usize> = None;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
@@ -89,7 +92,7 @@ fn scan(s: &str) -> Scan {
             } else if b == b'"' {
                 in_string = false;
                 if !string_is_key {
-                    safe = Some((i + 1, stack.clone()));
+                    safe = Some(i + 1);
                 }
             }
             i += 1;
@@ -105,15 +108,15 @@ fn scan(s: &str) -> Scan {
             }
             b'{' => {
                 stack.push(Frame::Object { expect_key: true });
-                safe = Some((i + 1, stack.clone()));
+                safe = Some(i + 1);
             }
             b'[' => {
                 stack.push(Frame::Array);
-                safe = Some((i + 1, stack.clone()));
+                safe = Some(i + 1);
             }
             b'}' | b']' => {
                 stack.pop();
-                safe = Some((i + 1, stack.clone()));
+                safe = Some(i + 1);
             }
             b',' => {
                 if let Some(Frame::Object { expect_key }) = stack.last_mut() {
@@ -129,7 +132,7 @@ fn scan(s: &str) -> Scan {
                     i += 1;
                 }
                 if i < bytes.len() && serde_json::from_str::<Value>(&s[start..i]).is_ok() {
-                    safe = Some((i, stack.clone()));
+                    safe = Some(i);
                 }
                 continue;
             }
@@ -164,6 +167,31 @@ mod tests {
         assert_eq!(repair(r#"{"a": "x\u00"#), Some(json!({"a": "x"})));
         assert_eq!(repair(r#"{"a": "x\n"#), Some(json!({"a": "x\n"})));
         assert_eq!(repair(""), None);
+    }
+
+    /// The second try closes what is open at the last safe point, also deep down and after
+    /// containers that closed (the stack there is not a prefix of the stack at the end).
+    #[test]
+    fn cutting_back_closes_what_was_open_there() {
+        assert_eq!(
+            repair(r#"{"a": [1, {"b": "c"}], "d": [{"e": tr"#),
+            Some(json!({"a": [1, {"b": "c"}], "d": [{}]}))
+        );
+        let depth = 100;
+        let text = format!("{}1, {{\"k\": nu", "[".repeat(depth));
+        let mut want = json!([1, {}]);
+        for _ in 1..depth {
+            want = json!([want]);
+        }
+        assert_eq!(repair(&text), Some(want));
+    }
+
+    /// Nesting deeper than serde_json's recursion limit gives nothing, and quickly: the scan kept
+    /// a copy of the whole stack at every bracket (200,000 brackets took seconds; now linear).
+    #[test]
+    fn deep_nesting_is_linear_and_gives_nothing() {
+        assert_eq!(repair(&"[".repeat(200_000)), None);
+        assert_eq!(repair(&"{\"a\":[".repeat(50_000)), None);
     }
 
     #[test]
