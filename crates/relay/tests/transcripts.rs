@@ -70,11 +70,18 @@ fn real_transcript_becomes_the_frames_the_console_renders() {
     for f in &frames {
         let ty = f["type"].as_str().unwrap();
         assert!(
-            ["user", "assistant", "system"].contains(&ty),
+            ["user", "assistant", "system", "result"].contains(&ty),
             "bookkeeping line leaked: {ty}"
         );
         assert_eq!(f["session_id"], FIXTURE_ID);
     }
+    let result = &frames[frames.len() - 2];
+    assert_eq!(result["type"], "result", "the last turn is closed");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0);
+    assert!(
+        result.get("duration_ms").is_none(),
+        "no turn-done notification"
+    );
     let last = frames.last().unwrap();
     assert_eq!(
         (last["subtype"].as_str(), last["state"].as_str()),

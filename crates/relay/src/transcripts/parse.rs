@@ -314,6 +314,29 @@ pub fn history(lines: &[Value], leaf: Option<&str>) -> Vec<Value> {
             }
         }
     }
+    // The turns are over: a `result` closes the last one (without it a console waits for one before
+    // sending the next message). Its cost is the CLI's own total (`cost-state`) for the whole history;
+    // no `duration_ms`, so no "turn done" notification is sent for it.
+    let cost = if leaf.is_none() {
+        lines
+            .iter()
+            .rev()
+            .find(|v| v.get("type").and_then(Value::as_str) == Some("cost-state"))
+            .and_then(|v| v.get("totalCostUSD"))
+            .and_then(Value::as_f64)
+    } else {
+        None
+    };
+    out.push(json!({
+        "type": "result",
+        "subtype": "success",
+        "is_error": false,
+        "result": "",
+        "total_cost_usd": cost.unwrap_or(0.0),
+        "session_id": session_id.unwrap_or_default(),
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "from_transcript": true,
+    }));
     out.push(json!({
         "type": "system",
         "subtype": "session_state_changed",
