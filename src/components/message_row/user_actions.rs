@@ -45,6 +45,16 @@ pub fn UserActions(
                 }
                 .into_any()
             }
+            RewindUi::Preview(p) if p.files_changed.is_empty() => {
+                let u = uuid.clone();
+                view! {
+                    <div class="rewind-panel" data-testid="rewind-preview" role="status">
+                        <span>"Nothing to restore: Claude Code changed no file (with Edit or Write) since this message."</span>
+                        <button class="link-button" data-testid="rewind-cancel" on:click=move |_| store.rewind_cancel(&u)>"Dismiss"</button>
+                    </div>
+                }
+                .into_any()
+            }
             RewindUi::Preview(p) => {
                 let (u1, u2) = (uuid.clone(), uuid.clone());
                 let files = p.files_changed.clone();

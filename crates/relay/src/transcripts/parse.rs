@@ -279,7 +279,8 @@ pub fn chain(lines: &[Value], leaf: Option<&str>) -> Vec<usize> {
 pub fn fork_point(lines: &[Value], message_uuid: &str) -> Result<Option<String>, String> {
     let Some(line) = lines.iter().find(|v| uuid_of(v) == Some(message_uuid)) else {
         return Err(format!(
-            "no message {message_uuid} in this session's transcript"
+            "no message {message_uuid} in this session's Claude Code transcript: only messages Claude \
+             Code recorded can be forked from (the demo agent records none)"
         ));
     };
     if prompt_text(line).is_none() {
