@@ -179,12 +179,24 @@ fn ChangeList() -> impl IntoView {
             Some(Err(e)) => format!("The changes could not be read: {e}"),
             Some(Ok(l)) => {
                 let n = l.files.len();
-                let files = if n == 1 { "1 file changed".to_string() } else { format!("{n} files changed") };
-                let more = if l.truncated { " (more than shown)" } else { "" };
+                let files = if n == 1 {
+                    "1 file changed".to_string()
+                } else {
+                    format!("{n} files changed")
+                };
+                let more = if l.truncated {
+                    " (more than shown)"
+                } else {
+                    ""
+                };
                 match (l.source.as_str(), &l.branch) {
-                    ("git", Some(b)) => format!("{files}{more} · git, branch {b}, compared with HEAD"),
+                    ("git", Some(b)) => {
+                        format!("{files}{more} · git, branch {b}, compared with HEAD")
+                    }
                     ("git", None) => format!("{files}{more} · git, compared with HEAD"),
-                    _ => format!("{files}{more} · written by this session's tools (not a git repository)"),
+                    _ => format!(
+                        "{files}{more} · written by this session's tools (not a git repository)"
+                    ),
                 }
             }
         })
@@ -192,10 +204,17 @@ fn ChangeList() -> impl IntoView {
     let failed = move || c.list.with(|l| matches!(l, Some(Err(_))));
     let files = move || {
         c.list
-            .with(|l| l.as_ref().and_then(|r| r.as_ref().ok()).map(|l| l.files.clone()))
+            .with(|l| {
+                l.as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|l| l.files.clone())
+            })
             .unwrap_or_default()
     };
-    let empty = move || c.list.with(|l| matches!(l, Some(Ok(l)) if l.files.is_empty()));
+    let empty = move || {
+        c.list
+            .with(|l| matches!(l, Some(Ok(l)) if l.files.is_empty()))
+    };
     view! {
         <p
             class="changes-summary"
@@ -227,7 +246,11 @@ fn ChangeRow(file: ChangedFile) -> impl IntoView {
         "{}, {}{}",
         file.path,
         file.status,
-        if n.is_empty() { String::new() } else { format!(", {n}") }
+        if n.is_empty() {
+            String::new()
+        } else {
+            format!(", {n}")
+        }
     );
     view! {
         <li>
@@ -258,7 +281,9 @@ fn ChangeDiff(path: String) -> impl IntoView {
     let c = store.changes;
     let lines = Memo::new(move |_| {
         c.diff.with(|d| match d {
-            Some(Ok(FileDiff { diff: Some(text), .. })) => parse_unified(text),
+            Some(Ok(FileDiff {
+                diff: Some(text), ..
+            })) => parse_unified(text),
             _ => Vec::new(),
         })
     });

@@ -32,7 +32,11 @@ pub fn DiffLines(
     #[prop(optional, into)]
     label: String,
 ) -> impl IntoView {
-    let label_text = if label.is_empty() { "Changes".to_string() } else { label.clone() };
+    let label_text = if label.is_empty() {
+        "Changes".to_string()
+    } else {
+        label.clone()
+    };
     view! {
         <figure class="diff" role="figure" aria-label=format!("Diff: {label_text}")>
             <figcaption class="diff-caption">

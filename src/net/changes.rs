@@ -70,7 +70,12 @@ pub struct FileDiff {
 
 /// The changed files of session `id`.
 pub async fn list(id: &str) -> Result<ChangeList, NetError> {
-    let v = request_json("GET", &format!("/v1/code/sessions/{}/changes", enc(id)), None).await?;
+    let v = request_json(
+        "GET",
+        &format!("/v1/code/sessions/{}/changes", enc(id)),
+        None,
+    )
+    .await?;
     serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
 }
 

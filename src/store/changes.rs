@@ -56,8 +56,11 @@ impl Changes {
 
     /// How many files changed, once known.
     pub fn count(&self) -> Option<usize> {
-        self.list
-            .with(|l| l.as_ref().and_then(|r| r.as_ref().ok()).map(|l| l.files.len()))
+        self.list.with(|l| {
+            l.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map(|l| l.files.len())
+        })
     }
 }
 
@@ -186,7 +189,7 @@ impl Store {
             {
                 store.load_diff(p);
             }
-            if c.again.try_update_value(|a| std::mem::take(a)) == Some(true) {
+            if c.again.try_update_value(std::mem::take) == Some(true) {
                 store.refresh_changes();
             }
         });
@@ -232,13 +235,15 @@ mod tests {
     #[test]
     fn only_writing_tools_results_count() {
         let names = |id: &str| {
-            Some(match id {
-                "w" => "Write",
-                "b" => "Bash",
-                "n" => "NotebookEdit",
-                _ => "Read",
-            })
-            .map(str::to_owned)
+            Some(
+                match id {
+                    "w" => "Write",
+                    "b" => "Bash",
+                    "n" => "NotebookEdit",
+                    _ => "Read",
+                }
+                .to_owned(),
+            )
         };
         assert!(writes_files(&[result("w")], names));
         assert!(writes_files(&[result("r"), result("b")], names));

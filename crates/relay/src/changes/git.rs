@@ -387,7 +387,8 @@ pub async fn diff(repo: &Repo, cwd: &Path, file: &ChangedFile) -> Result<DiffTex
         run(cwd, &args, DIFF_CAP + 1).await?
     };
     // `--no-index` answers 1 when the files differ.
-    if !o.ok && !(o.code == Some(1) && o.stderr.is_empty()) && !o.truncated {
+    let differ = o.code == Some(1) && o.stderr.is_empty();
+    if !(o.ok || differ || o.truncated) {
         return Err(failed("diff", &o));
     }
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
