@@ -85,7 +85,8 @@ pub fn writes_files(frames: &[Incoming], name_of: impl Fn(&str) -> Option<String
 }
 
 impl Store {
-    /// Follows the open session: a new one starts with an empty list, read once its history is in.
+    /// Follows the open session: a new one starts with an empty list; the list is read once the
+    /// session's history is in (on each opening).
     pub fn follow_changes(&self, session: Option<String>, caught_up: bool) {
         let c = self.changes;
         let changed = c
@@ -102,7 +103,8 @@ impl Store {
             c.diff.set(None);
             c.open.set(false);
         }
-        if session.is_some() && caught_up && (changed || c.list.with_untracked(Option::is_none)) {
+        // Called when the session or its caught-up state changes: each opening reads the list anew.
+        if session.is_some() && caught_up {
             self.refresh_changes();
         }
     }
