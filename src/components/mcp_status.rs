@@ -54,7 +54,7 @@ pub fn McpStatus() -> impl IntoView {
             view! {
                 <div class="mcp-status info-chip" data-testid="mcp-status" data-state=worst>
                     <button
-                        class=format!("chip-button mcp-button {worst}")
+                        class=format!("chip-button mcp-button mcp-{worst}")
                         data-testid="mcp-status-toggle"
                         aria-expanded=move || open.get().to_string()
                         aria-label=aria
@@ -80,7 +80,7 @@ pub fn McpStatus() -> impl IntoView {
                                         .collect::<Vec<_>>()
                                         .join(" · ");
                                         view! {
-                                            <li class=format!("mcp-server {cls}") data-testid="mcp-server" data-state=s.state.as_str().to_string() role="listitem">
+                                            <li class=format!("mcp-server mcp-{cls}") data-testid="mcp-server" data-state=s.state.as_str().to_string() role="listitem">
                                                 <span class="dot" aria-hidden="true"></span>
                                                 <span class="mcp-name">{s.name.clone()}</span>
                                                 <span class=format!("chip {cls}")>{s.state.as_str().to_string()}</span>
