@@ -563,7 +563,7 @@ impl Store {
         };
         self.session
             .update(|s| s.set_send_state(id, SendState::Pending));
-        self.post_message(uuid, &text, &self.kept_attachments(id));
+        self.resend(uuid, &text);
     }
 
     fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> Value) {

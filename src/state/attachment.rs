@@ -357,6 +357,16 @@ pub fn content_blocks(text: &str, attachments: &[Attachment]) -> Vec<Value> {
     blocks
 }
 
+/// The text the transcript shows for a prompt with these attachments: its text blocks joined by
+/// newlines, as the CLI's echo of the message reads (so the echo matches the pending row).
+pub fn shown_text(text: &str, attachments: &[Attachment]) -> String {
+    content_blocks(text, attachments)
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Checks one more attachment fits the message (count and total size).
 pub fn check_fits(text: &str, current: &[Attachment], next: &Attachment) -> Result<(), AttachError> {
     if current.len() >= MAX_ATTACHMENTS {
@@ -552,7 +562,12 @@ mod tests {
             ]
         );
         // An image alone is a valid message.
-        assert_eq!(content_blocks("  ", &[img]).len(), 1);
+        assert_eq!(content_blocks("  ", std::slice::from_ref(&img)).len(), 1);
+        assert_eq!(shown_text("  ", &[img.clone()]), "");
+        assert_eq!(
+            shown_text("what is this?", &[img, txt]),
+            "<attached-file name=\"no_tes.md\">\n<b>hi</b>\n</attached-file>\nwhat is this?"
+        );
     }
 
     #[test]

@@ -116,16 +116,21 @@ impl Queue {
         true
     }
 
+    /// Whether [`Queue::take_due`] would give a message (checked first, so that nothing watching
+    /// the queue is woken when nothing changes).
+    pub fn has_due(&self, busy: bool) -> bool {
+        !busy
+            && !self.held
+            && self
+                .items
+                .first()
+                .is_some_and(|q| self.editing.as_deref() != Some(q.uuid.as_str()))
+    }
+
     /// The message to send now, taken out of the queue: the first one, when the session is not
     /// `busy`, the queue is not held and that message is not being edited.
     pub fn take_due(&mut self, busy: bool) -> Option<Queued> {
-        if busy || self.held || self.items.is_empty() {
-            return None;
-        }
-        if self.editing.as_deref() == Some(self.items[0].uuid.as_str()) {
-            return None;
-        }
-        Some(self.items.remove(0))
+        self.has_due(busy).then(|| self.items.remove(0))
     }
 }
 
@@ -179,6 +184,7 @@ mod tests {
         queue.push(q("2", "second"));
         queue.push(q("1", "first again"));
         assert_eq!(texts(&queue), ["first", "second"], "a uuid is queued once");
+        assert!(!queue.has_due(true) && queue.has_due(false));
         assert_eq!(queue.take_due(true), None, "nothing while busy");
         assert_eq!(queue.take_due(false).map(|q| q.text), Some("first".into()));
         assert_eq!(queue.take_due(false).map(|q| q.text), Some("second".into()));
@@ -191,6 +197,7 @@ mod tests {
         queue.push(q("1", "frist"));
         queue.push(q("2", "second"));
         assert!(queue.begin_edit("1"));
+        assert!(!queue.has_due(false));
         assert_eq!(queue.take_due(false), None, "the first is being edited");
         assert_eq!(texts(&queue), ["frist", "second"], "order is kept: the second waits too");
         assert_eq!(

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::Store;
 use crate::net::NetError;
-use crate::state::attachment::content_blocks;
+use crate::state::attachment::{content_blocks, shown_text};
 use crate::state::{Attachment, AttachmentBody, Queue, Queued, SendState, UserImage, queue};
 use crate::unsent::{self, Entry};
 
@@ -91,7 +91,7 @@ impl Store {
             return;
         };
         self.session.update(|s| {
-            s.add_local_prompt(&entry.uuid, &entry.text);
+            s.add_local_prompt(&entry.uuid, &shown_text(&entry.text, &entry.attachments));
             if !entry.attachments.is_empty() {
                 s.set_local_images(&entry.uuid, images_of(&entry.attachments));
             }
@@ -131,16 +131,21 @@ impl Store {
         });
     }
 
-    /// The attachments kept with a prompt typed here (for a retry).
-    pub(super) fn kept_attachments(&self, uuid: &str) -> Vec<Attachment> {
-        self.session_id
+    /// Sends a failed prompt again, as it was kept (text and attachments), else as `shown` (the
+    /// transcript's text). Same uuid: the relay drops a copy it already has.
+    pub(super) fn resend(&self, uuid: Uuid, shown: &str) {
+        let id = uuid.to_string();
+        let kept = self
+            .session_id
             .get_untracked()
             .map(|sid| unsent::load_entries(&sid))
             .unwrap_or_default()
             .into_iter()
-            .find(|e| e.uuid == uuid)
-            .map(|e| e.attachments)
-            .unwrap_or_default()
+            .find(|e| e.uuid == id);
+        match kept {
+            Some(e) => self.post_message(uuid, &e.text, &e.attachments),
+            None => self.post_message(uuid, shown, &[]),
+        }
     }
 
     /// Puts messages an earlier page kept back where they were: queued ones in the queue (shown at
@@ -185,6 +190,11 @@ impl Store {
             return;
         };
         let busy = self.session.with_untracked(queue::busy);
+        // Runs after every batch of frames: the queue is only touched (and its views woken) when a
+        // message goes.
+        if !self.queue.with_untracked(|q| q.has_due(busy)) {
+            return;
+        }
         let Some(next) = self.queue.try_update(|q| q.take_due(busy)).flatten() else {
             return;
         };

@@ -12,7 +12,7 @@ use crate::store::Store;
 #[component]
 pub fn QueuedMessages() -> impl IntoView {
     let store = Store::expect();
-    let items = move || store.queue.with(|q| q.items().to_vec());
+    let items = Memo::new(move |_| store.queue.with(|q| q.items().to_vec()));
     let held = move || store.queue.with(|q| q.is_held());
     let running = move || store.session.with(|s| s.turn_running());
     let note = move || {
@@ -37,7 +37,7 @@ pub fn QueuedMessages() -> impl IntoView {
             <section class="queued" data-testid="queued-list" aria-label="Queued messages" data-held=move || held().to_string()>
                 <p class="queued-note" role="status" data-testid="queued-note">{note}</p>
                 <ol class="queued-items">
-                    <For each=items key=|q| format!("{}|{}", q.uuid, q.text) let:q>
+                    <For each=move || items.get() key=|q| format!("{}|{}", q.uuid, q.text) let:q>
                         <QueuedRow q=q />
                     </For>
                 </ol>
@@ -50,14 +50,19 @@ pub fn QueuedMessages() -> impl IntoView {
 fn QueuedRow(q: Queued) -> impl IntoView {
     let store = Store::expect();
     let uuid = StoredValue::new(q.uuid.clone());
-    let editing = move || store.queue.with(|x| x.editing() == Some(uuid.get_value().as_str()));
+    // A memo: the row's editor is rebuilt only when editing starts or ends, never while typing.
+    let editing = Memo::new(move |_| {
+        store
+            .queue
+            .with(|x| x.editing() == Some(uuid.get_value().as_str()))
+    });
     let draft = RwSignal::new(q.text.clone());
     let running = move || store.session.with(|s| s.turn_running());
     let n_att = q.attachments.len();
     let text = q.text.clone();
     view! {
         <li class="queued-message" data-testid="queued-message" data-uuid=q.uuid.clone()>
-            {move || if editing() {
+            {move || if editing.get() {
                 view! {
                     // Inside the composer's form: a group, not a form of its own.
                     <div class="queued-edit" role="group" aria-label="Edit queued message">
