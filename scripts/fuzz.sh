@@ -10,8 +10,16 @@
 #   scripts/fuzz.sh 60 sse ndjson   some targets
 #   FUZZ_PARALLEL=2 scripts/fuzz.sh 600    two targets at a time
 #
-# Prints a table (target, executions, exec/s, crashes, corpus size) and exits non-zero on a crash,
-# naming the input that reproduces it (run the target binary on that file to see it again).
+# Prints a table and exits non-zero on a crash, naming the input that reproduces it (run the target
+# binary on that file to see it again). Columns: executions; exec/s over the whole run; the time
+# spent loading the corpus (libFuzzer runs every corpus input first, and -max_total_time does not
+# bound that) and exec/s after it (the fuzzing rate, what a long run gets); crashes; corpus units
+# and files; the time 10 million executions take at the fuzzing rate.
+#
+# A long run keeps what it finds in $BRIDGE_CACHE/fuzz-corpus/<target>/. libFuzzer never deletes
+# the files it loaded, so that folder grows with files that add nothing; when it holds more than
+# 1.5 times the corpus, it is minimized (-merge=1) after the run so that the next run loads only
+# what matters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -56,6 +64,22 @@ run_one() {
   echo "$rc" >"$logs/$t.rc"
 }
 
+# Shrinks a target's corpus folder to the inputs that add coverage (one pass over every file).
+minimize() {
+  local t=$1 work="$BRIDGE_CACHE/fuzz-corpus/$1" units=$2
+  local files
+  files=$(find "$work" -type f | wc -l)
+  [ -n "$units" ] && [ "$files" -gt $((units * 3 / 2 + 50)) ] || return 0
+  rm -rf "$work.min" && mkdir -p "$work.min"
+  if "$bin_dir/$t" -merge=1 -timeout=10 -rss_limit_mb=2048 "$work.min" "$work" >"$logs/$t.merge.log" 2>&1; then
+    rm -rf "$work" && mv "$work.min" "$work"
+    echo "$t: corpus minimized, $files files -> $(find "$work" -type f | wc -l)"
+  else
+    rm -rf "$work.min"
+    echo "$t: minimizing the corpus failed (see $logs/$t.merge.log); kept as it was"
+  fi
+}
+
 started=$(date +%s)
 running=0
 for t in "${targets[@]}"; do
@@ -66,18 +90,46 @@ for t in "${targets[@]}"; do
 done
 wait || true
 
-printf '\n%-14s %14s %10s %8s %8s\n' target executions exec/s crashes corpus
-crashed=0
+table=$(
+printf '%-14s %12s %8s %8s %10s %8s %8s %8s %10s\n' target executions exec/s load_s fuzz_ex/s crashes corpus files 10M_execs
 for t in "${targets[@]}"; do
   log="$logs/$t.log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  # "#N INITED … exec/s: R" and "#M DONE … exec/s: S" (whole seconds): loading took N/R s, the
+  # rest M-N executions in M/S - N/R s.
+  read -r load fuzz_rate < <(awk '
+    /INITED/ { for (i = 1; i < NF; i++) if ($i == "exec/s:") r = $(i + 1); n = substr($1, 2) }
+    /DONE/ { for (i = 1; i < NF; i++) if ($i == "exec/s:") s = $(i + 1); m = substr($1, 2) }
+    END {
+      lt = (r > 0) ? n / r : 0; tt = (s > 0) ? m / s : 0
+      fr = (tt - lt >= 1) ? (m - n) / (tt - lt) : 0
+      printf "%d %d\n", lt, fr
+    }' "$log")
   rc=$(cat "$logs/$t.rc" 2>/dev/null || echo '?')
   crashes=0
-  if [ "$rc" != 0 ]; then crashes=1; crashed=1; fi
-  corpus=$(find "$BRIDGE_CACHE/fuzz-corpus/$t" -type f | wc -l)
-  printf '%-14s %14s %10s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "$crashes" "$corpus"
+  if [ "$rc" != 0 ]; then crashes=1; fi
+  units=$(grep -o 'corp: [0-9]*' "$log" | tail -1 | sed 's/corp: //')
+  files=$(find "$BRIDGE_CACHE/fuzz-corpus/$t" -type f | wc -l)
+  if [ "${fuzz_rate:-0}" -gt 0 ]; then
+    need=$(awk -v r="$fuzz_rate" 'BEGIN { s = 1e7 / r; if (s < 3600) printf "%.0f min", s / 60; else printf "%.1f h", s / 3600 }')
+  else
+    need='?'
+  fi
+  printf '%-14s %12s %8s %8s %10s %8s %8s %8s %10s\n' "$t" "${execs:-?}" "${rate:-?}" "${load:-?}" \
+    "${fuzz_rate:-?}" "$crashes" "${units:-?}" "$files" "$need"
 done
+)
+crashed=0
+for t in "${targets[@]}"; do
+  [ "$(cat "$logs/$t.rc" 2>/dev/null || echo '?')" = 0 ] || crashed=1
+done
+if [ "$crashed" = 0 ]; then
+  for t in "${targets[@]}"; do
+    minimize "$t" "$(grep -o 'corp: [0-9]*' "$logs/$t.log" | tail -1 | sed 's/corp: //')"
+  done
+fi
+printf '\n%s\n' "$table"
 echo "($seconds s per target, $parallel at a time, $(( $(date +%s) - started )) s in all)"
 if [ "$crashed" = 1 ]; then
   for t in "${targets[@]}"; do

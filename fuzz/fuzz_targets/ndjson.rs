@@ -8,17 +8,17 @@
 #![no_main]
 
 use bridge_fuzz::{chunks, split_first};
-use bridge_protocol::framing::NdjsonDecoder;
-use bridge_protocol::{parse_cli_line, parse_client_line, to_line};
+use bridge_protocol::framing::{FrameError, Line, NdjsonDecoder};
+use bridge_protocol::{CliMessage, ClientMessage, parse_cli_line, parse_client_line, to_line};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-fn run(decoder: &mut NdjsonDecoder, parts: &[&[u8]]) -> Vec<String> {
+fn run(decoder: &mut NdjsonDecoder, parts: &[&[u8]]) -> Vec<Result<Line, FrameError>> {
     let mut out = Vec::new();
     for part in parts {
-        out.extend(decoder.feed(part).into_iter().map(|r| format!("{r:?}")));
+        out.extend(decoder.feed(part));
     }
-    out.extend(decoder.finish().map(|r| format!("{r:?}")));
+    out.extend(decoder.finish());
     out
 }
 
@@ -63,11 +63,8 @@ fuzz_target!(|data: &[u8]| {
     let split = run(&mut NdjsonDecoder::new(cap), &chunks(stream, &sizes));
     assert_eq!(whole, split, "chunking changed what the decoder produced");
 
-    let mut decoder = NdjsonDecoder::new(cap);
-    let mut items = decoder.feed(stream);
-    items.extend(decoder.finish());
     let mut last = 0;
-    for item in items {
+    for item in whole {
         let line = match item {
             Ok(line) => line,
             Err(e) => {
@@ -85,7 +82,14 @@ fuzz_target!(|data: &[u8]| {
             "a blank line was delivered"
         );
 
-        if let Ok(msg) = parse_cli_line(&line.text) {
+        // Each line is parsed as JSON once and given to both typed decoders (what parse_cli_line
+        // and parse_client_line do, without parsing it twice); a line that is not JSON goes through
+        // parse_cli_line for its error.
+        let Ok(value) = serde_json::from_str::<Value>(&line.text) else {
+            assert!(parse_cli_line(&line.text).is_err());
+            continue;
+        };
+        if let Ok(msg) = CliMessage::from_value(value.clone()) {
             let again = to_line(&msg);
             let reparsed = parse_cli_line(again.trim_end())
                 .unwrap_or_else(|e| panic!("re-serialized CLI message does not parse: {e}"));
@@ -98,7 +102,7 @@ fuzz_target!(|data: &[u8]| {
                 "CLI message round trip changed the JSON: {a} != {b}"
             );
         }
-        if let Ok(msg) = parse_client_line(&line.text) {
+        if let Ok(msg) = ClientMessage::from_value(value) {
             let again = to_line(&msg);
             let reparsed = parse_client_line(again.trim_end())
                 .unwrap_or_else(|e| panic!("re-serialized client message does not parse: {e}"));

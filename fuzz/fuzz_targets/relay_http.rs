@@ -3,9 +3,19 @@
 //!
 //! Each input is up to four requests separated by the byte 0x1E (record separator). A request is text:
 //! `METHOD PATH` on the first line, `Name: value` header lines, a blank line, then the body. The
-//! relay is built fresh for every input (memory store, in-memory auth with a known controller token,
-//! audit disabled, no push) with one restored session `cse_fuzz` holding a few events, and an agent
-//! launcher whose program does not exist (creating a session answers 502 without running anything).
+//! relay (memory store, in-memory auth with a known controller token, audit disabled, no push) has
+//! one restored session `cse_fuzz` holding a few events, and an agent launcher whose program does
+//! not exist (creating a session answers 502 without running anything).
+//!
+//! Building that relay and its router costs more than most inputs (the auth store's SQLite schema,
+//! the route table), so it is built once and kept while inputs leave it as it was. After an input
+//! it is rebuilt from scratch when any request may have changed something: a write that was not
+//! refused (a method other than GET/HEAD/OPTIONS answered below 400), a 401 or 429 (a failed login
+//! is charged to the per-peer rate limit), a `Set-Cookie` (a login), or a change in what the relay
+//! shows — every session's summary (state, archived, worktree, last sequence number), every
+//! credential and login (without their last-use times), and the streams still open. So each input
+//! starts from the same relay. Shared between inputs, by design: the tokio runtime and its clock,
+//! the parsed configuration, and the last-use times of the controller token.
 //!
 //! Properties: no panic; no 5xx except the documented ones (502 the agent could not be started, 503
 //! a queue is full / push is not configured); every answer is JSON or a stream the client can read.
@@ -134,31 +144,73 @@ fn request(text: &[u8]) -> Option<Request<Body>> {
     Some(req)
 }
 
+/// The relay and its router, and what it showed when it was built.
+struct Harness {
+    relay: Arc<Relay>,
+    router: axum::Router,
+    pristine: String,
+}
+
+fn build() -> Harness {
+    let relay = Relay::with_parts(
+        config(),
+        store(),
+        {
+            let auth = Auth::open_in_memory().unwrap();
+            auth.set_controller(TOKEN).unwrap();
+            auth
+        },
+        Arc::new(AuditLog::disabled()),
+        None,
+    )
+    .unwrap();
+    let router = app(relay.clone());
+    let pristine = fingerprint(&relay);
+    Harness {
+        relay,
+        router,
+        pristine,
+    }
+}
+
+/// What an input could have changed, as the relay shows it.
+fn fingerprint(relay: &Relay) -> String {
+    let mut credentials = relay.auth.list_credentials();
+    for c in &mut credentials {
+        if let Some(o) = c.as_object_mut() {
+            o.remove("last_used_at");
+        }
+    }
+    format!(
+        "{}\n{}\n{}",
+        relay.sessions_json(bridge_relay::relay::Archived::All, None),
+        serde_json::Value::Array(credentials),
+        relay.limits.streams.open(bridge_relay::auth::CONTROLLER_ID),
+    )
+}
+
+thread_local! {
+    static HARNESS: std::cell::RefCell<Option<Harness>> = const { std::cell::RefCell::new(None) };
+}
+
 fuzz_target!(|data: &[u8]| {
     let rt = runtime();
-    rt.block_on(async {
-        let relay = Relay::with_parts(
-            config(),
-            store(),
-            {
-                let auth = Auth::open_in_memory().unwrap();
-                auth.set_controller(TOKEN).unwrap();
-                auth
-            },
-            Arc::new(AuditLog::disabled()),
-            None,
-        )
-        .unwrap();
-        let router = app(relay.clone());
+    let harness = HARNESS.with(|h| h.borrow_mut().take()).unwrap_or_else(|| rt.block_on(async { build() }));
+    let dirty = rt.block_on(async {
+        let mut dirty = false;
         for part in data.split(|&b| b == 0x1e).take(4) {
             let Some(req) = request(part) else { continue };
             let described = format!("{} {}", req.method(), req.uri());
-            let res = router.clone().oneshot(req).await.unwrap();
+            let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+            let res = harness.router.clone().oneshot(req).await.unwrap();
             let status = res.status().as_u16();
             assert!(
                 status < 500 || matches!(status, 502 | 503),
                 "{described} answered {status}"
             );
+            dirty |= (write && status < 400)
+                || matches!(status, 401 | 429)
+                || res.headers().contains_key(axum::http::header::SET_COOKIE);
             // Read what the body has ready (an event stream never ends), a bounded number of frames.
             let mut body = res.into_body();
             for _ in 0..64 {
@@ -171,6 +223,22 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        relay.begin_shutdown();
+        // Let what the requests started (stream tasks, an archive's agent shutdown) settle.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        dirty || fingerprint(&harness.relay) != harness.pristine
     });
+    if dirty {
+        harness.relay.begin_shutdown();
+        drop(harness);
+        // The old relay's tasks see it gone and end.
+        rt.block_on(async {
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        });
+    } else {
+        HARNESS.with(|h| *h.borrow_mut() = Some(harness));
+    }
 });
