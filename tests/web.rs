@@ -885,3 +885,72 @@ async fn slash_commands_from_the_cli_complete_in_the_composer() {
     tick().await;
     assert_eq!(input.value(), "/co");
 }
+
+#[wasm_bindgen_test]
+async fn a_message_sent_while_claude_works_is_queued_and_sent_after_the_result() {
+    use bridge_console::store::Submitted;
+    let m = mount(false, || view! { <Transcript /> <Composer /> });
+    m.store.on_stream(StreamEvent::State(ConnState::Live));
+    m.store.caught_up.set(true);
+    let result = |n: u64| Incoming {
+        source: Source::Worker,
+        seq: Some(n),
+        payload: json!({"type": "result", "subtype": "success", "is_error": false, "uuid": format!("r-{n}"),
+            "session_id": "s", "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
+            "total_cost_usd": 0.0, "usage": {}}),
+    };
+    // Idle: sent at once.
+    assert!(matches!(
+        m.store.submit("first", vec![]),
+        Some(Submitted::Sent(_))
+    ));
+    tick().await;
+    assert_eq!(m.sent.borrow().len(), 1);
+    // No result yet: the next two wait, shown in the queue, kept for a reload, not sent.
+    let Some(Submitted::Queued(second)) = m.store.submit("second", vec![]) else {
+        panic!("queued")
+    };
+    let Some(Submitted::Queued(third)) = m.store.submit("third", vec![]) else {
+        panic!("queued")
+    };
+    tick().await;
+    assert_eq!(m.sent.borrow().len(), 1, "nothing more sent mid-turn");
+    assert_eq!(m.all("[data-testid=queued-message]").len(), 2);
+    let kept = bridge_console::unsent::load_entries("s1");
+    assert!(
+        kept.iter()
+            .any(|e| e.uuid == second && e.queued && e.text == "second")
+    );
+    // The third is cancelled: gone from the page and from storage.
+    m.store.queue_cancel(&third);
+    tick().await;
+    assert_eq!(m.all("[data-testid=queued-message]").len(), 1);
+    assert!(
+        !bridge_console::unsent::load_entries("s1")
+            .iter()
+            .any(|e| e.uuid == third)
+    );
+    // The turn's result: the second goes, with the uuid it was queued with, and nothing else.
+    m.store.ingest(result(1));
+    next_frame().await;
+    tick().await;
+    // (Other requests go out after a result too: only the prompts count here.)
+    let prompts = |m: &Mounted| -> Vec<Value> {
+        m.sent
+            .borrow()
+            .iter()
+            .filter(|v| v["type"] == "user")
+            .cloned()
+            .collect()
+    };
+    let sent = prompts(&m);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1]["uuid"], second.as_str());
+    assert_eq!(sent[1]["message"]["content"], "second");
+    assert_eq!(m.all("[data-testid=queued-message]").len(), 0);
+    m.store.ingest(result(2));
+    next_frame().await;
+    tick().await;
+    assert_eq!(prompts(&m).len(), 2, "the cancelled one is never sent");
+    assert!(bridge_console::unsent::load_entries("s1").is_empty());
+}
