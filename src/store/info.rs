@@ -12,9 +12,19 @@ impl Store {
     /// Asks for what is missing or older than the last turn; `force` asks again regardless
     /// (unless an answer is awaited). Controllers only (the relay refuses observers' requests;
     /// they see the last answers in the log), only once the history is in and while the session
-    /// lives. Runs when the session becomes live, after each turn, and on demand.
+    /// lives (not for a terminal session shown from its transcript). Runs when the session becomes
+    /// live, after each turn, and on demand.
     pub fn refresh_agent_info(&self, force: bool) {
         if !self.can_act() || self.caught_up.try_get_untracked() != Some(true) {
+            return;
+        }
+        // A terminal session shown from its transcript has no CLI to ask (a message resumes it).
+        if self
+            .session_id
+            .try_get_untracked()
+            .flatten()
+            .is_none_or(|id| super::cli_sessions::is_cli_id(&id))
+        {
             return;
         }
         let Some(due) = self.session.try_with_untracked(|s| {
