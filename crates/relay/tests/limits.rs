@@ -560,3 +560,79 @@ async fn delete_removes_a_session_and_refuses_a_running_one() {
     assert!(store.load_sessions().unwrap().is_empty());
     assert!(store.read_after(&other, 0, 10).unwrap().is_empty());
 }
+
+/// The console's largest message (a 5 MB image plus text, up to 7.5 MiB in all) fits the default
+/// --max-body-bytes (8 MiB), reaches the agent, and the demo agent sees the image; over a lower cap
+/// an image prompt is a 413 that names the flag.
+#[tokio::test]
+async fn a_prompt_with_a_5_mb_image_fits_the_default_body_cap() {
+    let image = "A".repeat(5 * 1024 * 1024);
+    let prompt = json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+    "uuid": "5c0ffee0-0000-4000-8000-000000000005",
+    "message": {"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
+        {"type": "text", "text": "x".repeat(2 * 1024 * 1024)}
+    ]}});
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let sid = relay.create_session().await;
+    let r = relay.post(&sid, TOKEN, prompt.clone()).await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = relay.events(&sid, 0).await;
+        let streamed: String = events["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|e| {
+                let p = &e["payload"];
+                let mut texts: Vec<String> = p["message"]["content"]
+                    .as_array()
+                    .filter(|_| p["type"] == "assistant")
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| b["text"].as_str().map(str::to_string))
+                    .collect();
+                texts.extend(p["event"]["delta"]["text"].as_str().map(str::to_string));
+                texts
+            })
+            .collect();
+        // 5 MiB of base64 is 3.75 MiB of image.
+        if streamed.contains("I see an image (image/png, 3.8 MB).") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the agent never acknowledged the image: {:?}",
+            events["events"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| format!("{} {}", e["payload"]["type"], e["payload"]["subtype"]))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let small = RelayProc::start(
+        Opts::demo(dir.path())
+            .arg("--max-body-bytes")
+            .arg("1048576"),
+    );
+    let sid = small.create_session().await;
+    // (Just over the cap: a body much larger than the socket's buffers may be cut off unread.)
+    let mut over = prompt;
+    over["message"]["content"][0]["source"]["data"] = json!("A".repeat(1024 * 1024 + 4));
+    over["message"]["content"][1]["text"] = json!("x");
+    let r = small.post(&sid, TOKEN, over).await;
+    assert_eq!(r.status(), 413);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--max-body-bytes")),
+        "{v}"
+    );
+}
