@@ -73,19 +73,44 @@ fn main() {
     };
     row("markdown: > > > > …", n, &|n| "> ".repeat(n / 2), &md);
     row("markdown: [[[[…", n, &|n| "[".repeat(n), &md);
-    row("markdown: [a](b [a](b …", n, &|n| "[a](b ".repeat(n / 6), &md);
-    row("markdown: *a _a *a _a …", n, &|n| "*a _a ".repeat(n / 6), &md);
+    row(
+        "markdown: [a](b [a](b …",
+        n,
+        &|n| "[a](b ".repeat(n / 6),
+        &md,
+    );
+    row(
+        "markdown: *a _a *a _a …",
+        n,
+        &|n| "*a _a ".repeat(n / 6),
+        &md,
+    );
     row("markdown: ``` ` `` ` …", n, &|n| "` `` ".repeat(n / 5), &md);
-    row("markdown: - - - - … (nested list)", n, &|n| "- ".repeat(n / 2), &md);
+    row(
+        "markdown: - - - - … (nested list)",
+        n,
+        &|n| "- ".repeat(n / 2),
+        &md,
+    );
     row("markdown: <a <a <a …", n, &|n| "<a ".repeat(n / 3), &md);
-    row("markdown: | table rows", n, &|n| {
-        let mut s = String::from("|a|b|\n|-|-|\n");
-        while s.len() < n {
-            s.push_str("|x|y|\n");
-        }
-        s
-    }, &md);
-    row("markdown: text + **bold** …", n, &|n| "word **bold** ".repeat(n / 14), &md);
+    row(
+        "markdown: | table rows",
+        n,
+        &|n| {
+            let mut s = String::from("|a|b|\n|-|-|\n");
+            while s.len() < n {
+                s.push_str("|x|y|\n");
+            }
+            s
+        },
+        &md,
+    );
+    row(
+        "markdown: text + **bold** …",
+        n,
+        &|n| "word **bold** ".repeat(n / 14),
+        &md,
+    );
     let framer = |s: &str| {
         let mut d = NdjsonDecoder::default();
         let mut lines = 0;
@@ -95,6 +120,16 @@ fn main() {
         lines += usize::from(d.finish().is_some());
         std::hint::black_box(lines);
     };
-    row("ndjson: one line, 1-byte chunks", n, &|n| "x".repeat(n), &framer);
-    row("ndjson: short lines, 1-byte chunks", n, &|n| "{}\n".repeat(n / 3), &framer);
+    row(
+        "ndjson: one line, 1-byte chunks",
+        n,
+        &|n| "x".repeat(n),
+        &framer,
+    );
+    row(
+        "ndjson: short lines, 1-byte chunks",
+        n,
+        &|n| "{}\n".repeat(n / 3),
+        &framer,
+    );
 }

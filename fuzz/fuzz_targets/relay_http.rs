@@ -195,7 +195,9 @@ thread_local! {
 
 fuzz_target!(|data: &[u8]| {
     let rt = runtime();
-    let harness = HARNESS.with(|h| h.borrow_mut().take()).unwrap_or_else(|| rt.block_on(async { build() }));
+    let harness = HARNESS
+        .with(|h| h.borrow_mut().take())
+        .unwrap_or_else(|| rt.block_on(async { build() }));
     let dirty = rt.block_on(async {
         let mut dirty = false;
         for part in data.split(|&b| b == 0x1e).take(4) {

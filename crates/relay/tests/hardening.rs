@@ -320,8 +320,16 @@ async fn archiving_a_worktree_never_destroys_work() {
     std::fs::write(std::path::Path::new(cwd_a).join("notes.txt"), "work").unwrap();
     let answer = archive(a, json!({})).await;
     assert_eq!(answer["worktree_kept"], "uncommitted changes", "{answer}");
-    assert_eq!(answer["worktree"]["path"], cwd_a.as_str(), "where: {answer}");
-    assert_eq!(answer["worktree"]["branch"], sessions[0].2.as_str(), "{answer}");
+    assert_eq!(
+        answer["worktree"]["path"],
+        cwd_a.as_str(),
+        "where: {answer}"
+    );
+    assert_eq!(
+        answer["worktree"]["branch"],
+        sessions[0].2.as_str(),
+        "{answer}"
+    );
     let s = settled(a, cwd_a, true).await;
     assert_eq!(s["worktree_kept"], "uncommitted changes", "{s}");
 
