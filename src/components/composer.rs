@@ -155,9 +155,8 @@ pub fn Composer() -> impl IntoView {
             || !store.queue.with(|q| q.is_empty())
             || store.restoring.get() > 0
     };
-    let has_content = move || {
-        !text.with(|t| t.trim().is_empty()) || !attachments.with(Vec::is_empty)
-    };
+    let has_content =
+        move || !text.with(|t| t.trim().is_empty()) || !attachments.with(Vec::is_empty);
     // Files dropped anywhere on the page (the transcript too) are attached, not opened by the browser.
     let has_files = |ev: &web_sys::DragEvent| {
         ev.data_transfer()

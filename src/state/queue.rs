@@ -199,7 +199,11 @@ mod tests {
         assert!(queue.begin_edit("1"));
         assert!(!queue.has_due(false));
         assert_eq!(queue.take_due(false), None, "the first is being edited");
-        assert_eq!(texts(&queue), ["frist", "second"], "order is kept: the second waits too");
+        assert_eq!(
+            texts(&queue),
+            ["frist", "second"],
+            "order is kept: the second waits too"
+        );
         assert_eq!(
             queue.finish_edit("1", Some("first")).map(|q| q.text),
             Some("first".into())
@@ -267,13 +271,22 @@ mod tests {
         let mut s = Session::new();
         assert!(!busy(&s), "a new session is idle");
         s.add_local_prompt("00000000-0000-4000-8000-000000000001", "hi");
-        assert!(busy(&s), "sent, not answered yet (the CLI may still be starting)");
+        assert!(
+            busy(&s),
+            "sent, not answered yet (the CLI may still be starting)"
+        );
         s.set_send_state(
             "00000000-0000-4000-8000-000000000001",
             SendState::Failed("offline".into()),
         );
-        assert!(!busy(&s), "a prompt that was not sent keeps nothing waiting");
-        s.apply_value(&user("00000000-0000-4000-8000-000000000002", "from elsewhere"));
+        assert!(
+            !busy(&s),
+            "a prompt that was not sent keeps nothing waiting"
+        );
+        s.apply_value(&user(
+            "00000000-0000-4000-8000-000000000002",
+            "from elsewhere",
+        ));
         assert!(busy(&s), "another controller's prompt is being answered");
         s.apply_value(&result());
         assert!(!busy(&s), "the turn's result came");

@@ -175,7 +175,10 @@ impl Store {
     /// restored waits, no turn runs and the last prompt has its `result`. Called after every applied
     /// batch of frames and after each change to the queue.
     pub fn pump_queue(&self) {
-        if self.queue.try_with_untracked(Queue::is_empty).unwrap_or(true)
+        if self
+            .queue
+            .try_with_untracked(Queue::is_empty)
+            .unwrap_or(true)
             || !self.can_act()
             || self.caught_up.try_get_untracked() != Some(true)
             || self.restoring.get_untracked() > 0
@@ -222,7 +225,11 @@ impl Store {
         let Some(sid) = self.session_id.get_untracked() else {
             return;
         };
-        match self.queue.try_update(|q| q.finish_edit(uuid, text)).flatten() {
+        match self
+            .queue
+            .try_update(|q| q.finish_edit(uuid, text))
+            .flatten()
+        {
             Some(q) => {
                 let kept = unsent::remember_entry(
                     &sid,
@@ -256,9 +263,9 @@ impl Store {
     /// turn for it when one runs.
     pub fn queue_send_now(&self, uuid: &str) {
         if self.session.with_untracked(|s| s.turn_running())
-            && self.session.with_untracked(|s| {
-                s.interrupt_state() == crate::state::InterruptState::None
-            })
+            && self
+                .session
+                .with_untracked(|s| s.interrupt_state() == crate::state::InterruptState::None)
         {
             self.interrupt();
         }

@@ -70,12 +70,13 @@ pub async fn read(file: File, id: String) -> Result<Attachment, AttachError> {
                     downscaled: None,
                 });
             }
-            let (media_type, data, w, h) = downscale(&file, media_type, data.len())
-                .await
-                .map_err(|why| AttachError::ImageTooLarge {
-                    name: name.clone(),
-                    why,
-                })?;
+            let (media_type, data, w, h) =
+                downscale(&file, media_type, data.len())
+                    .await
+                    .map_err(|why| AttachError::ImageTooLarge {
+                        name: name.clone(),
+                        why,
+                    })?;
             Ok(Attachment {
                 id,
                 name,

@@ -23,9 +23,7 @@ pub fn QueuedMessages() -> impl IntoView {
             format!("{n} messages")
         };
         if held() {
-            format!(
-                "Claude was interrupted: {what} queued and kept. Send now, edit, or cancel."
-            )
+            format!("Claude was interrupted: {what} queued and kept. Send now, edit, or cancel.")
         } else if running() {
             format!("{what} queued — sends when Claude finishes, one per turn.")
         } else {
