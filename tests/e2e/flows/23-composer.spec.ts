@@ -280,3 +280,45 @@ test('flow 23: a queued follow-up survives a reload and is delivered once; an in
   await expect(userMessages(page).filter({ hasText: `held ${uid}` })).toHaveCount(1);
   await waitForTurns(page, 4);
 });
+
+test('flow 23: images dropped on the transcript or pasted into the composer are attached', async ({ page, backend, api, workDir, uid }) => {
+  const sid = await api.createSession({ cwd: workDir, title: 'flow 23 drop and paste' });
+  await openSession(page, backend, sid);
+  const image = png(40, 30, (x, y) => [x * 6, y * 8, 90]).toString('base64');
+  // A file dragged from the desktop onto the transcript: attached, not opened by the browser.
+  const dropped = await page.evaluate(
+    ({ b64, name }) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], name, { type: 'image/png' }));
+      const target = document.querySelector('[data-testid="transcript"]')!;
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      const ev = new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true });
+      target.dispatchEvent(ev);
+      return ev.defaultPrevented;
+    },
+    { b64: image, name: `dropped-${uid}.png` },
+  );
+  expect(dropped, 'the page handled the drop (the browser does not navigate to the file)').toBe(true);
+  const items = tid(page, 'attachment-item');
+  await expect(items).toHaveCount(1);
+  await expect(items.first()).toHaveAttribute('data-name', `dropped-${uid}.png`);
+  // A screenshot pasted into the composer: attached; the typed text stays as it was.
+  await tid(page, 'composer-input').fill(`e2e-image pasted ${uid}`);
+  await page.evaluate((b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'image.png', { type: 'image/png' }));
+    document.querySelector('[data-testid="composer-input"]')!.dispatchEvent(
+      new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }),
+    );
+  }, image);
+  await expect(items).toHaveCount(2);
+  await expect(tid(page, 'composer-input')).toHaveValue(`e2e-image pasted ${uid}`);
+  await press(tid(page, 'composer-send'));
+  const row = userMessages(page).filter({ hasText: `e2e-image pasted ${uid}` });
+  await expect(tid(row, 'user-image')).toHaveCount(2);
+  await waitForTurns(page, 1);
+  const events = await api.events(sid);
+  expect(imageBlocks(events.filter((e) => e.source === 'client')).length).toBe(2);
+});
