@@ -14,7 +14,8 @@ use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::proto::{DEFAULT_MAX_LINE_BYTES, NdjsonDecoder};
-use crate::session::ExitInfo;
+use crate::record::ExitInfo;
+pub use crate::record::ProcId;
 use crate::util::now_rfc3339;
 
 /// After closing stdin, how long the agent gets to exit before SIGTERM.
@@ -222,14 +223,6 @@ impl StderrLines {
         }
         s
     }
-}
-
-/// A process as the kernel names it: its pid and its start time (clock ticks after boot, field 22 of
-/// `/proc/<pid>/stat`). A pid alone can be reused; the pair cannot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ProcId {
-    pub pid: u32,
-    pub start_time: u64,
 }
 
 impl ProcId {

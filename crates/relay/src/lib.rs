@@ -20,6 +20,7 @@ pub mod http;
 pub mod limits;
 pub mod proto;
 pub mod push;
+pub mod record;
 pub mod redact;
 pub mod relay;
 pub mod session;

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::session::SessionMeta;
+use crate::record::SessionMeta;
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]

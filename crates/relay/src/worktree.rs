@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::error::ApiError;
-use crate::session::Worktree;
+use crate::record::Worktree;
 
 /// The branch of session `id`: `bridge/` and the first 12 hex digits of its id.
 pub fn branch_name(id: &str) -> String {
