@@ -213,7 +213,7 @@ test('flow 23: a follow-up typed during a turn is queued, editable, cancellable,
   await expect(queued.filter({ hasText: `cancel me ${uid}` })).toHaveCount(0);
 
   // Delivered once the first turn's result is in, and answered in a turn of its own.
-  await expect(userMessages(page).filter({ hasText: `followup edited ${uid}` })).toHaveCount(1, { timeout: 15_000 });
+  await expect(userMessages(page).filter({ hasText: `followup edited ${uid}` })).toHaveCount(1, { timeout: 60_000 });
   await expect(queued).toHaveCount(0);
   await waitForTurns(page, 2);
   await page.screenshot({ path: shot('delivered') });
