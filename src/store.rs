@@ -237,13 +237,13 @@ impl Store {
         {
             self.poll_detail(sid);
         }
-        // A turn ended or the CLI (re)started: context usage and MCP state may have changed.
-        if frames.iter().any(|f| {
-            f.source == Source::Worker
-                && (is_system_init(&f.payload)
-                    || f.payload.get("type").and_then(Value::as_str) == Some("result"))
-        }) {
-            self.refresh_agent_info(false);
+        // The CLI (re)started: its MCP servers and context are new (between restarts the meter
+        // follows each API call's usage, and the breakdown is asked for on demand).
+        if frames
+            .iter()
+            .any(|f| f.source == Source::Worker && is_system_init(&f.payload))
+        {
+            self.refresh_agent_info(true);
         }
         self.try_restore();
         self.pump_queue();

@@ -7,8 +7,9 @@ use crate::state::InfoKind;
 use crate::store::Store;
 
 /// How full the context window is (`data-testid="context-meter"`, `data-level` ok / high / full):
-/// a bar with the percentage; tapping it shows used / window and the categories (system prompt,
-/// tools, messages …) and, for controllers, asks again. Shown once Claude Code has reported it;
+/// a bar with the percentage, moved by each API call's usage; tapping it shows used / window and
+/// the categories (system prompt, tools, messages …) and, for controllers, asks the CLI for a
+/// fresh breakdown. Shown once Claude Code has reported it;
 /// observers see the last value the log holds.
 #[component]
 pub fn ContextMeter() -> impl IntoView {
@@ -50,7 +51,13 @@ pub fn ContextMeter() -> impl IntoView {
                         aria-expanded=move || open.get().to_string()
                         aria-label=aria
                         title=long.clone()
-                        on:click=move |_| open.update(|o| *o = !*o)
+                        on:click=move |_| {
+                            open.update(|o| *o = !*o);
+                            // Opening shows the CLI's own breakdown, so ask for a fresh one.
+                            if open.get_untracked() && !observer.get_untracked() {
+                                store.refresh_context_usage();
+                            }
+                        }
                     >
                         <span class="meter-bar" aria-hidden="true">
                             <span class="meter-fill" style=format!("width: {pct:.1}%")></span>

@@ -121,10 +121,6 @@ pub struct AgentInfo {
     asked: Vec<(String, InfoKind)>,
     context: Option<ContextUsage>,
     mcp: Option<Vec<McpServer>>,
-    /// Turns ended so far, and at which of them each value was read.
-    turns: u64,
-    context_turn: u64,
-    mcp_turn: u64,
     /// The CLI refused or failed the last request of that kind.
     error: Option<String>,
 }
@@ -152,14 +148,29 @@ impl AgentInfo {
         self.asked.iter().any(|(_, k)| *k == kind)
     }
 
-    /// The value of this kind is missing or older than the last turn (and none is being asked).
+    /// No value of this kind is known (and none is being asked). Once known, a value is kept
+    /// current without asking: each main-thread API call's usage moves the context meter
+    /// ([`Self::observe_usage`]); the CLI's full breakdown is asked for again only on demand, or
+    /// when the CLI restarts. (Each `get_context_usage` costs the CLI some 15–30 token-counting
+    /// API calls and a 30 KB answer in the log: asking after every turn would be wasteful.)
     pub fn stale(&self, kind: InfoKind) -> bool {
         if self.waiting(kind) {
             return false;
         }
         match kind {
-            InfoKind::ContextUsage => self.context.is_none() || self.context_turn < self.turns,
-            InfoKind::McpStatus => self.mcp.is_none() || self.mcp_turn < self.turns,
+            InfoKind::ContextUsage => self.context.is_none(),
+            InfoKind::McpStatus => self.mcp.is_none(),
+        }
+    }
+
+    /// A main-thread API call reported its usage: the prompt it read plus what it wrote is what
+    /// the context holds now. Moves the meter between full reports (the categories keep the last
+    /// report's figures).
+    pub fn observe_usage(&mut self, tokens: u64) {
+        if let Some(c) = self.context.as_mut()
+            && tokens > 0
+        {
+            c.used = tokens;
         }
     }
 
@@ -178,11 +189,6 @@ impl AgentInfo {
     pub fn ask_failed(&mut self, request_id: &str, error: &str) {
         self.asked.retain(|(id, _)| id != request_id);
         self.error = Some(error.to_string());
-    }
-
-    /// A turn ended: what was read before may have changed.
-    pub fn turn_ended(&mut self) {
-        self.turns += 1;
     }
 
     /// A control response. Returns true when it answered one of these requests (then it is
@@ -230,7 +236,6 @@ impl AgentInfo {
                                 })
                                 .collect(),
                         });
-                        self.context_turn = self.turns;
                         self.error = None;
                     }
                     Err(e) => self.error = Some(format!("Unreadable context usage: {e}")),
@@ -252,7 +257,6 @@ impl AgentInfo {
                                 })
                                 .collect(),
                         );
-                        self.mcp_turn = self.turns;
                         self.error = None;
                     }
                     Err(e) => self.error = Some(format!("Unreadable MCP status: {e}")),
@@ -289,7 +293,29 @@ mod tests {
         assert_eq!(c.percent(), 75.0);
         assert_eq!(c.fill(), Fill::High);
         assert!(!info.stale(InfoKind::ContextUsage));
-        info.turn_ended();
+        // Later API calls move the meter without asking again; the categories stay.
+        info.observe_usage(190_000);
+        let c = info.context().unwrap();
+        assert_eq!(c.percent(), 95.0);
+        assert_eq!(c.fill(), Fill::Full);
+        assert_eq!(c.parts.len(), 2);
+        assert!(
+            !info.stale(InfoKind::ContextUsage),
+            "known values are not asked again"
+        );
+        info.observe_usage(0);
+        assert_eq!(
+            info.context().unwrap().used,
+            190_000,
+            "a call without usage changes nothing"
+        );
+    }
+
+    #[test]
+    fn usage_before_any_report_waits_for_the_window() {
+        let mut info = AgentInfo::default();
+        info.observe_usage(5_000);
+        assert!(info.context().is_none(), "no window known: no meter yet");
         assert!(info.stale(InfoKind::ContextUsage));
     }
 

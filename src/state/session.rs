@@ -1213,6 +1213,20 @@ impl Session {
         if parent.is_none() {
             self.turn_running = true;
         }
+        if parent.is_none()
+            && let Some(usage) = msg.get("usage")
+        {
+            let tokens = [
+                "input_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+                "output_tokens",
+            ]
+            .iter()
+            .filter_map(|k| u(usage, k))
+            .sum();
+            self.agent_info.observe_usage(tokens);
+        }
         let key = self.ensure_assistant(&message_id, parent);
         let mut new_tools: Vec<(String, String, Value)> = Vec::new();
         {
@@ -1582,7 +1596,6 @@ impl Session {
         self.turn_running = false;
         self.interrupt = None;
         self.compacting = false;
-        self.agent_info.turn_ended();
         let key = self.frame_key("res", v);
         self.insert_item(Item {
             key,

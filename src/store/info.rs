@@ -15,6 +15,16 @@ impl Store {
     /// lives (not for a terminal session shown from its transcript). Runs when the session becomes
     /// live, after each turn, and on demand.
     pub fn refresh_agent_info(&self, force: bool) {
+        self.ask_agent_info(&[InfoKind::ContextUsage, InfoKind::McpStatus], force);
+    }
+
+    /// The context breakdown, asked for when the meter's details open (the figures between
+    /// reports come from API usage; the categories only from the CLI).
+    pub fn refresh_context_usage(&self) {
+        self.ask_agent_info(&[InfoKind::ContextUsage], true);
+    }
+
+    fn ask_agent_info(&self, kinds: &[InfoKind], force: bool) {
         if !self.can_act() || self.caught_up.try_get_untracked() != Some(true) {
             return;
         }
@@ -32,8 +42,9 @@ impl Store {
                 return Vec::new();
             }
             let info = s.agent_info();
-            [InfoKind::ContextUsage, InfoKind::McpStatus]
-                .into_iter()
+            kinds
+                .iter()
+                .copied()
                 .filter(|k| {
                     if force {
                         !info.waiting(*k)
