@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::http::AppState;
+use crate::extract::AppState;
 use crate::session::Session;
 
 /// Longest diff text returned; longer ones are cut at a line end and say `truncated: true`.

@@ -12,7 +12,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
 use crate::config::Config;
-use crate::http::AppState;
+use crate::extract::AppState;
 
 /// The scheme and host a client used, as the client sees them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,7 @@ pub mod changes;
 pub mod config;
 pub mod error;
 pub mod external;
+pub mod extract;
 pub mod follow;
 pub mod frames;
 pub mod headers;

@@ -1,11 +1,10 @@
 //! The records the relay persists about a session — its state, how its agent ended, its worktree, its
-//! agent process — shared by the live session ([`crate::session`]) and the event store
-//! ([`crate::store`]) without either depending on the other.
+//! agent process, its link to Claude Code's own sessions — shared by the live session
+//! ([`crate::session`]) and the event store ([`crate::store`]) without either depending on the other.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::transcripts::CliLink;
 use crate::util::now_rfc3339;
 
 /// A process as the kernel names it: its pid and its start time (clock ticks after boot, field 22 of
@@ -128,4 +127,27 @@ impl SessionMeta {
             cli: None,
         }
     }
+}
+
+/// How a relay session relates to Claude Code's own sessions (kept in its record).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CliLink {
+    /// The CLI's session id (from `system/init`, or the resumed id): its transcript is this session's,
+    /// so the list does not show it twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Started with `--resume` of this CLI session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<String>,
+    /// A fork: of which session (a relay id or a CLI id), its title, and the prompt it was cut before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub before_message: String,
 }

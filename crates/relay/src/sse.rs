@@ -18,9 +18,9 @@ use serde::Deserialize;
 
 use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::extract::AppState;
 use crate::follow::Follower;
 use crate::frames::{Frame, SSE_CATCH_UP_TRUNCATED, SSE_KEEPALIVE};
-use crate::http::AppState;
 
 #[derive(Deserialize)]
 pub struct StreamQuery {

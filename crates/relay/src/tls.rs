@@ -38,7 +38,7 @@ use tokio_rustls::rustls::{self, RootCertStore, ServerConfig};
 use tokio_rustls::server::TlsStream;
 
 use crate::error::ApiError;
-use crate::http::AppState;
+use crate::extract::AppState;
 
 /// Where the certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,32 +8,8 @@ pub mod api;
 pub mod index;
 pub mod parse;
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::record::{CliLink, ForkedFrom};
 pub use index::{Index, Transcript};
-
-/// How a relay session relates to Claude Code's own sessions (kept in its record).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CliLink {
-    /// The CLI's session id (from `system/init`, or the resumed id): its transcript is this session's,
-    /// so the list does not show it twice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// Started with `--resume` of this CLI session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resumed: Option<String>,
-    /// A fork: of which session (a relay id or a CLI id), its title, and the prompt it was cut before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<ForkedFrom>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForkedFrom {
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    pub before_message: String,
-}
 
 /// What a relay session must be started with to continue a CLI session (the agent's arguments).
 #[derive(Debug, Clone, PartialEq, Eq)]

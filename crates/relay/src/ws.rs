@@ -25,9 +25,9 @@ use serde_json::{Value, json};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::extract::AppState;
 use crate::follow::Follower;
 use crate::frames::{FrameKind, WS_CATCH_UP_TRUNCATED};
-use crate::http::AppState;
 use crate::session::Session;
 use crate::store::Source;
 
@@ -62,7 +62,7 @@ pub async fn upgrade(
     Query(q): Query<WsQuery>,
     headers: HeaderMap,
     ext: crate::external::External,
-    crate::http::PeerIp(peer): crate::http::PeerIp,
+    crate::extract::PeerIp(peer): crate::extract::PeerIp,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let has_credentials =
@@ -87,7 +87,7 @@ pub async fn upgrade(
     };
     // The same cap as a POST body, before authentication too.
     let limit = app.config.max_body_bytes;
-    let cookie = crate::http::cookie_value(&headers, ext.cookie_name()).map(str::to_owned);
+    let cookie = crate::extract::cookie_value(&headers, ext.cookie_name()).map(str::to_owned);
     Ok(ws
         .max_message_size(limit)
         .max_frame_size(limit)

@@ -16,7 +16,7 @@ use super::payload::{self, Prompt};
 use super::store::{EventKind, NewSubscription, StoreError, Subscription};
 use super::{Device, Push, crypto, endpoint};
 use crate::error::ApiError;
-use crate::http::{AppState, Controller, JsonBody};
+use crate::extract::{AppState, Controller, JsonBody};
 
 /// Longest kept device label, in characters.
 const LABEL_CHARS: usize = 100;

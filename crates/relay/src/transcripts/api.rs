@@ -19,7 +19,7 @@ use time::format_description::well_known::Rfc3339;
 use super::{CliLink, ForkedFrom, Resume, Transcript, index, parse};
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::http::{AppState, Controller, JsonBody};
+use crate::extract::{AppState, Controller, JsonBody};
 use crate::relay::CreateSession;
 
 /// How long a rewind waits for the CLI's answer.

@@ -1,0 +1,211 @@
+//! What every route module shares: the router's state ([`AppState`]), authentication of a request
+//! (bearer token or login cookie), and the extractors for principals, JSON bodies and the peer's
+//! address. The router ([`crate::http`]) and the streaming routes ([`crate::sse`], [`crate::ws`])
+//! depend on this module, not on each other.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use serde_json::{Value, json};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::external::External;
+use crate::relay::Relay;
+use crate::session::Session;
+
+pub type AppState = Arc<Relay>;
+
+pub(crate) fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+fn bearer(headers: &HeaderMap) -> Option<Result<&str, ()>> {
+    let v = headers.get(header::AUTHORIZATION)?;
+    let v = v.to_str().map_err(|_| ());
+    Some(v.and_then(|v| {
+        let (scheme, token) = v.split_once(' ').ok_or(())?;
+        if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() {
+            Ok(token.trim())
+        } else {
+            Err(())
+        }
+    }))
+}
+
+impl Relay {
+    /// Bearer token, else the login cookie of the request's scheme (`ext`: see [`External`]).
+    pub fn authenticate(&self, headers: &HeaderMap, ext: &External) -> Result<Principal, ApiError> {
+        match bearer(headers) {
+            Some(Ok(token)) => {
+                return self
+                    .auth
+                    .authenticate_token(token)
+                    .ok_or_else(|| ApiError::unauthorized("invalid, expired or revoked token"));
+            }
+            Some(Err(())) => {
+                return Err(ApiError::unauthorized(
+                    "malformed Authorization header: expected `Bearer <token>`",
+                ));
+            }
+            None => {}
+        }
+        if let Some(c) = cookie_value(headers, ext.cookie_name()) {
+            let Some(secret) = headers
+                .get(crate::auth::LOGIN_SECRET_HEADER)
+                .and_then(|v| v.to_str().ok())
+            else {
+                return Err(ApiError::unauthorized(
+                    "the login cookie needs its login secret in the X-Bridge-Login header: log in again through the console URL",
+                ));
+            };
+            return self
+                .auth
+                .authenticate_cookie(c, Some(secret.trim()))
+                .ok_or_else(|| {
+                    ApiError::unauthorized("login expired or revoked: open the console URL again")
+                });
+        }
+        Err(ApiError::unauthorized(
+            "missing credentials: send `Authorization: Bearer <token>` or log in through the console URL printed by the relay",
+        ))
+    }
+
+    /// The session if it exists and `who` may see it.
+    pub fn visible_session(&self, who: &Principal, id: &str) -> Result<Arc<Session>, ApiError> {
+        let s = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+        if !who.can_see(id) {
+            return Err(ApiError::forbidden(
+                "this observer token is scoped to another session",
+            ));
+        }
+        Ok(s)
+    }
+}
+
+impl FromRequestParts<AppState> for Principal {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        let Ok(ext) = External::from_request_parts(parts, app).await;
+        app.authenticate(&parts.headers, &ext)
+    }
+}
+
+/// A principal allowed to write (the controller). Observers get 403.
+pub struct Controller(pub Principal);
+
+impl FromRequestParts<AppState> for Controller {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        let p = Principal::from_request_parts(parts, app).await?;
+        if !p.can_write() {
+            return Err(ApiError::forbidden(
+                "observer tokens are read-only: this needs the controller token",
+            ));
+        }
+        Ok(Controller(p))
+    }
+}
+
+/// A JSON body read with the configured size cap (413) and a JSON error on bad syntax (400).
+/// An empty body reads as `{}`.
+pub struct JsonBody(pub Value);
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
+        read_json(req, app.config.max_body_bytes, "--max-body-bytes").await
+    }
+}
+
+/// [`JsonBody`] of a path that needs no credentials: at most
+/// [`crate::limits::UNAUTHENTICATED_BODY_BYTES`].
+pub struct SmallJsonBody(pub Value);
+
+impl FromRequest<AppState> for SmallJsonBody {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, _: &AppState) -> Result<Self, ApiError> {
+        read_json(
+            req,
+            crate::limits::UNAUTHENTICATED_BODY_BYTES,
+            "the fixed cap for requests without credentials",
+        )
+        .await
+        .map(|JsonBody(v)| SmallJsonBody(v))
+    }
+}
+
+async fn read_json(req: Request, limit: usize, why: &str) -> Result<JsonBody, ApiError> {
+    let too_large =
+        || ApiError::too_large(format!("request body is larger than {limit} bytes ({why})"));
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let bytes = axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|_| too_large())?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(JsonBody(json!({})));
+    }
+    serde_json::from_slice(&bytes)
+        .map(JsonBody)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
+}
+
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
+    v: Value,
+    what: &str,
+) -> Result<T, ApiError> {
+    serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid {what}: {e}")))
+}
+
+/// The client's address for per-peer limits: the TCP peer, or behind a trusted proxy the first
+/// `X-Forwarded-For` hop; `None` when unknown (one shared bucket).
+pub fn peer_ip(
+    app: &Relay,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> Option<std::net::IpAddr> {
+    if crate::external::trusts_forwarded(app.config.behind_proxy, peer)
+        && let Some(ip) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse::<std::net::IpAddr>().ok())
+    {
+        return Some(ip.to_canonical());
+    }
+    peer.map(|p| p.ip().to_canonical())
+}
+
+/// [`peer_ip`] as an extractor.
+pub struct PeerIp(pub Option<std::net::IpAddr>);
+
+impl FromRequestParts<AppState> for PeerIp {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &AppState,
+    ) -> Result<Self, std::convert::Infallible> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(PeerIp(peer_ip(app, peer, &parts.headers)))
+    }
+}

@@ -1,0 +1,225 @@
+//! Credential endpoints: log in with the token or a one-time code, log out, who am I, the embed
+//! configuration, login codes, credentials and observer tokens.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::external::External;
+use crate::extract::{
+    AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, parse_body,
+};
+
+#[derive(Deserialize)]
+pub(super) struct LoginBody {
+    token: String,
+}
+
+pub(super) async fn login(
+    State(app): State<AppState>,
+    ext: External,
+    PeerIp(peer): PeerIp,
+    SmallJsonBody(body): SmallJsonBody,
+) -> Result<Response, ApiError> {
+    // Only failed attempts are charged (guessing is what the limit stops; a person or a test
+    // signing in with a good link many times a minute is not).
+    if let Err(wait) = app.limits.login.peek(peer, std::time::Instant::now()) {
+        tracing::warn!(?peer, "login attempts rate-limited");
+        return Ok(crate::limits::too_many_login_attempts(wait));
+    }
+    let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
+    let Some(crate::auth::LoggedIn {
+        cookie,
+        login_secret,
+        principal,
+        max_age,
+    }) = app
+        .auth
+        .login(body.token.trim())
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    else {
+        let _ = app.limits.login.check(peer, std::time::Instant::now());
+        return Err(ApiError::unauthorized(
+            "invalid, expired or already used login token",
+        ));
+    };
+    tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, login_id = ?principal.login_id, "login");
+    let set = format!(
+        "{}={cookie}; {}Max-Age={max_age}",
+        ext.cookie_name(),
+        cookie_attributes(&ext)
+    );
+    // The cookie alone is not enough: the console keeps the login secret in its origin's storage
+    // and sends it in X-Bridge-Login (and as a WebSocket's first frame).
+    let mut resp = Json(json!({
+        "login_secret": login_secret,
+        "login_id": principal.login_id,
+        "role": principal.role.as_str(),
+        "session_id": principal.session_scope,
+    }))
+    .into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&set).map_err(|e| ApiError::internal(e.to_string()))?,
+    );
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(resp)
+}
+
+/// `POST /v1/auth/login-codes` (controller bearer token only): a fresh one-time login code and the
+/// console URL carrying it, valid `--login-code-ttl-secs`. For scripts and tests that open the
+/// console repeatedly; a login cannot mint codes (a stolen cookie must not outlive its logout).
+pub(super) async fn mint_login_code(
+    State(app): State<AppState>,
+    ext: External,
+    Controller(who): Controller,
+) -> Result<Response, ApiError> {
+    if who.login_id.is_some() {
+        return Err(ApiError::forbidden(
+            "login codes are minted with the controller token (Authorization: Bearer), not a login cookie",
+        ));
+    }
+    let ttl = app.config.login_code_ttl_secs;
+    let code = app.auth.mint_login_code(ttl);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"code": code, "console_url": ext.url(&format!("/#login={code}")), "expires_in_secs": ttl})),
+    )
+        .into_response())
+}
+
+/// `GET /v1/credentials`: the controller token, observer tokens and logins, without secrets.
+pub(super) async fn list_credentials(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+) -> Json<Value> {
+    Json(json!({"credentials": app.auth.list_credentials()}))
+}
+
+/// `DELETE /v1/credentials/{id}`: revokes any credential; open streams that used it end within a
+/// second.
+pub(super) async fn revoke_credential(
+    State(app): State<AppState>,
+    Controller(who): Controller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if app
+        .auth
+        .revoke(&id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    {
+        tracing::info!(id = %id, by = ?who.login_id, "credential revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!("no credential {id}")))
+    }
+}
+
+/// `Secure` (over HTTPS), `HttpOnly`, `SameSite=Strict`, `Path=/`, no `Domain`; ends with "; ".
+fn cookie_attributes(ext: &External) -> &'static str {
+    if ext.https {
+        "Secure; HttpOnly; SameSite=Strict; Path=/; "
+    } else {
+        "HttpOnly; SameSite=Strict; Path=/; "
+    }
+}
+
+pub(super) async fn logout(
+    State(app): State<AppState>,
+    ext: External,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    if let Some(c) = cookie_value(&headers, ext.cookie_name()) {
+        app.auth
+            .logout(c)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+    }
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    let clear = format!(
+        "{}=; {}Max-Age=0",
+        ext.cookie_name(),
+        cookie_attributes(&ext)
+    );
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&clear).map_err(|e| ApiError::internal(e.to_string()))?,
+    );
+    Ok(resp)
+}
+
+/// `GET /v1/embed/config` (public, no secrets): the origins allowed to embed the console
+/// (--embed-origin); the console talks postMessage with those only.
+pub(super) async fn embed_config(State(app): State<AppState>) -> Json<Value> {
+    Json(json!({"bridge": 1, "origins": app.config.embed_origins}))
+}
+
+pub(super) async fn me(who: Principal) -> Json<Value> {
+    Json(json!({"role": who.role.as_str(), "session_id": who.session_scope}))
+}
+
+#[derive(Deserialize)]
+pub(super) struct MintBody {
+    session_id: Option<String>,
+    expires_in_secs: Option<u64>,
+}
+
+pub(super) async fn mint_observer(
+    State(app): State<AppState>,
+    ext: External,
+    Controller(_): Controller,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let body: MintBody = parse_body(body, "observer token request")?;
+    if let Some(sid) = &body.session_id
+        && app.get(sid).is_none()
+    {
+        return Err(ApiError::unknown_session(sid));
+    }
+    let m = app
+        .auth
+        .mint_observer(body.session_id.clone(), body.expires_in_secs)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let path = body
+        .session_id
+        .as_ref()
+        .map_or_else(String::new, |s| format!("s/{s}"));
+    let console_url = ext.url(&format!("/{path}#login={}", m.token));
+    tracing::info!(id = %m.id, scope = ?body.session_id, "observer token minted");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "expires_at": m.expires_at})),
+    )
+        .into_response())
+}
+
+pub(super) async fn list_observers(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+) -> Json<Value> {
+    Json(json!({"observer_tokens": app.auth.list_observers()}))
+}
+
+pub(super) async fn revoke_observer(
+    State(app): State<AppState>,
+    Controller(_): Controller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if app
+        .auth
+        .revoke_observer(&id)
+        .map_err(|e| ApiError::internal(e.to_string()))?
+    {
+        tracing::info!(id = %id, "observer token revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found(format!(
+            "no observer token with id {id:?}"
+        )))
+    }
+}
