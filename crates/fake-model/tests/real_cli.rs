@@ -4,14 +4,18 @@
 //! selects another one (e.g. the latest version). When no binary is installed the tests print why and pass
 //! without running.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use bridge_fake_model::{FakeModel, Record, RunningFakeModel, Scenario, Served};
+use bridge_fake_model::Served;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
+
+use common::messages_requests;
 
 const PINNED: &str = "2.1.332";
 const TURN_TIMEOUT: Duration = Duration::from_secs(90);
@@ -178,18 +182,10 @@ fn is_result(v: &Value) -> bool {
     v["type"] == "result"
 }
 
-fn scenario(v: Value) -> Scenario {
-    serde_json::from_value(v).unwrap()
-}
-
-fn messages_requests(reqs: &[Record]) -> Vec<&Record> {
-    reqs.iter().filter(|r| r.path == "/v1/messages").collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edited_bash_command_is_what_runs() {
     let bin = require_cli!();
-    let fm = RunningFakeModel::start(FakeModel::new(scenario(json!({
+    let fm = common::start(json!({
         "turns": [
             {"match": "create the marker", "blocks": [
                 {"type": "thinking", "thinking": "A file is wanted."},
@@ -200,9 +196,8 @@ async fn edited_bash_command_is_what_runs() {
             {"match": "(Bash completed with no output)", "blocks": [{"type": "text", "text": "Created."}]}
         ],
         "default": {"blocks": [{"type": "text", "text": "unexpected request"}]}
-    }))))
-    .await
-    .unwrap();
+    }))
+    .await;
     let mut cli = Cli::spawn(&bin, &fm.base_url());
     cli.user("Please create the marker file").await;
 
@@ -269,7 +264,7 @@ async fn edited_bash_command_is_what_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_message_reaches_the_model_and_the_result() {
     let bin = require_cli!();
-    let fm = RunningFakeModel::start(FakeModel::new(scenario(json!({
+    let fm = common::start(json!({
         "turns": [
             {"match": "clean up", "blocks": [
                 {"type": "tool_use", "name": "Bash",
@@ -277,9 +272,8 @@ async fn deny_message_reaches_the_model_and_the_result() {
             ]},
             {"match": "prefer-ls-7f3a", "blocks": [{"type": "text", "text": "Understood, I won't."}]}
         ]
-    }))))
-    .await
-    .unwrap();
+    }))
+    .await;
     let mut cli = Cli::spawn(&bin, &fm.base_url());
     cli.user("clean up please").await;
     let ask = cli.until("can_use_tool", is_can_use_tool).await;

@@ -1,25 +1,13 @@
 //! The fake model over real HTTP (reqwest against a server bound to 127.0.0.1:0).
 
+mod common;
+
 use std::time::Duration;
 
 use bridge_fake_model::{FakeModel, RunningFakeModel, Scenario};
 use serde_json::{Value, json};
 
-async fn start(scenario: Value) -> RunningFakeModel {
-    let scenario: Scenario = serde_json::from_value(scenario).expect("scenario");
-    RunningFakeModel::start(FakeModel::new(scenario))
-        .await
-        .expect("start")
-}
-
-fn request(text: &str, stream: bool) -> Value {
-    json!({
-        "model": "claude-test-model",
-        "max_tokens": 1024,
-        "stream": stream,
-        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
-    })
-}
+use common::{post_messages, request, start};
 
 /// Parse an SSE body into (event name, data JSON) pairs.
 fn parse_sse(body: &str) -> Vec<(String, Value)> {
@@ -40,17 +28,6 @@ fn parse_sse(body: &str) -> Vec<(String, Value)> {
             (name, data)
         })
         .collect()
-}
-
-async fn post_messages(base: &str, body: &Value) -> reqwest::Response {
-    reqwest::Client::new()
-        .post(format!("{base}/v1/messages?beta=true"))
-        .header("x-api-key", "sk-ant-fake")
-        .header("anthropic-version", "2023-06-01")
-        .json(body)
-        .send()
-        .await
-        .expect("send")
 }
 
 #[tokio::test]
