@@ -52,16 +52,9 @@ async fn context_usage_and_mcp_status_answers_reach_the_asker_and_the_log() {
     assert_eq!(states, ["connected", "needs-auth", "failed"]);
 
     // An observer may not ask, but reads the requests and answers in the log.
-    let minted: Value = http()
-        .post(relay.url("/v1/observer-tokens"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"session_id": sid, "expires_in_secs": 600}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let minted = relay
+        .mint_observer(json!({"session_id": sid, "expires_in_secs": 600}))
+        .await;
     let obs = minted["token"].as_str().unwrap();
     let refused = relay
         .post(

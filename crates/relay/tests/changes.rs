@@ -44,18 +44,7 @@ async fn create_in(relay: &RelayProc, cwd: &Path, extra: Value) -> String {
     body.as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
-    let r = http()
-        .post(relay.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
-    r.json::<Value>().await.unwrap()["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    relay.create_session_with(body).await
 }
 
 async fn get(relay: &RelayProc, path: &str, token: &str) -> (u16, Value) {
@@ -389,15 +378,7 @@ async fn observers_read_unknown_sessions_are_404_and_consoles_share_one_computat
     let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
     let sid = create_in(&relay, &proj, json!({})).await;
     let other = create_in(&relay, &proj, json!({})).await;
-    let r = http()
-        .post(relay.url("/v1/observer-tokens"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"session_id": sid}))
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success());
-    let observer = r.json::<Value>().await.unwrap()["token"]
+    let observer = relay.mint_observer(json!({"session_id": sid})).await["token"]
         .as_str()
         .unwrap()
         .to_owned();

@@ -41,37 +41,6 @@ fn tee_relay<'a>(data: &'a Path, script: &Path, marks: &Path) -> Opts<'a> {
         .env("RELAY_BIN", env!("CARGO_BIN_EXE_bridge-relay"))
 }
 
-fn alive(pid: u32) -> bool {
-    // A zombie waiting for its (new) parent to reap it counts as gone.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
-}
-
-async fn read_pid(path: &Path) -> u32 {
-    for _ in 0..200 {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{} was never written", path.display());
-}
-
-async fn gone_within(pid: u32, secs: u64) -> bool {
-    for _ in 0..secs * 20 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
 /// Stops a process this test started, should an assertion have left it running.
 fn reap(pid: u32) {
     if alive(pid) {

@@ -65,18 +65,6 @@ async fn close_code(ws: &mut Ws, d: Duration) -> Option<u16> {
     }
 }
 
-async fn mint_observer(relay: &RelayProc, body: Value) -> Value {
-    let r = http()
-        .post(relay.url("/v1/observer-tokens"))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    r.json().await.unwrap()
-}
-
 async fn revoke(relay: &RelayProc, id: &str) -> u16 {
     http()
         .delete(relay.url(&format!("/v1/credentials/{id}")))
@@ -155,19 +143,19 @@ async fn revocation_expiry_and_logout_end_open_streams_within_a_second() {
     let stream = relay.url(&format!("/v1/code/sessions/{sid}/events/stream"));
 
     // SSE, observer token revoked.
-    let obs = mint_observer(&relay, json!({})).await;
+    let obs = relay.mint_observer(json!({})).await;
     let mut sse = Sse::connect(&stream, obs["token"].as_str().unwrap(), None).await;
     assert_eq!(sse.status, 200);
     assert_eq!(revoke(&relay, obs["id"].as_str().unwrap()).await, 204);
     sse.expect_end(Duration::from_millis(1000)).await;
 
     // SSE, observer token expiring.
-    let obs = mint_observer(&relay, json!({"expires_in_secs": 1})).await;
+    let obs = relay.mint_observer(json!({"expires_in_secs": 1})).await;
     let mut sse = Sse::connect(&stream, obs["token"].as_str().unwrap(), None).await;
     sse.expect_end(Duration::from_millis(2500)).await;
 
     // WebSocket, observer token revoked: 4401 within a second.
-    let obs = mint_observer(&relay, json!({})).await;
+    let obs = relay.mint_observer(json!({})).await;
     let bearer = format!("Bearer {}", obs["token"].as_str().unwrap());
     let mut w = ws(&relay, &sid, &[("authorization", &bearer)]).await;
     assert_eq!(revoke(&relay, obs["id"].as_str().unwrap()).await, 204);
@@ -284,7 +272,7 @@ async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code
     assert_eq!(r.status(), 403);
 
     // Observer tokens expire in 24 h unless told otherwise.
-    let obs = mint_observer(&relay, json!({})).await;
+    let obs = relay.mint_observer(json!({})).await;
     let exp = obs["expires_at"].as_i64().expect("a default expiry");
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -435,7 +423,7 @@ async fn observers_do_not_see_the_account_pid_or_environment_values() {
     };
     let pid = detail["initialize"]["pid"].clone();
     assert!(pid.is_number(), "{detail}");
-    let obs = mint_observer(&relay, json!({})).await;
+    let obs = relay.mint_observer(json!({})).await;
     let seen = get_json(
         &relay.url(&format!("/v1/code/sessions/{sid}")),
         obs["token"].as_str().unwrap(),

@@ -156,37 +156,6 @@ fn background_agent(dir: &std::path::Path) -> std::path::PathBuf {
     script
 }
 
-fn alive(pid: u32) -> bool {
-    // A zombie waiting for its (new) parent to reap it counts as gone.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
-}
-
-async fn read_pid(path: &std::path::Path) -> u32 {
-    for _ in 0..200 {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("{} was never written", path.display());
-}
-
-async fn gone_within(pid: u32, secs: u64) -> bool {
-    for _ in 0..secs * 20 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    false
-}
-
 fn script_relay<'a>(
     data: &'a std::path::Path,
     script: &std::path::Path,

@@ -254,16 +254,9 @@ async fn observer_reads_but_every_write_is_refused() {
     let sid = relay.create_session().await;
     let other = relay.create_session().await;
     let c = http();
-    let minted: Value = c
-        .post(relay.url("/v1/observer-tokens"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"session_id": sid, "expires_in_secs": 3600}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let minted = relay
+        .mint_observer(json!({"session_id": sid, "expires_in_secs": 3600}))
+        .await;
     let obs = minted["token"].as_str().unwrap().to_owned();
     assert!(
         minted["console_url"]
@@ -1474,16 +1467,7 @@ mod ws {
         assert_eq!(first["id"], 2);
 
         // An observer's write over the socket is refused with an error frame and changes nothing.
-        let minted: Value = http()
-            .post(relay.url("/v1/observer-tokens"))
-            .bearer_auth(TOKEN)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let minted = relay.mint_observer(json!({})).await;
         let before = relay.session(&sid).await["last_sequence_num"].clone();
         let mut obs = connect(
             &relay,

@@ -225,20 +225,6 @@ fn relay_with(config: &Path, data: &Path, work: &Path) -> RelayProc {
     )
 }
 
-async fn observer_token(relay: &RelayProc, scope: Option<&str>) -> String {
-    let r: Value = http()
-        .post(relay.url("/v1/observer-tokens"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"session_id": scope}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    r["token"].as_str().unwrap().to_owned()
-}
-
 async fn post_json(relay: &RelayProc, path: &str, token: &str, body: Value) -> reqwest::Response {
     http()
         .post(relay.url(path))
@@ -324,7 +310,10 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     }
 
     // Observers: an unscoped one reads, never resumes; a scoped one sees only its session.
-    let obs = observer_token(&relay, None).await;
+    let obs = relay.mint_observer(json!({"session_id": null})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let list = get_json(&relay.url("/v1/code/sessions"), &obs).await;
     assert!(
         list["sessions"]
@@ -350,7 +339,10 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
         .await;
         assert_eq!(r.status(), 403, "observer {action}");
     }
-    let scoped = observer_token(&relay, Some(&relay_sid)).await;
+    let scoped = relay.mint_observer(json!({"session_id": relay_sid})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let list = get_json(&relay.url("/v1/code/sessions"), &scoped).await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
     let r = http()

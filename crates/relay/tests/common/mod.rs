@@ -183,6 +183,36 @@ impl RelayProc {
         v["session_id"].as_str().unwrap().to_owned()
     }
 
+    /// A session made with `body` (`cwd`, `model`, …); 201 expected.
+    pub async fn create_session_with(&self, body: Value) -> String {
+        let r = http()
+            .post(self.url("/v1/code/sessions"))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+        r.json::<Value>().await.unwrap()["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// `POST /v1/observer-tokens` with `body` (`session_id`, `expires_in_secs`, …) as the
+    /// controller: the minted record (`token`, `id`, …); 201 expected.
+    pub async fn mint_observer(&self, body: Value) -> Value {
+        let r = http()
+            .post(self.url("/v1/observer-tokens"))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        r.json().await.unwrap()
+    }
+
     pub async fn post(&self, sid: &str, token: &str, payload: Value) -> reqwest::Response {
         http()
             .post(self.url(&format!("/v1/code/sessions/{sid}/events")))
@@ -393,4 +423,39 @@ pub fn tool_result_text(f: &Frame) -> Option<String> {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     })
+}
+
+// ------------------------------------------------------------------ processes
+
+/// Whether `pid` runs (a zombie waiting for its (new) parent to reap it counts as gone).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// The pid a process wrote to `path` (waits up to 10 s for it).
+pub async fn read_pid(path: &Path) -> u32 {
+    for _ in 0..200 {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{} was never written", path.display());
+}
+
+/// Whether `pid` is gone within `secs` seconds.
+pub async fn gone_within(pid: u32, secs: u64) -> bool {
+    for _ in 0..secs * 20 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
