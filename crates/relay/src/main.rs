@@ -34,12 +34,23 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(mut args: Args) -> anyhow::Result<()> {
-    // No --static-dir: ./dist, else dist/ beside this binary; neither built is an error naming both.
+    // No --static-dir: ./dist, else dist/ beside this binary. Neither built: the API still works
+    // (scripts, SDK clients, an embedding page elsewhere), the page is a placeholder saying how to
+    // build the console, and the warning names both places looked in.
     if args.static_dir.is_none() {
-        args.static_dir = Some(bridge_relay::config::default_static_dir(
-            &std::env::current_dir()?,
-            std::env::current_exe().ok().as_deref(),
-        )?);
+        let start_dir = std::env::current_dir()?;
+        args.static_dir = Some(
+            match bridge_relay::config::default_static_dir(
+                &start_dir,
+                std::env::current_exe().ok().as_deref(),
+            ) {
+                Ok(dir) => dir,
+                Err(e) => {
+                    eprintln!("WARNING: {e:#}");
+                    start_dir.join("dist")
+                }
+            },
+        );
     }
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await

@@ -246,7 +246,8 @@ pub fn default_data_dir() -> PathBuf {
 /// Where the console is served from without `--static-dir`: `dist/` in `start_dir` (the directory
 /// the relay is started in), else `dist/` next to the executable `exe`: the first holding an
 /// `index.html`. Never a path of the checkout the binary was built in (a copied binary would serve
-/// that, or nothing). None found: an error naming every path tried.
+/// that, or nothing). None found: an error naming every path tried (the binary prints it as a
+/// warning and serves a placeholder page, the API working as ever).
 pub fn default_static_dir(start_dir: &Path, exe: Option<&Path>) -> anyhow::Result<PathBuf> {
     let mut tried = vec![start_dir.join("dist")];
     if let Some(dir) = exe.and_then(Path::parent) {
@@ -425,7 +426,7 @@ impl Args {
                 .iter()
                 .map(|h| h.trim().to_ascii_lowercase()),
         );
-        // The binary resolves the default before it starts ([`default_static_dir`], an error when
+        // The binary resolves the default before it starts ([`default_static_dir`], a warning when
         // there is no build); here (library use, tests) it is just ./dist.
         let static_dir = self.static_dir.unwrap_or_else(|| PathBuf::from("dist"));
         Ok(Config {
