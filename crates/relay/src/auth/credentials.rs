@@ -1,0 +1,246 @@
+//! Issuing and revoking credentials: login codes, logging in and out (cookies), observer tokens,
+//! revocation, and the lists the console shows.
+
+use super::*;
+
+impl Auth {
+    /// A one-time login code for the controller, valid `ttl_secs` (kept in memory: a restart
+    /// forgets unused codes).
+    pub fn mint_login_code(&self, ttl_secs: u64) -> String {
+        let code = random_secret("brl_");
+        let now = unix_now();
+        let expires = now.saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX));
+        let mut codes = self.one_time.lock().unwrap_or_else(|p| p.into_inner());
+        codes.retain(|(_, t)| *t > now);
+        codes.push((sha256_hex(&code), expires));
+        code
+    }
+
+    /// Exchanges a token or one-time code for a new login (cookie + login secret). `None`: not a
+    /// valid credential.
+    pub fn login(&self, secret: &str) -> Result<Option<LoggedIn>, AuthError> {
+        let hash = sha256_hex(secret);
+        let now = unix_now();
+        let principal_and_expiry = {
+            let mut one_time = self.one_time.lock().unwrap_or_else(|p| p.into_inner());
+            one_time.retain(|(_, t)| *t > now);
+            if let Some(pos) = one_time.iter().position(|(h, _)| *h == hash) {
+                one_time.remove(pos);
+                Some((
+                    Principal {
+                        role: Role::Controller,
+                        token_id: CONTROLLER_ID.into(),
+                        session_scope: None,
+                        login_id: None,
+                    },
+                    None,
+                ))
+            } else {
+                let tokens = self.tokens.read().unwrap_or_else(|p| p.into_inner());
+                tokens
+                    .get(&hash)
+                    .filter(|t| t.live(now))
+                    .map(|t| (t.principal(), t.expires_at))
+            }
+        };
+        let Some((mut principal, token_expiry)) = principal_and_expiry else {
+            return Ok(None);
+        };
+        let cookie = random_secret("brs_");
+        let login_secret = random_secret("brk_");
+        let id = format!("lgn_{}", uuid::Uuid::new_v4().simple());
+        let expires_at = token_expiry.map_or(now + COOKIE_MAX_AGE_SECS, |t| {
+            t.min(now + COOKIE_MAX_AGE_SECS)
+        });
+        let cookie_hash = sha256_hex(&cookie);
+        let secret_hash = sha256_hex(&login_secret);
+        self.conn().execute(
+            "INSERT INTO login_cookies (hash, token_id, expires_at, id, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![cookie_hash, principal.token_id, expires_at, id, secret_hash, now],
+        )?;
+        self.cookies
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                cookie_hash,
+                CookieRec {
+                    id: id.clone(),
+                    token_id: principal.token_id.clone(),
+                    expires_at,
+                    created_at: now,
+                    secret_hash,
+                    last_used: AtomicI64::new(now),
+                },
+            );
+        principal.login_id = Some(id);
+        Ok(Some(LoggedIn {
+            cookie,
+            login_secret,
+            principal,
+            max_age: expires_at - now,
+        }))
+    }
+
+    pub fn logout(&self, cookie_secret: &str) -> Result<(), AuthError> {
+        let hash = sha256_hex(cookie_secret);
+        self.conn()
+            .execute("DELETE FROM login_cookies WHERE hash = ?1", params![hash])?;
+        self.cookies
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&hash);
+        Ok(())
+    }
+
+    /// Mints an observer token; without `expires_in_secs` it lives [`OBSERVER_DEFAULT_TTL_SECS`].
+    pub fn mint_observer(
+        &self,
+        scope: Option<String>,
+        expires_in_secs: Option<u64>,
+    ) -> Result<Minted, AuthError> {
+        let id = format!("obs_{}", uuid::Uuid::new_v4().simple());
+        let token = random_secret("bro_");
+        let hash = sha256_hex(&token);
+        let now = unix_now();
+        let ttl = expires_in_secs.unwrap_or(OBSERVER_DEFAULT_TTL_SECS);
+        let expires_at = Some(now.saturating_add(i64::try_from(ttl).unwrap_or(i64::MAX)));
+        self.conn().execute(
+            "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at) VALUES (?1, 'observer', ?2, ?3, ?4, ?5)",
+            params![id, hash, scope, expires_at, now],
+        )?;
+        self.tokens
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                hash,
+                TokenRec {
+                    id: id.clone(),
+                    role: Role::Observer,
+                    scope,
+                    expires_at,
+                    created_at: now,
+                },
+            );
+        Ok(Minted {
+            id,
+            token,
+            expires_at,
+        })
+    }
+
+    /// Revokes an observer token and every cookie obtained with it. `false`: no such observer token.
+    pub fn revoke_observer(&self, id: &str) -> Result<bool, AuthError> {
+        if id == CONTROLLER_ID {
+            return Ok(false);
+        }
+        let n = {
+            let conn = self.conn();
+            conn.execute("DELETE FROM login_cookies WHERE token_id = ?1", params![id])?;
+            conn.execute(
+                "DELETE FROM tokens WHERE id = ?1 AND role = 'observer'",
+                params![id],
+            )?
+        };
+        self.tokens
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, t| t.id != id);
+        self.cookies
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, c| c.token_id != id);
+        Ok(n > 0)
+    }
+
+    /// Revokes any credential by id: an observer token (with its logins), a login (that device is
+    /// logged out) or the controller token (every bearer client and login of the controller stops
+    /// working until the relay is restarted with a token). `false`: no such credential.
+    pub fn revoke(&self, id: &str) -> Result<bool, AuthError> {
+        if id.starts_with("lgn_") {
+            let n = self
+                .conn()
+                .execute("DELETE FROM login_cookies WHERE id = ?1", params![id])?;
+            self.cookies
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|_, c| c.id != id);
+            return Ok(n > 0);
+        }
+        if id == CONTROLLER_ID {
+            let n = {
+                let conn = self.conn();
+                conn.execute("DELETE FROM login_cookies WHERE token_id = ?1", params![id])?;
+                conn.execute("DELETE FROM tokens WHERE id = ?1", params![id])?
+            };
+            self.tokens
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|_, t| t.id != id);
+            self.cookies
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|_, c| c.token_id != id);
+            self.one_time
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
+            return Ok(n > 0);
+        }
+        self.revoke_observer(id)
+    }
+
+    /// Observer tokens, without secrets.
+    pub fn list_observers(&self) -> Vec<Value> {
+        let now = unix_now();
+        let tokens = self.tokens.read().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<&TokenRec> = tokens
+            .values()
+            .filter(|t| t.role == Role::Observer && t.live(now))
+            .collect();
+        out.sort_by_key(|t| t.created_at);
+        out.iter()
+            .map(|t| json!({"id": t.id, "session_id": t.scope, "expires_at": t.expires_at, "created_at": t.created_at}))
+            .collect()
+    }
+
+    /// Every live credential, without secrets: the controller token, observer tokens and logins
+    /// (`kind`: `token` or `login`; a login names the token it was made with).
+    pub fn list_credentials(&self) -> Vec<Value> {
+        let now = unix_now();
+        let used = self
+            .token_used
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut out: Vec<(i64, Value)> = Vec::new();
+        for t in self
+            .tokens
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|t| t.live(now))
+        {
+            out.push((
+                t.created_at,
+                json!({"id": t.id, "kind": "token", "role": t.role.as_str(), "session_id": t.scope,
+                       "created_at": t.created_at, "expires_at": t.expires_at, "last_used_at": used.get(&t.id)}),
+            ));
+        }
+        for c in self
+            .cookies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|c| c.expires_at > now)
+        {
+            let last = c.last_used.load(Ordering::Relaxed);
+            out.push((
+                c.created_at,
+                json!({"id": c.id, "kind": "login", "token_id": c.token_id, "created_at": c.created_at,
+                       "expires_at": c.expires_at, "last_used_at": (last > 0).then_some(last)}),
+            ));
+        }
+        out.sort_by_key(|(t, _)| *t);
+        out.into_iter().map(|(_, v)| v).collect()
+    }
+}
