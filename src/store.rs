@@ -237,13 +237,15 @@ impl Store {
         {
             self.poll_detail(sid);
         }
-        // The CLI (re)started: its MCP servers and context are new (between restarts the meter
-        // follows each API call's usage, and the breakdown is asked for on demand).
+        // The CLI started: ask what is still unknown (a session opened before its CLI ran). Not
+        // again when known: between reports the meter follows each API call's usage and the
+        // breakdown is asked for on demand — a request mid-turn makes the CLI count tokens
+        // alongside the turn's own API calls.
         if frames
             .iter()
             .any(|f| f.source == Source::Worker && is_system_init(&f.payload))
         {
-            self.refresh_agent_info(true);
+            self.refresh_agent_info(false);
         }
         self.try_restore();
         self.pump_queue();

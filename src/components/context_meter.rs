@@ -37,7 +37,8 @@ pub fn ContextMeter() -> impl IntoView {
                 format::tokens(u.used),
                 format::tokens(u.window)
             );
-            let aria = format!("Context {short} used: {long}");
+            // Starts with the visible text ("13% context"), as accessible names should.
+            let aria = format!("{short} context: {long}");
             let parts = u.parts.clone();
             let compact = u
                 .auto_compact_at

@@ -151,7 +151,7 @@ impl AgentInfo {
     /// No value of this kind is known (and none is being asked). Once known, a value is kept
     /// current without asking: each main-thread API call's usage moves the context meter
     /// ([`Self::observe_usage`]); the CLI's full breakdown is asked for again only on demand, or
-    /// when the CLI restarts. (Each `get_context_usage` costs the CLI some 15–30 token-counting
+    /// when nothing is known yet. (Each `get_context_usage` costs the CLI some 15–30 token-counting
     /// API calls and a 30 KB answer in the log: asking after every turn would be wasteful.)
     pub fn stale(&self, kind: InfoKind) -> bool {
         if self.waiting(kind) {

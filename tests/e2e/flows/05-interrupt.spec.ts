@@ -30,7 +30,8 @@ test('flow 05: interrupt a long streaming answer', async ({ page, backend, api, 
   expect(events.some((e) => e.source === 'client' && e.payload.type === 'control_request' && e.payload.request?.subtype === 'interrupt')).toBe(true);
   if (backend.name === 'real') {
     const reqs = await api.fakeModelRequests();
-    const streamed = reqs.filter((r) => String(r.last_user_text ?? '').includes(`e2e-long tell me everything ${uid}`));
+    // Messages calls only (the console's get_context_usage makes the CLI count tokens on the same conversation).
+    const streamed = reqs.filter((r) => r.path === '/v1/messages' && String(r.last_user_text ?? '').includes(`e2e-long tell me everything ${uid}`));
     expect(streamed.length).toBeGreaterThan(0);
     expect(streamed[streamed.length - 1].aborted, 'the CLI dropped the model stream').toBe(true);
   }

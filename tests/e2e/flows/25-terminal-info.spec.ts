@@ -2,7 +2,7 @@
 // task tools (real CLI 2.1.332: deferred tools loaded with ToolSearch, on a model that has them; demo:
 // scripted) and the console shows it as a live checklist pinned above the transcript, each task-tool
 // card in one line; the header has the context meter and the MCP servers (asked with get_context_usage /
-// mcp_status when the session goes live, when the CLI restarts and when the meter's details open; between
+// mcp_status when the session goes live (or its CLI starts, if still unknown) and when the meter's details open; between
 // reports the meter follows each API call's usage); an observer sees them from the log.
 import fs from 'node:fs';
 import path from 'node:path';
