@@ -237,14 +237,15 @@ impl Store {
         {
             self.poll_detail(sid);
         }
-        // The CLI started: ask what is still unknown (a session opened before its CLI ran). Not
-        // again when known: between reports the meter follows each API call's usage and the
-        // breakdown is asked for on demand — a request mid-turn makes the CLI count tokens
-        // alongside the turn's own API calls.
-        if frames
-            .iter()
-            .any(|f| f.source == Source::Worker && is_system_init(&f.payload))
-        {
+        // The CLI started or a turn ended: ask what is still unknown (a session opened before its
+        // CLI ran; an MCP server that was still starting). Not what is known: between reports the
+        // meter follows each API call's usage and the breakdown is asked for on demand — a
+        // context request makes the CLI count tokens alongside the turn's own API calls.
+        if frames.iter().any(|f| {
+            f.source == Source::Worker
+                && (is_system_init(&f.payload)
+                    || f.payload.get("type").and_then(Value::as_str) == Some("result"))
+        }) {
             self.refresh_agent_info(false);
         }
         self.try_restore();

@@ -159,7 +159,11 @@ impl AgentInfo {
         }
         match kind {
             InfoKind::ContextUsage => self.context.is_none(),
-            InfoKind::McpStatus => self.mcp.is_none(),
+            // A server still starting is asked about again (cheap: no API call).
+            InfoKind::McpStatus => self
+                .mcp
+                .as_ref()
+                .is_none_or(|servers| servers.iter().any(|s| s.state == McpServerState::Pending)),
         }
     }
 
@@ -317,6 +321,19 @@ mod tests {
         info.observe_usage(5_000);
         assert!(info.context().is_none(), "no window known: no meter yet");
         assert!(info.stale(InfoKind::ContextUsage));
+    }
+
+    #[test]
+    fn a_server_still_starting_is_asked_about_again() {
+        let mut info = AgentInfo::default();
+        info.asked("m1", InfoKind::McpStatus);
+        let pending = json!({"mcpServers": [{"name": "asker", "status": "pending"}]});
+        assert!(info.on_response("m1", true, &pending, None));
+        assert!(info.stale(InfoKind::McpStatus), "pending: ask again");
+        info.asked("m2", InfoKind::McpStatus);
+        let up = json!({"mcpServers": [{"name": "asker", "status": "connected"}]});
+        assert!(info.on_response("m2", true, &up, None));
+        assert!(!info.stale(InfoKind::McpStatus), "settled: known");
     }
 
     #[test]
