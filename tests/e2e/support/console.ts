@@ -1,6 +1,7 @@
 // Driving the console through its data-testid contract (issue 5) — nothing else of its DOM is assumed.
 import { expect, type Locator, type Page } from '@playwright/test';
 import type { BackendInfo } from './state';
+import { watchPage } from './page-log';
 
 export const tid = (page: Page | Locator, id: string): Locator => page.getByTestId(id);
 
@@ -227,7 +228,9 @@ export async function newPageLikeProject(
     hasTouch: use.hasTouch,
     deviceScaleFactor: use.deviceScaleFactor,
   });
-  return ctx.newPage();
+  const page = await ctx.newPage();
+  watchPage(page);
+  return page;
 }
 
 /**

@@ -5,6 +5,7 @@ import { test as base, expect, type APIRequestContext, type Page, type TestInfo 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fatalPageErrors, pageLogText, resetPageLog, watchPage } from './page-log';
 import { readState, type BackendInfo } from './state';
 
 export interface BackendOptions {
@@ -132,9 +133,15 @@ export const test = base.extend<Fixtures & BackendOptions>({
   ],
 
   _diagnostics: [
-    async ({ backend }, use, testInfo) => {
+    async ({ backend, page }, use, testInfo) => {
       const logStart = fs.existsSync(backend.relayLog) ? fs.statSync(backend.relayLog).size : 0;
+      resetPageLog();
+      watchPage(page, 'page');
       await use();
+      const fatal = fatalPageErrors();
+      if (testInfo.status !== testInfo.expectedStatus || fatal.length > 0) {
+        await testInfo.attach('browser-console', { body: pageLogText() || '(nothing logged)', contentType: 'text/plain' });
+      }
       if (testInfo.status !== testInfo.expectedStatus) {
         const trace = testInfo.outputPath('trace.zip');
         const lines = [
@@ -147,7 +154,11 @@ export const test = base.extend<Fixtures & BackendOptions>({
         ];
         console.log(lines.join('\n'));
         await testInfo.attach('relay-log-tail', { body: tail(backend.relayLog, logStart, 400), contentType: 'text/plain' });
+        const logged = pageLogText();
+        if (logged) console.log(`--- browser console (errors, warnings, panics):\n${logged.split('\n').slice(-40).join('\n')}`);
       }
+      // A panic kills the console's wasm: whatever the assertions saw, the flow is broken.
+      expect(fatal, 'a browser page panicked or crashed').toEqual([]);
     },
     { auto: true },
   ],
