@@ -3,6 +3,7 @@
 //!
 //! * [`CliMessage`] — everything the CLI writes (stdout); [`parse_cli_line`].
 //! * [`ClientMessage`] — everything a client writes (stdin); [`parse_client_line`].
+//! * [`api`] — the relay's REST shapes (session summaries, event sources).
 //! * [`build`] — constructors for exactly what the CLI accepts.
 //! * [`framing::NdjsonDecoder`] — sans-IO line splitting.
 //!
@@ -13,6 +14,7 @@
 //! serializing a parsed line gives back the same JSON value. A *known* type whose body does not fit
 //! is a [`ParseError`].
 
+pub mod api;
 pub mod build;
 mod content;
 mod control;

@@ -1,0 +1,239 @@
+//! The relay's REST shapes: who wrote a durable event ([`Source`]), and a session as
+//! `GET /v1/code/sessions` lists it and `GET /v1/code/sessions/{id}` shows it ([`SessionSummary`],
+//! [`SessionDetail`]). One definition for the relay that writes them and the clients (transport,
+//! console) that read them.
+//!
+//! Unknown values parse: the enums are open (`Other(String)`), fields this crate does not model are
+//! kept in `extra`, and a list entry that does not fit at all is skipped rather than failing the
+//! whole list ([`SessionList`]). Serializing what was parsed gives back the same JSON.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::util::{open_enum, present};
+use crate::values::SessionState;
+
+open_enum! {
+    /// Who wrote a durable event (the relay's envelope `source`).
+    pub enum Source {
+        /// The agent (CLI stdout). Events the relay writes in the agent's place (its exit, an
+        /// undecodable line) are the worker's too, with `relay_generated: true` in the payload.
+        Worker = "worker",
+        /// A browser or API client (posted, or sent over the WebSocket).
+        Client = "client",
+        /// The relay itself (its permission-timeout deny).
+        Relay = "relay",
+    }
+}
+
+open_enum! {
+    /// Where a listed session comes from.
+    pub enum Origin {
+        /// Started by the relay (it runs, or ran, its agent).
+        Relay = "relay",
+        /// Claude Code's own session, found in its transcripts (started in a terminal).
+        Cli = "cli",
+    }
+}
+
+/// How a session's agent ended (`exit`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExitInfo {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stderr_tail: String,
+    /// RFC 3339.
+    pub at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Where a session's git worktree is (`worktree`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorktreeInfo {
+    /// Its directory on the relay's machine.
+    pub path: String,
+    /// Its branch (`bridge/<id prefix>`), if it has one.
+    pub branch: Option<String>,
+}
+
+/// How a relay session relates to Claude Code's own sessions (`cli`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CliLink {
+    /// The CLI's session id (from `system/init`, or the resumed id): its transcript is this
+    /// session's, so the list does not show it twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Started with `--resume` of this CLI session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<String>,
+    /// A fork: of which session (a relay id or a CLI id), its title, and the prompt it was cut
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// The session a fork was cut from (`cli.forked_from`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub before_message: String,
+}
+
+/// One session as `GET /v1/code/sessions` lists it (and the fields every session detail has).
+///
+/// A relay session always carries `exit` (maybe `null`) and `last_sequence_num`; a CLI session
+/// (`origin: "cli"`) carries `git_branch` (maybe `null`) and `size_bytes` instead. Fields absent
+/// from the JSON stay absent when serialized again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: String,
+    #[serde(default = "unknown_state")]
+    pub state: SessionState,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// RFC 3339 (`null` for a CLI session).
+    #[serde(default)]
+    pub created_at: Option<String>,
+    /// RFC 3339.
+    #[serde(default)]
+    pub last_activity_at: Option<String>,
+    /// Permission prompts waiting for an answer.
+    #[serde(default)]
+    pub pending_permissions: u64,
+    /// How its agent ended (relay sessions: `null` while it has not).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub exit: Option<Option<ExitInfo>>,
+    /// Archived (listed only on request, or when its worktree was kept).
+    #[serde(default)]
+    pub archived: bool,
+    /// Its last event's sequence number (relay sessions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sequence_num: Option<u64>,
+    /// Its git worktree (spawn mode `worktree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
+    /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
+    /// merged into main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_kept: Option<String>,
+    /// How a relay session relates to Claude Code's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli: Option<CliLink>,
+    /// The git branch a CLI session was on (CLI sessions: `null` when unknown).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub git_branch: Option<Option<String>>,
+    /// The size of a CLI session's transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// `relay` or `cli` (absent in a session detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    /// Fields not modelled here, kept as sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn unknown_state() -> SessionState {
+    SessionState::Other(String::new())
+}
+
+impl SessionSummary {
+    /// A summary with only an id and a state (everything else empty/absent).
+    pub fn new(id: impl Into<String>, state: SessionState) -> Self {
+        Self {
+            id: id.into(),
+            state,
+            cwd: None,
+            model: None,
+            permission_mode: None,
+            title: None,
+            created_at: None,
+            last_activity_at: None,
+            pending_permissions: 0,
+            exit: None,
+            archived: false,
+            last_sequence_num: None,
+            worktree: None,
+            worktree_kept: None,
+            cli: None,
+            git_branch: None,
+            size_bytes: None,
+            origin: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Where it comes from; a summary without `origin` is the relay's.
+    pub fn origin(&self) -> Origin {
+        self.origin.clone().unwrap_or(Origin::Relay)
+    }
+
+    /// The git branch of a CLI session, if known.
+    pub fn git_branch(&self) -> Option<&str> {
+        self.git_branch.as_ref().and_then(Option::as_deref)
+    }
+}
+
+/// The answer to `GET /v1/code/sessions`: `{"sessions": [...]}`. Reading it skips an entry that
+/// does not fit [`SessionSummary`] (no string `id`, a field of the wrong type) instead of failing
+/// the whole list.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionList {
+    #[serde(default, deserialize_with = "lenient_list")]
+    pub sessions: Vec<SessionSummary>,
+}
+
+fn lenient_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SessionSummary>, D::Error> {
+    let raw = Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default();
+    Ok(raw
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect())
+}
+
+/// A permission or other control request waiting for an answer (`pending_requests[]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRequest {
+    #[serde(default)]
+    pub request_id: String,
+    #[serde(default)]
+    pub subtype: String,
+    #[serde(default)]
+    pub sequence_num: u64,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+}
+
+/// `GET /v1/code/sessions/{id}`: the summary plus the CLI's `initialize` answer and the requests
+/// waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionDetail {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    /// The CLI's `initialize` answer (`null` until it came).
+    #[serde(default)]
+    pub initialize: Value,
+    #[serde(default)]
+    pub pending_requests: Vec<PendingRequest>,
+}
