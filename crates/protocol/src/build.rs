@@ -9,6 +9,10 @@
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+mod answers;
+
+pub use answers::{elicitation, question_answers, user_dialog};
+
 use crate::content::{ContentBlock, MessageContent, MessageParam};
 use crate::control::{
     ControlCancelRequest, ControlError, ControlRequest, ControlRequestBody, ControlResponse,
@@ -286,6 +290,8 @@ pub fn update_environment_variables(
 pub mod value {
     use serde_json::{Map, Value};
     use uuid::Uuid;
+
+    pub use super::answers::value::*;
 
     use crate::permission::PermissionUpdate;
     use crate::values::PermissionMode;

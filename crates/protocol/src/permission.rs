@@ -167,6 +167,68 @@ impl PermissionUpdate {
     }
 }
 
+/// Reading and editing an update (a permission suggestion the person adjusts before sending it).
+impl PermissionUpdate {
+    /// The rules of an `addRules` / `replaceRules` / `removeRules` update (empty otherwise).
+    pub fn rules(&self) -> &[PermissionRuleValue] {
+        match self {
+            Self::AddRules(u) | Self::ReplaceRules(u) | Self::RemoveRules(u) => &u.rules,
+            _ => &[],
+        }
+    }
+
+    /// The directories of an `addDirectories` / `removeDirectories` update (empty otherwise).
+    pub fn directories(&self) -> &[String] {
+        match self {
+            Self::AddDirectories(u) | Self::RemoveDirectories(u) => &u.directories,
+            _ => &[],
+        }
+    }
+
+    /// Sets `rules[index].ruleContent`; a blank `content` removes it (a whole-tool rule). Other
+    /// kinds, or an index out of range, are left as they are.
+    pub fn set_rule_content(&mut self, index: usize, content: &str) {
+        if let Self::AddRules(u) | Self::ReplaceRules(u) | Self::RemoveRules(u) = self
+            && let Some(rule) = u.rules.get_mut(index)
+        {
+            rule.rule_content = (!content.trim().is_empty()).then(|| content.to_owned());
+        }
+    }
+
+    /// Sets the directories of an `addDirectories` / `removeDirectories` update.
+    pub fn set_directories(&mut self, directories: Vec<String>) {
+        if let Self::AddDirectories(u) | Self::RemoveDirectories(u) = self {
+            u.directories = directories;
+        }
+    }
+
+    /// Sets the mode of a `setMode` update.
+    pub fn set_mode_to(&mut self, mode: PermissionMode) {
+        if let Self::SetMode(u) = self {
+            u.mode = mode;
+        }
+    }
+
+    /// Sets where the update is stored (for an unknown kind: its `destination` field).
+    pub fn set_destination(&mut self, destination: PermissionUpdateDestination) {
+        match self {
+            Self::AddRules(u) | Self::ReplaceRules(u) | Self::RemoveRules(u) => {
+                u.destination = destination;
+            }
+            Self::SetMode(u) => u.destination = destination,
+            Self::AddDirectories(u) | Self::RemoveDirectories(u) => u.destination = destination,
+            Self::Other(raw) => {
+                if let Some(map) = raw.as_object_mut() {
+                    map.insert(
+                        "destination".to_owned(),
+                        Value::String(destination.as_str().to_owned()),
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Body of `addRules` / `replaceRules` / `removeRules`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RulesUpdate {
