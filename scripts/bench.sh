@@ -2,7 +2,8 @@
 # Runs the benchmarks and prints their figures (also saved under pkg/bench/):
 #   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS,
 #   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
-#   console transfer size (gzipped wasm + js + css), and the bytes the relay really sends (br / gzip).
+#   console transfer size (gzipped wasm + js + css), the bytes the relay really sends (br / gzip), and
+#   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -49,5 +50,11 @@ echo "== what the relay sends (release relay, console compressed at startup)"
     done
     printf '%-10s wasm + js + css on the wire: %8d bytes\n' "$enc" "$total"
   done
+  echo "== first load on a throttled phone (headless Chromium: 4x CPU, 1.6 Mbps, 150 ms RTT)"
+  # A session to open; then every file fetched before the session list is usable,
+  # and the time to the list and to a live transcript, cold and warm.
+  sid=$(curl -sf -H "Authorization: Bearer bench-token-0123456789abcdef" -H 'content-type: application/json' \
+    -d '{"title":"first-load bench"}' "$base/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
+  node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "main=$base" 2>&1 | tee "$out/first-load.txt"
   kill $relay 2>/dev/null || true
 } | tee "$out/relay-transfer.txt"
