@@ -10,7 +10,7 @@ use crate::components::{
 use crate::dom;
 use crate::embed;
 use crate::nav::Nav;
-use crate::net::{self, NetError};
+use crate::net::NetError;
 use crate::store::{RelayOffline, Store};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +52,7 @@ async fn check_me(
 ) {
     let mut attempt = 0u32;
     loop {
-        match net::me().await {
+        match store.who_am_i().await {
             Ok(mut me) => {
                 if observer {
                     // `controls=observer`: a read-only console whatever the credential.
@@ -131,13 +131,11 @@ pub fn App() -> impl IntoView {
     // back (a cross-site iframe), the token stays in memory as a bearer token.
     let on_auth: Rc<dyn Fn(String)> = Rc::new(move |token: String| {
         leptos::task::spawn_local(async move {
-            let login_error = net::login(&token)
+            let login_error = store
+                .sign_in_from_host(token)
                 .await
                 .err()
                 .map(|e| format!("The host's token did not work ({e})."));
-            if login_error.is_none() && matches!(net::me().await, Err(NetError::Status(401, _))) {
-                net::set_bearer(Some(token));
-            }
             check_me(store, nav, auth, login_error, observer).await;
         });
     });
@@ -153,7 +151,7 @@ pub fn App() -> impl IntoView {
     leptos::task::spawn_local(async move {
         let mut login_error = None;
         if let Some(token) = &address.login {
-            let res = net::login(token).await;
+            let res = store.sign_in(token).await;
             // The token must not stay in the address bar or the history (the switches do).
             dom::replace_url(&format!(
                 "{}{}{}",

@@ -3,16 +3,19 @@
 //! protocol messages sent through the [`Sender`] (the real HTTP one, or a fake in tests).
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
+mod answers;
 mod archive;
+mod auth;
 mod changes;
 mod cli_sessions;
 mod compose;
 mod device;
 mod info;
+mod new_session;
 
 use std::rc::Rc;
 
-use bridge_protocol::build;
+use bridge_protocol::{PermissionUpdate, build};
 use leptos::prelude::*;
 use serde_json::Value;
 use uuid::Uuid;
@@ -603,9 +606,7 @@ impl Store {
 
     /// Switches the permission mode.
     pub fn set_permission_mode(&self, mode: &str) {
-        let parsed: bridge_protocol::PermissionMode =
-            serde_json::from_value(Value::String(mode.to_string()))
-                .unwrap_or(bridge_protocol::PermissionMode::Default);
+        let parsed = bridge_protocol::PermissionMode::from(mode);
         self.control(
             LocalRequest::SetPermissionMode(mode.to_string()),
             move |rid| build::value::set_permission_mode(rid, parsed),
@@ -634,16 +635,17 @@ impl Store {
 
     /// Allows a permission prompt with `updated_input` (edited or the original) and the checked
     /// `permission_suggestions` (as edited) as `updatedPermissions`.
-    pub fn allow(&self, prompt: &Prompt, updated_input: Value, updated_permissions: Vec<Value>) {
-        let perms = updated_permissions
-            .into_iter()
-            .filter_map(|p| serde_json::from_value(p).ok())
-            .collect();
+    pub fn allow(
+        &self,
+        prompt: &Prompt,
+        updated_input: Value,
+        updated_permissions: Vec<PermissionUpdate>,
+    ) {
         let msg = build::value::allow(
             &prompt.request_id,
             prompt.tool_use_id.as_deref(),
             updated_input,
-            perms,
+            updated_permissions,
         );
         self.post_answer(&prompt.request_id, msg);
     }
@@ -662,12 +664,6 @@ impl Store {
             interrupt,
         );
         self.post_answer(&prompt.request_id, msg);
-    }
-
-    /// Answers a prompt with any success body (elicitation, user dialog).
-    pub fn answer(&self, request_id: &str, body: Value) {
-        let msg = build::value::success(request_id, Some(body));
-        self.post_answer(request_id, msg);
     }
 
     /// Whether `id` was expanded.

@@ -79,7 +79,10 @@ pub fn form_fields(schema: &Value, order: Option<&Value>) -> Vec<FormField> {
 }
 
 /// Converts the form's text values into typed content; an error names the first bad field.
-pub fn form_content(fields: &[FormField], values: &Map<String, Value>) -> Result<Value, String> {
+pub fn form_content(
+    fields: &[FormField],
+    values: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
     let mut out = Map::new();
     for f in fields {
         let v = values.get(&f.name).cloned().unwrap_or(Value::Null);
@@ -112,7 +115,7 @@ pub fn form_content(fields: &[FormField], values: &Map<String, Value>) -> Result
         };
         out.insert(f.name.clone(), typed);
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 /// An MCP server asks for input: a form built from its schema (or a URL to visit), answered with
@@ -184,11 +187,11 @@ pub fn ElicitationDialog(
             title=title
             queued=queued
             actions=move || view! {
-                <button data-testid="elicitation-cancel" on:click=move |_| rid.with_value(|r| store.answer(r, json!({"action": "cancel"})))>"Cancel"</button>
-                <button class="danger-outline" data-testid="permission-deny" on:click=move |_| rid.with_value(|r| store.answer(r, json!({"action": "decline"})))>"Decline"</button>
+                <button data-testid="elicitation-cancel" on:click=move |_| rid.with_value(|r| store.cancel_elicitation(r))>"Cancel"</button>
+                <button class="danger-outline" data-testid="permission-deny" on:click=move |_| rid.with_value(|r| store.decline_elicitation(r))>"Decline"</button>
                 <button class="primary" data-testid="permission-allow" disabled=move || result.with(|r| r.is_err()) on:click=move |_| {
                     if let Ok(content) = result.get_untracked() {
-                        rid.with_value(|r| store.answer(r, json!({"action": "accept", "content": content})));
+                        rid.with_value(|r| store.accept_elicitation(r, content));
                     }
                 }>"Submit"</button>
             }
@@ -232,9 +235,16 @@ mod tests {
         v.insert("age".into(), json!("x"));
         assert!(form_content(&f, &v).unwrap_err().contains("whole number"));
         v.insert("age".into(), json!("36"));
+        let content = form_content(&f, &v).unwrap();
         assert_eq!(
-            form_content(&f, &v).unwrap(),
+            Value::Object(content.clone()),
             json!({"ok": false, "name": "Ada", "age": 36})
+        );
+        // What Submit sends (the same bytes the dialog wrote itself before the builder).
+        let sent = bridge_protocol::build::value::elicitation_accept("r1", content);
+        assert_eq!(
+            serde_json::to_string(&sent["response"]["response"]).unwrap(),
+            r#"{"action":"accept","content":{"ok":false,"name":"Ada","age":36}}"#
         );
     }
 }

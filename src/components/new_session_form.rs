@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::permission_mode_select::MODES;
 use crate::nav::Nav;
-use crate::net::{self, NewSession};
+use crate::net::NewSession;
 use crate::store::Store;
 
 fn opt(s: String) -> Option<String> {
@@ -33,11 +33,10 @@ pub fn NewSessionForm() -> impl IntoView {
             permission_mode: opt(mode.get_untracked()),
             title: opt(title.get_untracked()),
         };
-        leptos::task::spawn_local(async move {
-            match net::create_session(&req).await {
+        store.create_session(req, move |result| {
+            match result {
                 Ok(id) => {
                     open.try_set(false);
-                    store.refresh_sessions();
                     nav.go(Some(&id));
                 }
                 Err(e) => {

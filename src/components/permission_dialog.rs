@@ -3,6 +3,7 @@
 pub mod input_editor;
 pub mod suggestion_list;
 
+use bridge_protocol::PermissionUpdate;
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 use serde_json::Value;
@@ -30,11 +31,14 @@ pub fn PermissionDialog(
     let original = prompt.input.clone();
     let updated: RwSignal<Result<Value, String>> = RwSignal::new(Ok(original.clone()));
     let deny_msg = RwSignal::new(String::new());
-    let picks: RwSignal<Vec<(bool, Value)>> = RwSignal::new(
+    // A suggestion that does not fit its kind could not be sent (the CLI would drop every update
+    // in the answer): it is not offered.
+    let picks: RwSignal<Vec<(bool, PermissionUpdate)>> = RwSignal::new(
         prompt
             .suggestions
             .iter()
-            .map(|s| (false, s.clone()))
+            .filter_map(|s| PermissionUpdate::from_value(s.clone()).ok())
+            .map(|s| (false, s))
             .collect(),
     );
     let p = StoredValue::new(prompt.clone());

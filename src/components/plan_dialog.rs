@@ -1,13 +1,21 @@
 //! The ExitPlanMode dialog.
 
+use bridge_protocol::{PermissionMode, PermissionUpdate, PermissionUpdateDestination};
 use leptos::prelude::*;
-use serde_json::json;
 
 use crate::components::Markdown;
 use crate::components::prompt_dock::DialogFrame;
 use crate::state::Prompt;
 use crate::state::prompt::plan_text;
 use crate::store::Store;
+
+/// "Approve, auto-accept edits": the session switches to `acceptEdits`.
+fn accept_edits_for_session() -> PermissionUpdate {
+    PermissionUpdate::set_mode(
+        PermissionMode::AcceptEdits,
+        PermissionUpdateDestination::Session,
+    )
+}
 
 /// Shows the plan (markdown) and asks to approve it and leave plan mode — optionally switching to
 /// auto-accepting edits — or to keep planning with feedback for the model.
@@ -47,7 +55,7 @@ pub fn PlanDialog(
                     p.with_value(|p| store.deny(p, &msg, false));
                 }>"Keep planning"</button>
                 <button data-testid="plan-approve-accept-edits" on:click=move |_| {
-                    p.with_value(|p| store.allow(p, p.input.clone(), vec![json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"})]));
+                    p.with_value(|p| store.allow(p, p.input.clone(), vec![accept_edits_for_session()]));
                 }>"Approve, auto-accept edits"</button>
                 <button class="primary" data-testid="permission-allow" data-autofocus on:click=move |_| {
                     p.with_value(|p| store.allow(p, p.input.clone(), vec![]));
@@ -61,5 +69,18 @@ pub fn PlanDialog(
                     on:input=move |ev| feedback.set(event_target_value(&ev))></textarea>
             </label>
         </DialogFrame>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_edits_is_the_session_set_mode_sent_before() {
+        assert_eq!(
+            serde_json::to_value(vec![accept_edits_for_session()]).unwrap(),
+            serde_json::json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The AskUserQuestion dialog.
 
+use bridge_protocol::build;
 use leptos::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::components::prompt_dock::DialogFrame;
 use crate::format::field;
@@ -62,19 +63,14 @@ pub fn answered_input(
     chosen: &[Vec<String>],
     other: &[String],
 ) -> Value {
-    let mut answers = Map::new();
-    for (i, q) in qs.iter().enumerate() {
+    let picks = qs.iter().enumerate().map(|(i, q)| {
         let mut picked: Vec<String> = chosen.get(i).cloned().unwrap_or_default();
         if let Some(o) = other.get(i).filter(|o| !o.trim().is_empty()) {
             picked.push(o.trim().to_string());
         }
-        if !picked.is_empty() {
-            answers.insert(q.question.clone(), json!(picked.join(", ")));
-        }
-    }
-    let mut obj = input.as_object().cloned().unwrap_or_default();
-    obj.insert("answers".into(), Value::Object(answers));
-    Value::Object(obj)
+        (q.question.clone(), picked)
+    });
+    build::question_answers(input, picks)
 }
 
 /// Asks the model's questions with their choices (and a free answer); the answers go back in
@@ -189,6 +185,8 @@ pub fn QuestionDialog(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -209,6 +207,10 @@ mod tests {
         assert_eq!(
             out["answers"],
             json!({"Which DB?": "SQLite", "Extras?": "Cache, Logs"})
+        );
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"questions":[{"question":"Which DB?","header":"DB","options":[{"label":"Postgres","description":""},{"label":"SQLite","description":""}],"multiSelect":false},{"question":"Extras?","header":"","options":[{"label":"Cache","description":""}],"multiSelect":true}],"answers":{"Which DB?":"SQLite","Extras?":"Cache, Logs"}}"#
         );
         assert_eq!(out["questions"], input["questions"]);
     }

@@ -1,7 +1,6 @@
 //! The `request_user_dialog` dialog.
 
 use leptos::prelude::*;
-use serde_json::json;
 
 use crate::components::prompt_dock::DialogFrame;
 use crate::format::pretty;
@@ -33,8 +32,8 @@ pub fn UserDialog(
             title=format!("Claude Code: {}", prompt.tool_name)
             queued=queued
             actions=move || view! {
-                <button class="danger-outline" data-testid="permission-deny" on:click=move |_| rid.with_value(|r| store.answer(r, json!({"behavior": "cancelled"})))>"Cancel"</button>
-                <button class="primary" data-testid="permission-allow" data-autofocus on:click=move |_| rid.with_value(|r| store.answer(r, json!({"behavior": "completed"})))>"Done"</button>
+                <button class="danger-outline" data-testid="permission-deny" on:click=move |_| rid.with_value(|r| store.answer_dialog(r, false))>"Cancel"</button>
+                <button class="primary" data-testid="permission-allow" data-autofocus on:click=move |_| rid.with_value(|r| store.answer_dialog(r, true))>"Done"</button>
             }
         >
             {text.map(|t| view! { <p class="dialog-desc">{t}</p> })}

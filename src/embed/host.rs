@@ -296,7 +296,7 @@ pub fn install(switches: &Switches, store: Store, nav: Nav, on_auth: Rc<dyn Fn(S
     {
         let link = link.clone();
         leptos::task::spawn_local(async move {
-            let allowed = match crate::net::embed_origins().await {
+            let allowed = match store.embed_origins().await {
                 Ok(a) => a,
                 Err(e) => {
                     debug(&format!("no embed origins: {e}"));

@@ -1,9 +1,7 @@
 //! Permission suggestions as checkable, editable rules.
 
+use bridge_protocol::{PermissionMode, PermissionUpdate, PermissionUpdateDestination};
 use leptos::prelude::*;
-use serde_json::{Value, json};
-
-use crate::format::field;
 
 /// Label of a rule destination.
 pub fn destination_label(d: &str) -> &str {
@@ -18,60 +16,47 @@ pub fn destination_label(d: &str) -> &str {
 }
 
 /// Human description of a `PermissionUpdate`.
-pub fn describe(update: &Value) -> String {
-    let dest = destination_label(field(update, "destination"));
-    match field(update, "type") {
-        "addRules" | "replaceRules" | "removeRules" => {
-            let verb = match (field(update, "type"), field(update, "behavior")) {
+pub fn describe(update: &PermissionUpdate) -> String {
+    let dest = update.destination();
+    let dest = destination_label(dest.as_ref().map_or("", |d| d.as_str()));
+    match update {
+        PermissionUpdate::AddRules(u)
+        | PermissionUpdate::ReplaceRules(u)
+        | PermissionUpdate::RemoveRules(u) => {
+            let verb = match (update.tag(), u.behavior.as_str()) {
                 ("removeRules", _) => "Remove rule",
                 (_, "deny") => "Always deny",
                 (_, "ask") => "Always ask for",
                 _ => "Always allow",
             };
-            let rules: Vec<String> = update
-                .get("rules")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .map(|x| match x.get("ruleContent").and_then(Value::as_str) {
-                            Some(c) => format!("{}({c})", field(x, "toolName")),
-                            None => field(x, "toolName").to_string(),
-                        })
-                        .collect()
+            let rules: Vec<String> = u
+                .rules
+                .iter()
+                .map(|x| match &x.rule_content {
+                    Some(c) => format!("{}({c})", x.tool_name),
+                    None => x.tool_name.clone(),
                 })
-                .unwrap_or_default();
+                .collect();
             format!("{verb} {} — {dest}", rules.join(", "))
         }
-        "setMode" => format!("Switch to {} mode — {dest}", field(update, "mode")),
-        "addDirectories" | "removeDirectories" => {
-            let dirs: Vec<&str> = update
-                .get("directories")
-                .and_then(Value::as_array)
-                .map(|d| d.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let verb = if field(update, "type") == "addDirectories" {
+        PermissionUpdate::SetMode(u) => format!("Switch to {} mode — {dest}", u.mode.as_str()),
+        PermissionUpdate::AddDirectories(u) | PermissionUpdate::RemoveDirectories(u) => {
+            let verb = if update.tag() == "addDirectories" {
                 "Allow access to"
             } else {
                 "Remove access to"
             };
-            format!("{verb} {} — {dest}", dirs.join(", "))
+            format!("{verb} {} — {dest}", u.directories.join(", "))
         }
-        other => format!("{other} — {dest}"),
+        PermissionUpdate::Other(_) => format!("{} — {dest}", update.tag()),
     }
 }
 
-/// Sets `rules[index].ruleContent` (an empty text removes it: a whole-tool rule).
-pub fn set_rule_content(update: &mut Value, index: usize, content: &str) {
-    if let Some(rule) = update
-        .get_mut("rules")
-        .and_then(|r| r.get_mut(index))
-        .and_then(Value::as_object_mut)
-    {
-        if content.trim().is_empty() {
-            rule.remove("ruleContent");
-        } else {
-            rule.insert("ruleContent".into(), json!(content));
-        }
+/// The mode of a `setMode` update (`""` for other kinds).
+fn mode_of(update: &PermissionUpdate) -> String {
+    match update {
+        PermissionUpdate::SetMode(u) => u.mode.as_str().to_string(),
+        _ => String::new(),
     }
 }
 
@@ -81,7 +66,7 @@ pub fn set_rule_content(update: &mut Value, index: usize, content: &str) {
 #[component]
 pub fn SuggestionList(
     /// (checked, update) per suggestion, edited in place.
-    picks: RwSignal<Vec<(bool, Value)>>,
+    picks: RwSignal<Vec<(bool, PermissionUpdate)>>,
 ) -> impl IntoView {
     let count = picks.with_untracked(Vec::len);
     (count > 0).then(|| {
@@ -91,12 +76,12 @@ pub fn SuggestionList(
                 {(0..count)
                     .map(|i| {
                         let update = move || picks.with(|p| p[i].1.clone());
-                        let kind = picks.with_untracked(|p| field(&p[i].1, "type").to_string());
-                        let rules_len = picks.with_untracked(|p| p[i].1.get("rules").and_then(Value::as_array).map_or(0, Vec::len));
+                        let kind = picks.with_untracked(|p| p[i].1.tag().to_string());
+                        let rules_len = picks.with_untracked(|p| p[i].1.rules().len());
                         let editors = match kind.as_str() {
                             "addRules" | "replaceRules" | "removeRules" => (0..rules_len)
                                 .map(|j| {
-                                    let tool = picks.with_untracked(|p| field(&p[i].1["rules"][j], "toolName").to_string());
+                                    let tool = picks.with_untracked(|p| p[i].1.rules()[j].tool_name.clone());
                                     view! {
                                         <label class="inline-field">
                                             <span>{format!("{tool}(")}</span>
@@ -105,10 +90,10 @@ pub fn SuggestionList(
                                                 data-testid="permission-suggestion-rule"
                                                 aria-label=format!("Rule content for {tool} (empty: the whole tool)")
                                                 placeholder="any"
-                                                prop:value=move || picks.with(|p| field(&p[i].1["rules"][j], "ruleContent").to_string())
+                                                prop:value=move || picks.with(|p| p[i].1.rules().get(j).and_then(|r| r.rule_content.clone()).unwrap_or_default())
                                                 on:input=move |ev| {
                                                     let v = event_target_value(&ev);
-                                                    picks.update(|p| set_rule_content(&mut p[i].1, j, &v));
+                                                    picks.update(|p| p[i].1.set_rule_content(j, &v));
                                                 }
                                             />
                                             <span>")"</span>
@@ -124,15 +109,11 @@ pub fn SuggestionList(
                                         class="mono"
                                         data-testid="permission-suggestion-directories"
                                         aria-label="Directories, comma separated"
-                                        prop:value=move || picks.with(|p| {
-                                            p[i].1.get("directories").and_then(Value::as_array).map(|d| {
-                                                d.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
-                                            }).unwrap_or_default()
-                                        })
+                                        prop:value=move || picks.with(|p| p[i].1.directories().join(", "))
                                         on:input=move |ev| {
                                             let v = event_target_value(&ev);
-                                            let dirs: Vec<Value> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| json!(s)).collect();
-                                            picks.update(|p| { p[i].1["directories"] = Value::Array(dirs); });
+                                            let dirs: Vec<String> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
+                                            picks.update(|p| p[i].1.set_directories(dirs));
                                         }
                                     />
                                 </label>
@@ -143,10 +124,10 @@ pub fn SuggestionList(
                                     <span>"Mode"</span>
                                     <select
                                         aria-label="Mode to switch to"
-                                        prop:value=move || picks.with(|p| field(&p[i].1, "mode").to_string())
+                                        prop:value=move || picks.with(|p| mode_of(&p[i].1))
                                         on:change=move |ev| {
                                             let v = event_target_value(&ev);
-                                            picks.update(|p| { p[i].1["mode"] = json!(v); });
+                                            picks.update(|p| p[i].1.set_mode_to(PermissionMode::from(v.as_str())));
                                         }
                                     >
                                         {["default", "acceptEdits", "plan"].map(|m| view! { <option value=m>{m}</option> })}
@@ -178,10 +159,10 @@ pub fn SuggestionList(
                                         <select
                                             data-testid="permission-suggestion-destination"
                                             aria-label="Where to save this rule"
-                                            prop:value=move || picks.with(|p| field(&p[i].1, "destination").to_string())
+                                            prop:value=move || picks.with(|p| p[i].1.destination().map(|d| d.as_str().to_string()).unwrap_or_default())
                                             on:change=move |ev| {
                                                 let v = event_target_value(&ev);
-                                                picks.update(|p| { p[i].1["destination"] = json!(v); });
+                                                picks.update(|p| p[i].1.set_destination(PermissionUpdateDestination::from(v.as_str())));
                                             }
                                         >
                                             {["session", "localSettings", "projectSettings", "userSettings"]
@@ -200,24 +181,51 @@ pub fn SuggestionList(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn update(v: serde_json::Value) -> PermissionUpdate {
+        PermissionUpdate::from_value(v).unwrap()
+    }
 
     #[test]
     fn describes_and_edits_rules() {
-        let mut u = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch created.txt"}],
-            "behavior": "allow", "destination": "localSettings"});
+        let mut u = update(
+            json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch created.txt"}],
+            "behavior": "allow", "destination": "localSettings"}),
+        );
         assert_eq!(
             describe(&u),
             "Always allow Bash(touch created.txt) — this project (local settings)"
         );
-        set_rule_content(&mut u, 0, "touch:*");
-        assert_eq!(u["rules"][0]["ruleContent"], "touch:*");
-        set_rule_content(&mut u, 0, "  ");
+        u.set_rule_content(0, "touch:*");
+        assert_eq!(
+            serde_json::to_value(&u).unwrap()["rules"][0]["ruleContent"],
+            "touch:*"
+        );
+        u.set_rule_content(0, "  ");
         assert!(
-            u["rules"][0].get("ruleContent").is_none(),
+            serde_json::to_value(&u).unwrap()["rules"][0]
+                .get("ruleContent")
+                .is_none(),
             "whole-tool rule omits ruleContent"
         );
-        let m = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
+        let m = update(json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}));
         assert_eq!(describe(&m), "Switch to acceptEdits mode — this session");
+        assert_eq!(mode_of(&m), "acceptEdits");
+        let d = update(
+            json!({"type": "addDirectories", "directories": ["/a", "/b"], "destination": "userSettings"}),
+        );
+        assert_eq!(
+            describe(&d),
+            "Allow access to /a, /b — all projects (user settings)"
+        );
+        let deny = update(
+            json!({"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "deny", "destination": "session"}),
+        );
+        assert_eq!(describe(&deny), "Always deny Bash — this session");
+        let other = update(json!({"type": "futureKind", "destination": "cliArg"}));
+        assert_eq!(describe(&other), "futureKind — command line");
     }
 }
