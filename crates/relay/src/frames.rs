@@ -138,7 +138,7 @@ impl Frame {
         assemble(
             FrameKind::ClientEvent,
             Some(e.seq),
-            e.source,
+            e.source.clone(),
             ends_session,
             sse,
             data_start..data_end,

@@ -16,43 +16,19 @@ pub struct ProcId {
     pub start_time: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionState {
-    Idle,
-    Running,
-    RequiresAction,
-    Ended,
-}
+pub use bridge_protocol::SessionState;
+/// How the agent ended; the relay's REST shape ([`bridge_protocol::api`]) is also the record's.
+pub use bridge_protocol::api::ExitInfo;
+/// How a relay session relates to Claude Code's own sessions (kept in its record, listed as `cli`).
+pub use bridge_protocol::api::{CliLink, ForkedFrom};
 
-impl SessionState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionState::Idle => "idle",
-            SessionState::Running => "running",
-            SessionState::RequiresAction => "requires_action",
-            SessionState::Ended => "ended",
-        }
+/// The activity a `system/session_state_changed` from the CLI sets: `idle`, `running` or
+/// `requires_action` (only the relay ends a session; a value it does not know changes nothing).
+pub(crate) fn state_from_cli(s: &str) -> Option<SessionState> {
+    match SessionState::from(s) {
+        s @ (SessionState::Idle | SessionState::Running | SessionState::RequiresAction) => Some(s),
+        _ => None,
     }
-    pub(crate) fn from_cli(s: &str) -> Option<SessionState> {
-        match s {
-            "idle" => Some(SessionState::Idle),
-            "running" => Some(SessionState::Running),
-            "requires_action" => Some(SessionState::RequiresAction),
-            _ => None,
-        }
-    }
-}
-
-/// How the agent ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExitInfo {
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub stderr_tail: String,
-    pub at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// A git worktree owned by a session (spawn mode `worktree`).
@@ -127,27 +103,4 @@ impl SessionMeta {
             cli: None,
         }
     }
-}
-
-/// How a relay session relates to Claude Code's own sessions (kept in its record).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CliLink {
-    /// The CLI's session id (from `system/init`, or the resumed id): its transcript is this session's,
-    /// so the list does not show it twice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// Started with `--resume` of this CLI session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resumed: Option<String>,
-    /// A fork: of which session (a relay id or a CLI id), its title, and the prompt it was cut before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<ForkedFrom>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForkedFrom {
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    pub before_message: String,
 }

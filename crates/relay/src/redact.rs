@@ -108,7 +108,7 @@ pub fn frame_for_observer(
         seq: f.seq.unwrap_or_default(),
         event_id: field("event_id"),
         event_type: field("event_type"),
-        source: f.source,
+        source: f.source.clone(),
         created_at: field("created_at"),
         payload: redacted.to_string(),
         client_uuid: None,

@@ -412,23 +412,29 @@ impl Relay {
         }
     }
 
-    /// Public JSON of a session list.
-    pub fn sessions_json(&self, archived: Archived, scope: Option<&str>) -> Value {
-        let list: Vec<Value> = self
-            .list()
+    /// The relay's sessions as the list shows them (`origin: "relay"`).
+    pub fn summaries(
+        &self,
+        archived: Archived,
+        scope: Option<&str>,
+    ) -> Vec<bridge_protocol::api::SessionSummary> {
+        self.list()
             .into_iter()
             .filter(|s| scope.is_none_or(|sc| sc == s.id))
-            .map(|s| s.summary(false))
+            .map(|s| s.summary())
             .filter(|v| {
-                v["archived"] != Value::Bool(true)
+                !v.archived
                     || match archived {
                         Archived::All => true,
-                        Archived::WorktreeKept => v.get("worktree_kept").is_some(),
+                        Archived::WorktreeKept => v.worktree_kept.is_some(),
                         Archived::None => false,
                     }
             })
-            .collect();
-        serde_json::json!({ "sessions": list })
+            .map(|mut v| {
+                v.origin = Some(bridge_protocol::api::Origin::Relay);
+                v
+            })
+            .collect()
     }
 }
 

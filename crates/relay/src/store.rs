@@ -29,34 +29,9 @@ pub enum StoreError {
     },
 }
 
-/// Who produced an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The agent process (CLI stdout).
-    Worker,
-    /// A browser or API client (POSTed or sent over the WebSocket).
-    Client,
-    /// The relay itself (its permission-timeout deny). The events the relay writes in the worker's
-    /// place (agent exit, undecodable line) are `Worker` with `relay_generated: true` in the payload.
-    Relay,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Worker => "worker",
-            Source::Client => "client",
-            Source::Relay => "relay",
-        }
-    }
-    pub fn parse(s: &str) -> Source {
-        match s {
-            "worker" => Source::Worker,
-            "client" => Source::Client,
-            _ => Source::Relay,
-        }
-    }
-}
+/// Who produced an event (worker, client, relay). The events the relay writes in the worker's place
+/// (agent exit, undecodable line) are `Worker` with `relay_generated: true` in the payload.
+pub use bridge_protocol::api::Source;
 
 /// One durable event as stored. `payload` is the exact JSON text that was received/forwarded.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +162,7 @@ fn row_to_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
         seq: row.get::<_, i64>(1)? as u64,
         event_id: row.get(2)?,
         event_type: row.get(3)?,
-        source: Source::parse(&source),
+        source: Source::from(source),
         created_at: row.get(5)?,
         payload: row.get(6)?,
         client_uuid: row.get(7)?,

@@ -55,7 +55,7 @@ pub(super) async fn list_sessions(
     State(app): State<AppState>,
     who: Principal,
     Query(q): Query<ListQuery>,
-) -> Json<Value> {
+) -> Json<bridge_protocol::api::SessionList> {
     let yes = |v: &Option<String>| v.as_deref().is_some_and(|v| v == "1" || v == "true");
     let archived = match (yes(&q.include_archived), yes(&q.kept_worktrees)) {
         (true, _) => crate::relay::Archived::All,
@@ -69,12 +69,10 @@ pub(super) async fn get_session(
     State(app): State<AppState>,
     who: Principal,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let mut v = app.visible_session(&who, &id)?.summary(true);
-    if !who.can_write()
-        && let Some(init) = v.get_mut("initialize")
-    {
-        crate::redact::initialize_for_observer(init);
+) -> Result<Json<bridge_protocol::api::SessionDetail>, ApiError> {
+    let mut v = app.visible_session(&who, &id)?.detail();
+    if !who.can_write() {
+        crate::redact::initialize_for_observer(&mut v.initialize);
     }
     Ok(Json(v))
 }

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
 use bridge_dedup::BoundedSet;
+use bridge_protocol::api::{self, SessionDetail, SessionSummary, WorktreeInfo};
 
 use crate::agent::{AgentControl, AgentEvents as _, AgentHandle};
 use crate::audit::AuditLog;
@@ -152,9 +153,9 @@ impl Session {
         first_seq: u64,
         ctx: Arc<SessionCtx>,
     ) -> Arc<Session> {
-        let activity = match meta.state {
+        let activity = match &meta.state {
             SessionState::Ended => SessionState::Idle,
-            s => s,
+            s => s.clone(),
         };
         Arc::new_cyclic(|me| Session {
             id: meta.id.clone(),
@@ -240,46 +241,32 @@ impl Session {
     }
 
     pub fn state(&self) -> SessionState {
-        self.lock().meta.state
+        self.lock().meta.state.clone()
     }
 
-    /// The list/detail JSON (CONTRACTS.md).
-    pub fn summary(&self, with_initialize: bool) -> Value {
+    /// The session as the list shows it (CONTRACTS.md), without `origin` (the list adds it).
+    pub fn summary(&self) -> SessionSummary {
+        summary_of(&self.lock())
+    }
+
+    /// `GET /v1/code/sessions/{id}`: the summary, the CLI's `initialize` answer and the requests
+    /// waiting for an answer.
+    pub fn detail(&self) -> SessionDetail {
         let g = self.lock();
-        let m = &g.meta;
-        let mut v = json!({
-            "id": m.id,
-            "state": m.state.as_str(),
-            "cwd": m.cwd,
-            "model": m.model,
-            "permission_mode": m.permission_mode,
-            "title": m.title,
-            "created_at": m.created_at,
-            "last_activity_at": m.last_activity_at,
-            "pending_permissions": g.pending.iter().filter(|p| p.subtype == "can_use_tool").count(),
-            "exit": m.exit,
-            "archived": m.archived,
-            "last_sequence_num": g.last_seq,
-        });
-        if let Some(wt) = &m.worktree {
-            v["worktree"] = json!({"path": wt.path, "branch": wt.branch});
+        SessionDetail {
+            summary: summary_of(&g),
+            initialize: g.meta.initialize.clone().unwrap_or(Value::Null),
+            pending_requests: g
+                .pending
+                .iter()
+                .map(|p| api::PendingRequest {
+                    request_id: p.request_id.clone(),
+                    subtype: p.subtype.clone(),
+                    sequence_num: p.seq,
+                    tool_name: p.tool_name.clone(),
+                })
+                .collect(),
         }
-        if let Some(why) = &m.worktree_kept {
-            v["worktree_kept"] = json!(why);
-        }
-        if let Some(cli) = &m.cli {
-            v["cli"] = json!(cli);
-        }
-        if with_initialize {
-            v["initialize"] = m.initialize.clone().unwrap_or(Value::Null);
-            v["pending_requests"] = Value::Array(
-                g.pending
-                    .iter()
-                    .map(|p| json!({"request_id": p.request_id, "subtype": p.subtype, "sequence_num": p.seq, "tool_name": p.tool_name}))
-                    .collect(),
-            );
-        }
-        v
     }
 
     fn save_meta(&self, g: &Inner) {
@@ -316,7 +303,7 @@ impl Session {
         } else if g.activity == SessionState::RequiresAction {
             SessionState::Running
         } else {
-            g.activity
+            g.activity.clone()
         };
         if new != g.meta.state {
             g.meta.state = new;
@@ -363,3 +350,30 @@ impl Session {
 
 #[cfg(test)]
 mod tests;
+
+fn summary_of(g: &Inner) -> SessionSummary {
+    let m = &g.meta;
+    SessionSummary {
+        cwd: Some(m.cwd.clone()),
+        model: m.model.clone(),
+        permission_mode: m.permission_mode.clone(),
+        title: m.title.clone(),
+        created_at: Some(m.created_at.clone()),
+        last_activity_at: Some(m.last_activity_at.clone()),
+        pending_permissions: g
+            .pending
+            .iter()
+            .filter(|p| p.subtype == "can_use_tool")
+            .count() as u64,
+        exit: Some(m.exit.clone()),
+        archived: m.archived,
+        last_sequence_num: Some(g.last_seq),
+        worktree: m.worktree.as_ref().map(|wt| WorktreeInfo {
+            path: wt.path.clone(),
+            branch: wt.branch.clone(),
+        }),
+        worktree_kept: m.worktree_kept.clone(),
+        cli: m.cli.clone(),
+        ..SessionSummary::new(m.id.clone(), m.state.clone())
+    }
+}

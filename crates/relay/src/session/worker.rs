@@ -187,7 +187,7 @@ impl Session {
                     if let Some(s) = v
                         .get("state")
                         .and_then(Value::as_str)
-                        .and_then(SessionState::from_cli)
+                        .and_then(crate::record::state_from_cli)
                     {
                         g.activity = s;
                     }

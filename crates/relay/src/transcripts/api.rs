@@ -21,6 +21,8 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::extract::{AppState, Controller, JsonBody};
 use crate::relay::CreateSession;
+use bridge_protocol::SessionState;
+use bridge_protocol::api::{Origin, SessionList, SessionSummary};
 
 /// How long a rewind waits for the CLI's answer.
 pub const REWIND_TIMEOUT: Duration = Duration::from_secs(20);
@@ -38,14 +40,12 @@ pub fn routes() -> Router<AppState> {
 /// The session list: the relay's sessions (`origin: "relay"`) and the CLI's transcripts that no relay
 /// session owns (`origin: "cli"`), newest first, each fork right after the session it came from.
 /// A session-scoped observer sees only its session.
-pub async fn list(app: &AppState, archived: crate::relay::Archived, scope: Option<&str>) -> Value {
-    let mut v = app.sessions_json(archived, scope);
-    let Some(list) = v.get_mut("sessions").and_then(Value::as_array_mut) else {
-        return v;
-    };
-    for s in list.iter_mut() {
-        s["origin"] = "relay".into();
-    }
+pub async fn list(
+    app: &AppState,
+    archived: crate::relay::Archived,
+    scope: Option<&str>,
+) -> SessionList {
+    let mut list = app.summaries(archived, scope);
     if scope.is_none() {
         let owned = owned_cli_ids(app);
         let app2 = app.clone();
@@ -59,8 +59,8 @@ pub async fn list(app: &AppState, archived: crate::relay::Archived, scope: Optio
                 .map(cli_summary),
         );
     }
-    order(list);
-    v
+    order(&mut list);
+    SessionList { sessions: list }
 }
 
 /// CLI session ids whose transcript belongs to a relay session (archived ones too).
@@ -73,42 +73,45 @@ fn owned_cli_ids(app: &AppState) -> HashSet<String> {
         .collect()
 }
 
-fn when(v: &Value) -> OffsetDateTime {
-    v.get("last_activity_at")
-        .and_then(Value::as_str)
+fn when(s: &SessionSummary) -> OffsetDateTime {
+    s.last_activity_at
+        .as_deref()
         .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         .unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 /// Newest first; a fork follows its origin when that is listed.
-pub fn order(list: &mut Vec<Value>) {
-    list.sort_by(|a, b| {
-        when(b)
-            .cmp(&when(a))
-            .then_with(|| a["id"].as_str().cmp(&b["id"].as_str()))
-    });
+pub fn order(list: &mut Vec<SessionSummary>) {
+    list.sort_by(|a, b| when(b).cmp(&when(a)).then_with(|| a.id.cmp(&b.id)));
     // A session is known by its id, and a relay session also by the CLI session it runs.
-    let names = |s: &Value| -> Vec<String> {
-        ["/id", "/cli/session_id", "/cli/resumed"]
-            .iter()
-            .filter_map(|p| s.pointer(p).and_then(Value::as_str).map(str::to_owned))
-            .collect()
+    let names = |s: &SessionSummary| -> Vec<String> {
+        let cli = s.cli.as_ref();
+        [
+            Some(&s.id),
+            cli.and_then(|c| c.session_id.as_ref()),
+            cli.and_then(|c| c.resumed.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
     };
     let ids: std::collections::HashMap<String, String> = list
         .iter()
         .flat_map(|s| {
-            let id = s["id"].as_str().unwrap_or_default().to_owned();
+            let id = s.id.clone();
             names(s).into_iter().map(move |n| (n, id.clone()))
         })
         .collect();
-    let origin_of = |s: &Value| -> Option<String> {
-        s.pointer("/cli/forked_from/id")
-            .and_then(Value::as_str)
-            .and_then(|o| ids.get(o))
-            .filter(|o| Some(o.as_str()) != s["id"].as_str())
+    let origin_of = |s: &SessionSummary| -> Option<String> {
+        s.cli
+            .as_ref()
+            .and_then(|c| c.forked_from.as_ref())
+            .and_then(|f| ids.get(&f.id))
+            .filter(|o| **o != s.id)
             .cloned()
     };
-    let (forks, mut rest): (Vec<Value>, Vec<Value>) =
+    let (forks, mut rest): (Vec<SessionSummary>, Vec<SessionSummary>) =
         list.drain(..).partition(|s| origin_of(s).is_some());
     // Newest fork first, right below its origin (a fork of a fork below that one).
     let mut pending = forks;
@@ -121,7 +124,7 @@ pub fn order(list: &mut Vec<Value>) {
             let origin = origin_of(&f);
             match rest
                 .iter()
-                .position(|s| s["id"].as_str() == origin.as_deref())
+                .position(|s| Some(s.id.as_str()) == origin.as_deref())
             {
                 Some(i) => rest.insert(i + 1, f),
                 None => left.push(f),
@@ -139,22 +142,20 @@ fn rfc3339(t: std::time::SystemTime) -> String {
 }
 
 /// A CLI session as the list shows it.
-pub fn cli_summary(t: &Transcript) -> Value {
-    json!({
-        "id": t.id,
-        "origin": "cli",
-        "state": "idle",
-        "cwd": t.facts.cwd,
-        "title": t.facts.title(),
-        "git_branch": t.facts.git_branch,
-        "last_activity_at": rfc3339(t.modified),
-        "created_at": null,
-        "model": null,
-        "permission_mode": null,
-        "pending_permissions": 0,
-        "archived": false,
-        "size_bytes": t.size,
-    })
+pub fn cli_summary(t: &Transcript) -> SessionSummary {
+    SessionSummary {
+        origin: Some(Origin::Cli),
+        cwd: t.facts.cwd.clone(),
+        title: t.facts.title(),
+        git_branch: Some(t.facts.git_branch.clone()),
+        last_activity_at: Some(rfc3339(t.modified)),
+        size_bytes: Some(t.size),
+        ..SessionSummary::new(t.id.clone(), SessionState::Idle)
+    }
+}
+
+fn to_json(s: &SessionSummary) -> Value {
+    serde_json::to_value(s).expect("a session summary serializes to JSON")
 }
 
 fn readable(who: &Principal) -> Result<(), ApiError> {
@@ -218,7 +219,7 @@ async fn detail(
     readable(&who)?;
     let t = transcript(&app, &id).await?;
     let lines = lines(&t).await?;
-    let mut v = cli_summary(&t);
+    let mut v = to_json(&cli_summary(&t));
     v["frames"] = Value::Array(parse::history(&lines, None));
     v["live_session"] = live_session(&app, &id).into();
     Ok(Json(v))
@@ -241,8 +242,9 @@ fn existing_dir(t: &Transcript) -> Result<String, ApiError> {
 }
 
 fn created(session: &crate::session::Session, extra: Value) -> Response {
-    let mut v = session.summary(false);
-    v["origin"] = "relay".into();
+    let mut summary = session.summary();
+    summary.origin = Some(Origin::Relay);
+    let mut v = to_json(&summary);
     v["session_id"] = session.id.clone().into();
     if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
         o.extend(e.clone());

@@ -3,6 +3,7 @@ use crate::auth::Principal;
 use crate::auth::Role;
 use crate::store::MemoryStore;
 use crate::store::Source;
+use serde_json::json;
 
 struct Rig {
     session: Arc<Session>,
@@ -101,10 +102,7 @@ async fn relay_initialize_is_sent_first_and_its_answer_kept_out_of_the_log() {
     assert_eq!(sent[0]["request"]["subtype"], "initialize");
     let rid = sent[0]["request_id"].as_str().unwrap();
     r.session.on_line(&json!({"type":"control_response","response":{"subtype":"success","request_id":rid,"response":{"models":[{"value":"m"}]}}}).to_string());
-    assert_eq!(
-        r.session.summary(true)["initialize"]["models"][0]["value"],
-        "m"
-    );
+    assert_eq!(r.session.detail().initialize["models"][0]["value"], "m");
     assert!(payloads(&r).is_empty());
     // Someone else's initialize answer is an ordinary durable event.
     r.session.on_line(r#"{"type":"control_response","response":{"subtype":"success","request_id":"sdk1","response":{}}}"#);

@@ -11,7 +11,7 @@ async fn first_answer_wins_and_later_ones_change_nothing() {
     assert_eq!(r.session.state(), SessionState::Running);
     r.session.on_line(&can_use_tool("req-1"));
     assert_eq!(r.session.state(), SessionState::RequiresAction);
-    assert_eq!(r.session.summary(false)["pending_permissions"], 1);
+    assert_eq!(r.session.summary().pending_permissions, 1);
     let first = r
         .session
         .ingest(&who, vec![answer("req-1", "u-a", "echo edited")])
@@ -78,11 +78,7 @@ async fn an_answer_whose_audit_record_cannot_be_written_is_refused_and_not_forwa
     assert!(err.message.contains("audit log"), "{}", err.message);
     assert!(drain(&mut r.stdin).is_empty(), "nothing reached the agent");
     assert_eq!(payloads(&r).len(), before, "nothing stored");
-    assert_eq!(
-        r.session.summary(false)["pending_permissions"],
-        1,
-        "still waiting"
-    );
+    assert_eq!(r.session.summary().pending_permissions, 1, "still waiting");
 }
 
 #[tokio::test]
@@ -91,7 +87,7 @@ async fn cancelled_prompt_cannot_be_answered() {
     r.session.on_line(&can_use_tool("req-2"));
     r.session
         .on_line(r#"{"type":"control_cancel_request","request_id":"req-2"}"#);
-    assert_eq!(r.session.summary(false)["pending_permissions"], 0);
+    assert_eq!(r.session.summary().pending_permissions, 0);
     let err = r
         .session
         .ingest(&controller(), vec![answer("req-2", "u", "x")])
