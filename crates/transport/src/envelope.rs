@@ -13,39 +13,9 @@ use serde_json::Value;
 
 use crate::sse::SseEvent;
 
-/// Who produced a durable event (the envelope's `source`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Source {
-    /// The agent (CLI stdout).
-    Worker,
-    /// A browser or other client (an echo of a posted event).
-    Client,
-    /// The relay itself (agent exit, undecodable line, timeout deny).
-    Relay,
-    /// Anything else (kept as sent); a missing source is `Other("")`.
-    Other(String),
-}
-
-impl Source {
-    fn parse(s: Option<&str>) -> Self {
-        match s {
-            Some("worker") => Source::Worker,
-            Some("client") => Source::Client,
-            Some("relay") => Source::Relay,
-            other => Source::Other(other.unwrap_or_default().to_owned()),
-        }
-    }
-
-    /// The wire spelling.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Source::Worker => "worker",
-            Source::Client => "client",
-            Source::Relay => "relay",
-            Source::Other(s) => s,
-        }
-    }
-}
+/// Who produced a durable event (the envelope's `source`): `worker`, `client`, `relay`, or anything
+/// else kept as sent (a missing source is `Other("")`). Shared with the relay.
+pub use bridge_protocol::api::Source;
 
 /// A stored event with its sequence number.
 #[derive(Debug, Clone, PartialEq)]
@@ -276,7 +246,11 @@ fn decode(
                 .ok_or(DecodeError::NoSequence)?;
             let field = |d: &Value, k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
             let event_id = field(&data, "event_id");
-            let source = Source::parse(data.get("source").and_then(Value::as_str));
+            let source = Source::from(
+                data.get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            );
             let created_at = field(&data, "created_at");
             let payload = take_payload(&mut data, event)?;
             let uuid = payload
