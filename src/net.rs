@@ -66,66 +66,9 @@ impl Me {
     }
 }
 
-/// One entry of `GET /v1/code/sessions`.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-pub struct SessionSummary {
-    /// Session id.
-    pub id: String,
-    /// `idle`, `running`, `requires_action`, `ended`.
-    #[serde(default)]
-    pub state: String,
-    /// Working directory.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Model.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Permission mode.
-    #[serde(default)]
-    pub permission_mode: Option<String>,
-    /// Title.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Creation time.
-    #[serde(default)]
-    pub created_at: Option<Value>,
-    /// Last activity.
-    #[serde(default)]
-    pub last_activity_at: Option<Value>,
-    /// Pending permission prompts.
-    #[serde(default)]
-    pub pending_permissions: u64,
-    /// `relay` (started by the relay) or `cli` (Claude Code's own, from its transcript).
-    #[serde(default)]
-    pub origin: Option<String>,
-    /// The git branch a CLI session was on.
-    #[serde(default)]
-    pub git_branch: Option<String>,
-    /// How a relay session relates to Claude Code's own (`session_id`, `resumed`, `forked_from`).
-    #[serde(default)]
-    pub cli: Option<Value>,
-    /// Archived (listed only when its worktree was kept).
-    #[serde(default)]
-    pub archived: bool,
-    /// Its git worktree (spawn mode `worktree`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<WorktreeInfo>,
-    /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
-    /// merged into main`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree_kept: Option<String>,
-}
-
-/// Where a session's git worktree is.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct WorktreeInfo {
-    /// Its directory on the relay's machine.
-    #[serde(default)]
-    pub path: String,
-    /// Its branch (`bridge/<id prefix>`), if it has one.
-    #[serde(default)]
-    pub branch: Option<String>,
-}
+/// One entry of `GET /v1/code/sessions` and where a session's worktree is: bridge-protocol's REST
+/// shapes, the ones the relay writes.
+pub use bridge_protocol::api::{SessionSummary, WorktreeInfo};
 
 /// The answer to `POST /v1/code/sessions/{id}/archive`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -412,8 +355,10 @@ pub async fn embed_origins() -> Result<Vec<String>, NetError> {
 /// worktree was kept (`archived`, `worktree_kept`).
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, NetError> {
     let v = request_json("GET", "/v1/code/sessions?kept_worktrees=1", None).await?;
-    let list = v.get("sessions").cloned().unwrap_or(Value::Array(vec![]));
-    serde_json::from_value(list).map_err(|e| NetError::Decode(e.to_string()))
+    // An entry that does not fit is left out; the rest of the list still shows.
+    serde_json::from_value::<bridge_protocol::api::SessionList>(v)
+        .map(|l| l.sessions)
+        .map_err(|e| NetError::Decode(e.to_string()))
 }
 
 /// `POST /v1/code/sessions`; returns the new session id.

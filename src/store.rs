@@ -221,7 +221,7 @@ impl Store {
         self.session.try_update(|s| {
             s.set_replaying(replaying);
             for f in &frames {
-                s.apply_from(f.source, &f.payload);
+                s.apply_from(f.source.clone(), &f.payload);
             }
             s.set_replaying(false);
         });

@@ -9,8 +9,8 @@ use crate::store::Store;
 #[component]
 pub fn SessionStateBadge() -> impl IntoView {
     let store = Store::expect();
-    let state = move || store.session.with(|s| s.state().as_str());
-    let label = move || match state() {
+    let state = move || store.session.with(|s| s.state().to_string());
+    let label = move || match state().as_str() {
         "running" => "Running",
         "requires_action" => "Waiting for approval",
         "ended" => "Ended",

@@ -12,63 +12,10 @@ use super::item::{
 use super::prompt::{Notice, Prompt, PromptKind, SettledBy};
 use super::tasks::{self, TaskList};
 
-/// Who wrote a frame, as the relay's envelope says (`source`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// The CLI (stdout).
-    Worker,
-    /// A browser (an echo of a posted event: this console's or another controller's).
-    Client,
-    /// The relay itself (agent exit, relay timeout deny, undecodable line).
-    Relay,
-}
-
-impl Source {
-    /// Parses the envelope's `source` (anything unknown counts as the worker).
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "client" => Source::Client,
-            "relay" => Source::Relay,
-            _ => Source::Worker,
-        }
-    }
-}
-
-/// The session state shown in the header (`data-state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SessionState {
-    /// Waiting for a prompt.
-    Idle,
-    /// A turn is running.
-    Running,
-    /// A prompt waits for an answer.
-    RequiresAction,
-    /// The agent process ended.
-    Ended,
-}
-
-impl SessionState {
-    /// Wire / `data-state` spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionState::Idle => "idle",
-            SessionState::Running => "running",
-            SessionState::RequiresAction => "requires_action",
-            SessionState::Ended => "ended",
-        }
-    }
-
-    /// Parses the relay's spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "idle" => SessionState::Idle,
-            "running" => SessionState::Running,
-            "requires_action" => SessionState::RequiresAction,
-            "ended" => SessionState::Ended,
-            _ => return None,
-        })
-    }
-}
+/// Who wrote a frame, as the relay's envelope says (`source`: worker, client or relay; the network
+/// layer reads anything else as the worker). The session state shown in the header (`data-state`;
+/// [`Session::state`] is never `Other`). Both are bridge-protocol's, shared with the relay.
+pub use bridge_protocol::{SessionState, api::Source};
 
 /// Progress of an interrupt this console (or another controller) asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -484,7 +431,7 @@ impl Session {
         if let Some(c) = s(summary, "cwd") {
             self.info.cwd.get_or_insert_with(|| c.to_string());
         }
-        match s(summary, "state").and_then(SessionState::parse) {
+        match s(summary, "state").map(SessionState::from) {
             Some(SessionState::Ended) => self.ended = true,
             Some(SessionState::Running) => self.turn_running = true,
             _ => {}

@@ -158,6 +158,13 @@ fn unknown_state() -> SessionState {
     SessionState::Other(String::new())
 }
 
+/// No id, an unknown (empty) state, everything else empty/absent.
+impl Default for SessionSummary {
+    fn default() -> Self {
+        Self::new(String::new(), unknown_state())
+    }
+}
+
 impl SessionSummary {
     /// A summary with only an id and a state (everything else empty/absent).
     pub fn new(id: impl Into<String>, state: SessionState) -> Self {

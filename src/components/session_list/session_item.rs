@@ -6,6 +6,7 @@ use crate::format;
 use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
 use crate::store::Store;
+use bridge_protocol::api::Origin;
 
 /// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`, `data-origin`
 /// `relay` or `cli` — Claude Code's own, started in a terminal, marked "Terminal"): opens it on
@@ -35,7 +36,7 @@ pub fn SessionItem(
     let ago = summary
         .last_activity_at
         .as_ref()
-        .map(|t| format::ago(t, js_sys::Date::now()))
+        .map(|t| format::ago(&t.as_str().into(), js_sys::Date::now()))
         .unwrap_or_default();
     let mut meta = Vec::new();
     if let Some(m) = &summary.model {
@@ -44,29 +45,26 @@ pub fn SessionItem(
     if summary.pending_permissions > 0 {
         meta.push(format!("{} waiting", summary.pending_permissions));
     }
-    if let Some(b) = &summary.git_branch {
-        meta.push(b.clone());
+    if let Some(b) = summary.git_branch() {
+        meta.push(b.to_owned());
     }
     if !ago.is_empty() {
         meta.push(ago);
     }
-    let origin = summary.origin.clone().unwrap_or_else(|| "relay".into());
-    let from_terminal = origin == "cli";
+    let from_terminal = summary.origin() == Origin::Cli;
+    let origin = summary.origin().as_str().to_owned();
     // "Fork of …": a session forked from another (the relay lists it right after that one).
     let fork_of = summary
         .cli
         .as_ref()
-        .and_then(|c| c.get("forked_from"))
+        .and_then(|c| c.forked_from.as_ref())
         .map(|f| {
-            let title = f
-                .get("title")
-                .and_then(|t| t.as_str())
-                .unwrap_or("another session");
+            let title = f.title.as_deref().unwrap_or("another session");
             format!("Fork of {title}")
         });
     let archive_label = format!("Archive session {name}");
     let name_archive = name.clone();
-    let state = summary.state.clone();
+    let state = summary.state.as_str().to_owned();
     let archiving = RwSignal::new(false);
     view! {
         <li
