@@ -10,6 +10,7 @@ mod changes;
 mod cli_sessions;
 mod compose;
 mod device;
+mod files;
 mod info;
 mod new_session;
 
@@ -31,6 +32,7 @@ pub use changes::{Changes, writes_files};
 pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
 pub use device::{PushState, RelayOffline, test_summary};
+pub use files::files_of;
 
 /// How long the page stays hidden before the stream is suspended.
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;

@@ -1,7 +1,6 @@
 //! The message composer.
 
 mod attachment_preview;
-mod files;
 mod queued;
 
 use leptos::ev::KeyboardEvent;
@@ -9,7 +8,7 @@ use leptos::prelude::*;
 
 use crate::state::attachment::{ACCEPT, check_fits};
 use crate::state::{Attachment, SessionState, SlashCommand, queue, slash_matches};
-use crate::store::Store;
+use crate::store::{Store, files_of};
 
 pub use attachment_preview::AttachmentPreview;
 pub use queued::QueuedMessages;
@@ -49,30 +48,29 @@ pub fn Composer() -> impl IntoView {
         }
         attach_errors.set(Vec::new());
         reading.update(|n| *n += 1);
-        leptos::task::spawn_local(async move {
-            for file in list {
-                let id = next_id.try_update_value(|n| {
+        store.read_attachments(
+            list,
+            move || {
+                next_id.try_update_value(|n| {
                     *n += 1;
                     format!("att-{n}")
-                });
-                let Some(id) = id else { return };
-                let got = files::read(file, id).await.and_then(|a| {
-                    text.with_untracked(|t| {
-                        attachments.with_untracked(|cur| check_fits(t, cur, &a))
-                    })?;
-                    Ok(a)
-                });
-                match got {
-                    Ok(a) => {
-                        attachments.try_update(|v| v.push(a));
-                    }
-                    Err(e) => {
-                        attach_errors.try_update(|v| v.push(e.to_string()));
-                    }
+                })
+            },
+            move |a| {
+                text.with_untracked(|t| attachments.with_untracked(|cur| check_fits(t, cur, a)))
+            },
+            move |got| match got {
+                Ok(a) => {
+                    attachments.try_update(|v| v.push(a));
                 }
-            }
-            reading.try_update(|n| *n = n.saturating_sub(1));
-        });
+                Err(e) => {
+                    attach_errors.try_update(|v| v.push(e.to_string()));
+                }
+            },
+            move || {
+                reading.try_update(|n| *n = n.saturating_sub(1));
+            },
+        );
     };
     // The draft survives an update reload ("New version — reload"): the store keeps it for that.
     Effect::new(move |_| text.with(|t| store.note_draft(t)));
@@ -178,7 +176,7 @@ pub fn Composer() -> impl IntoView {
             ev.prevent_default();
             dragging.set(false);
             if disabled_reason().is_none() {
-                add_files(files::files_of(ev.data_transfer().and_then(|d| d.files())));
+                add_files(files_of(ev.data_transfer().and_then(|d| d.files())));
             }
         }
     });
@@ -314,7 +312,7 @@ pub fn Composer() -> impl IntoView {
                     aria-label="Attach images or text files"
                     on:change=move |ev| {
                         let el: web_sys::HtmlInputElement = event_target(&ev);
-                        add_files(files::files_of(el.files()));
+                        add_files(files_of(el.files()));
                         // The same file can be picked again after it was removed.
                         el.set_value("");
                     }
@@ -363,7 +361,7 @@ pub fn Composer() -> impl IntoView {
                     }
                     on:keydown=on_keydown
                     on:paste=move |ev: leptos::ev::ClipboardEvent| {
-                        let list = files::files_of(ev.clipboard_data().and_then(|d| d.files()));
+                        let list = files_of(ev.clipboard_data().and_then(|d| d.files()));
                         if !list.is_empty() {
                             // A screenshot or a copied file: attached; pasted text stays text.
                             ev.prevent_default();

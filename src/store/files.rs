@@ -7,11 +7,38 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{CanvasRenderingContext2d, File, HtmlCanvasElement, ImageBitmap};
 
+use super::Store;
 use crate::state::attachment::{
     AttachError, FileKind, MAX_IMAGE_BASE64, classify, downscale_attempt, downscaled_type,
     needs_downscale,
 };
 use crate::state::{Attachment, AttachmentBody};
+
+impl Store {
+    /// Reads `files` one after the other (in the order given) into attachments. `next_id` names
+    /// each (`None`: the draft is gone, stop); `fits` checks it against the draft as it is by then;
+    /// `each` gets the attachment or why it cannot be attached; `done` runs at the end.
+    pub fn read_attachments(
+        &self,
+        files: Vec<File>,
+        mut next_id: impl FnMut() -> Option<String> + 'static,
+        fits: impl Fn(&Attachment) -> Result<(), AttachError> + 'static,
+        mut each: impl FnMut(Result<Attachment, AttachError>) + 'static,
+        done: impl FnOnce() + 'static,
+    ) {
+        leptos::task::spawn_local(async move {
+            for file in files {
+                let Some(id) = next_id() else { break };
+                let got = read(file, id).await.and_then(|a| {
+                    fits(&a)?;
+                    Ok(a)
+                });
+                each(got);
+            }
+            done();
+        });
+    }
+}
 
 fn js_why(e: JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
@@ -37,7 +64,7 @@ async fn bytes_of(file: &File) -> Result<Vec<u8>, AttachError> {
 }
 
 /// Reads one file into an attachment, or says why it cannot be attached.
-pub async fn read(file: File, id: String) -> Result<Attachment, AttachError> {
+async fn read(file: File, id: String) -> Result<Attachment, AttachError> {
     let name = file.name();
     let size = file.size() as u64;
     match classify(&name, &file.type_(), size)? {
