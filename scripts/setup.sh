@@ -38,6 +38,17 @@ if ! wasm-opt --version 2>/dev/null | grep -q "version $BINARYEN_VERSION"; then
   npm install --prefix "$BRIDGE_CACHE/tools" --no-audit --no-fund --loglevel=error "binaryen@$BINARYEN_VERSION"
 fi
 
+# wasm-split-cli (wasm_split_cli_support): cuts the console's wasm into a main module and lazily
+# loaded chunks in scripts/build-console.sh. Its own binary, not a workspace member (its dependencies
+# are not ours).
+WASM_SPLIT_VERSION=0.2.4
+if [ ! -x "$BRIDGE_CACHE/wasm-split/bin/wasm-split-cli" ] || [ "$(cat "$BRIDGE_CACHE/wasm-split/version" 2>/dev/null)" != "$WASM_SPLIT_VERSION" ]; then
+  say "installing wasm-split-cli $WASM_SPLIT_VERSION into $BRIDGE_CACHE/wasm-split (~2 min once)"
+  cargo install wasm_split_cli_support --version "=$WASM_SPLIT_VERSION" --locked --features build-binary \
+    --root "$BRIDGE_CACHE/wasm-split"
+  echo "$WASM_SPLIT_VERSION" > "$BRIDGE_CACHE/wasm-split/version"
+fi
+
 apt_pkgs=()
 if [ $want_test = 1 ]; then
   command -v chromium >/dev/null || apt_pkgs+=(chromium)

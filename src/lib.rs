@@ -15,6 +15,7 @@ pub mod diff;
 pub mod dom;
 pub mod embed;
 pub mod format;
+pub mod lazy;
 pub mod markdown;
 pub mod nav;
 pub mod net;

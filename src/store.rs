@@ -445,6 +445,8 @@ impl Store {
                     store.notify_newly_waiting(&old, &list);
                 }
                 store.sessions.try_set(list);
+                // The list is up: load the lazily loaded parts when the browser is next idle.
+                crate::lazy::prefetch_when_idle();
             }
         });
     }

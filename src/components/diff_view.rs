@@ -2,7 +2,8 @@
 
 use leptos::prelude::*;
 
-use crate::diff::{DiffLine, diff_lines, diff_stats};
+use crate::diff::{DiffLine, diff_stats};
+use crate::lazy::{self, Part};
 
 /// Shows `old` → `new` as a unified line diff (via `similar`), live when the inputs are signals.
 #[component]
@@ -17,7 +18,12 @@ pub fn DiffView(
     #[prop(optional, into)]
     label: Option<String>,
 ) -> impl IntoView {
-    let lines = Memo::new(move |_| old.with(|o| new.with(|n| diff_lines(o, n, 3))));
+    // The diff code loads lazily (src/lazy.rs): no lines until it is in, then the memo re-runs.
+    let lines = Memo::new(move |_| {
+        let ready = lazy::ready(Part::Diff);
+        old.with(|o| new.with(|n| ready.then(|| lazy::diff_lines(o, n, 3)).flatten()))
+            .unwrap_or_default()
+    });
     view! { <DiffLines lines=lines label=label.unwrap_or_default() /> }
 }
 

@@ -2,12 +2,14 @@
 
 use leptos::prelude::*;
 
-use crate::markdown::{MdNode, MdTag, parse, split_blocks};
+use crate::lazy::{self, Part};
+use crate::markdown::{MdNode, MdTag};
 
 /// Renders markdown as DOM built from a fixed set of elements (see [`crate::markdown`]): raw HTML
 /// shows as text, unsafe links are plain text, images show their alt text. Never uses `inner_html`.
 /// Top-level blocks are keyed by their source, so while text streams in only the block that changed
-/// (the last one) is rebuilt.
+/// (the last one) is rebuilt. Until the markdown part is loaded ([`crate::lazy`], split build only)
+/// the source shows as plain text, then re-renders as markdown.
 #[component]
 pub fn Markdown(
     /// The markdown source (a plain `String` works too).
@@ -15,18 +17,25 @@ pub fn Markdown(
     text: Signal<String>,
 ) -> impl IntoView {
     let blocks = Memo::new(move |_| {
+        let ready = lazy::ready(Part::Markdown);
         text.with(|t| {
-            split_blocks(t)
+            let blocks = ready.then(|| lazy::md_blocks(t)).flatten();
+            let ready = blocks.is_some();
+            blocks
+                .unwrap_or_else(|| vec![t.clone()])
                 .into_iter()
-                .map(str::to_string)
                 .enumerate()
+                .map(|(i, b)| (ready, i, b))
                 .collect::<Vec<_>>()
         })
     });
     view! {
         <div class="md">
             <For each=move || blocks.get() key=|b| b.clone() let:b>
-                {render_nodes(parse(&b.1))}
+                {match b.0.then(|| lazy::md_parse(&b.2)).flatten() {
+                    Some(nodes) => render_nodes(nodes).into_any(),
+                    None => view! { <p class="md-plain">{b.2}</p> }.into_any(),
+                }}
             </For>
         </div>
     }

@@ -6,6 +6,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 use crate::dom;
+use crate::lazy::{self, Part};
 use crate::pwa::{self, PUSH_EVENTS, PushSupport};
 use crate::store::Store;
 
@@ -32,8 +33,20 @@ fn status_text(state: &str, explain: Option<String>, unreachable: Option<String>
 /// `notifications-device-remove`). Where push cannot work it offers notifications shown by this tab
 /// while it is open in the background (`notifications-enable-inpage`). Observers get no push
 /// controls (the relay would refuse them). Escape or `notifications-close` closes it.
+///
+/// Its code loads lazily (the settings part, src/lazy.rs): it shows once that is in.
 #[component]
 pub fn NotificationsSettings() -> impl IntoView {
+    move || lazy::ready(Part::Settings).then(lazy::settings).flatten()
+}
+
+/// The panel itself (in the lazily loaded settings part).
+pub fn settings_view() -> AnyView {
+    view! { <NotificationsPanel /> }.into_any()
+}
+
+#[component]
+fn NotificationsPanel() -> impl IntoView {
     let store = Store::expect();
     let el: NodeRef<leptos::html::Div> = NodeRef::new();
     Effect::new(move |_| {

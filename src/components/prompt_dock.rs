@@ -8,6 +8,7 @@ use crate::components::{
     ElicitationDialog, PermissionDialog, PlanDialog, QuestionDialog, UserDialog,
 };
 use crate::format::field;
+use crate::lazy::{self, Part};
 use crate::state::{Prompt, PromptKind};
 use crate::store::Store;
 
@@ -66,22 +67,35 @@ pub fn PromptDock() -> impl IntoView {
         }
         let rid = head.get()?;
         let prompt = open.with_untracked(|o| o.iter().find(|p| p.request_id == rid).cloned())?;
-        Some(match prompt.kind {
-            PromptKind::Permission => {
-                view! { <PermissionDialog prompt=prompt queued=queued /> }.into_any()
-            }
-            PromptKind::Question => {
-                view! { <QuestionDialog prompt=prompt queued=queued /> }.into_any()
-            }
-            PromptKind::PlanApproval => {
-                view! { <PlanDialog prompt=prompt queued=queued /> }.into_any()
-            }
-            PromptKind::Elicitation => {
-                view! { <ElicitationDialog prompt=prompt queued=queued /> }.into_any()
-            }
-            PromptKind::UserDialog => {
-                view! { <UserDialog prompt=prompt queued=queued /> }.into_any()
-            }
-        })
+        // The dialogs load lazily (src/lazy.rs); they are prefetched long before, and asked for at
+        // once here, as the prompt arrives.
+        if !lazy::ready(Part::Dialogs) {
+            return Some(loading_dialog());
+        }
+        Some(lazy::dialog(prompt, queued).unwrap_or_else(loading_dialog))
+    }
+}
+
+/// Stands in for a dialog while its code is still loading (a first prompt right after the page
+/// opened, on a slow network).
+fn loading_dialog() -> AnyView {
+    view! {
+        <div class="prompt-loading" role="status" data-testid="prompt-loading">"Loading the dialog…"</div>
+    }
+    .into_any()
+}
+
+/// The dialog for an open prompt (in the lazily loaded dialogs part).
+pub fn dialog_view(prompt: Prompt, queued: Signal<usize>) -> AnyView {
+    match prompt.kind {
+        PromptKind::Permission => {
+            view! { <PermissionDialog prompt=prompt queued=queued /> }.into_any()
+        }
+        PromptKind::Question => view! { <QuestionDialog prompt=prompt queued=queued /> }.into_any(),
+        PromptKind::PlanApproval => view! { <PlanDialog prompt=prompt queued=queued /> }.into_any(),
+        PromptKind::Elicitation => {
+            view! { <ElicitationDialog prompt=prompt queued=queued /> }.into_any()
+        }
+        PromptKind::UserDialog => view! { <UserDialog prompt=prompt queued=queued /> }.into_any(),
     }
 }

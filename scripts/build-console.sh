@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the console as the relay serves it, split into a main wasm module and lazily loaded chunks
+# (issue 12; src/lazy.rs says which parts are lazy). `trunk serve` stays the development server (no
+# split there); this replaces `trunk build --release` for what users get.
+#
+#   scripts/build-console.sh [OUT_DIR]     (default dist/)
+#
+# Steps (the sequence cargo-leptos uses for `--split`):
+#  1. cargo builds the console for wasm32 with the `split` feature; only the final link gets
+#     `--emit-relocs` (passed to rustc for the binary alone, so dependencies stay shared with Trunk's
+#     build and .cargo/config.toml's rustflags still apply);
+#  2. wasm-split-cli (wasm_split_cli_support, installed by scripts/setup.sh) cuts the module at the
+#     `#[wasm_split]` entry points: a main module, one .wasm per chunk and __wasm_split.js (the loader);
+#  3. wasm-bindgen --target web --keep-lld-exports on the main module, then wasm-opt -Oz on every .wasm;
+#  4. OUT_DIR gets index.html (Trunk's page with an inline module script that starts the console),
+#     the styles, icons, manifest and sw.js (its precache list from scripts/sw-precache.sh). The wasm
+#     and JS live in console-<hash>/ so they import each other by relative name and a new build gets
+#     new URLs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+out=${1:-dist}
+target_dir=${CARGO_TARGET_DIR:-target}
+split_cli="$BRIDGE_CACHE/wasm-split/bin/wasm-split-cli"
+wasm_opt_flags=(-Oz --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int
+  --enable-sign-ext --enable-mutable-globals --enable-multivalue)
+
+say() { printf '\033[1m[build-console]\033[0m %s\n' "$*"; }
+[ -x "$split_cli" ] || { echo "build-console: $split_cli is missing: run scripts/setup.sh" >&2; exit 1; }
+
+say "cargo (wasm-release, feature split, --emit-relocs)"
+cargo rustc --quiet --target wasm32-unknown-unknown --profile wasm-release --bin bridge-console \
+  --features split -- -Clink-args=--emit-relocs
+raw="$target_dir/wasm32-unknown-unknown/wasm-release/bridge-console.wasm"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/pkg" "$work/stage"
+
+say "wasm-split"
+"$split_cli" --target web --out-name bridge-console "$raw" "$work/pkg" >/dev/null
+say "wasm-bindgen"
+wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$work/pkg" \
+  --out-name bridge-console "$work/pkg/bridge-console.wasm"
+rm "$work/pkg/bridge-console.wasm"
+rm -f "$work/pkg"/*.d.ts
+say "wasm-opt"
+for w in "$work/pkg"/*.wasm; do
+  wasm-opt "${wasm_opt_flags[@]}" "$w" -o "$w"
+done
+
+hash=$(cd "$work/pkg" && LC_ALL=C ls | xargs sha256sum | sha256sum | cut -c1-16)
+pkg="console-$hash"
+stage="$work/stage"
+cp -r "$work/pkg" "$stage/$pkg"
+css_hash=$(sha256sum www/styles.css | cut -c1-16)
+cp www/styles.css "$stage/styles-$css_hash.css"
+cp -r www/icons "$stage/icons"
+cp www/manifest.webmanifest www/sw.js "$stage/"
+
+# index.html: Trunk's directives out, the stylesheet, preloads and the start script in.
+start_script="<script type=\"module\">
+import init from '/$pkg/bridge-console.js';
+await init({ module_or_path: '/$pkg/bridge-console_bg.wasm' });
+</script>"
+awk -v css="/styles-$css_hash.css" -v pkg="/$pkg" -v start="$start_script" '
+  /<link data-trunk rel="rust"/ || /<link data-trunk rel="copy-/ { next }
+  /<link data-trunk rel="css"/ { print "    <link rel=\"stylesheet\" href=\"" css "\" />"; next }
+  /<\/head>/ {
+    print "    <link rel=\"modulepreload\" href=\"" pkg "/bridge-console.js\" />"
+    print "    <link rel=\"preload\" href=\"" pkg "/bridge-console_bg.wasm\" as=\"fetch\" type=\"application/wasm\" crossorigin=\"anonymous\" />"
+    print "    " start
+  }
+  { print }
+' index.html > "$stage/index.html"
+grep -q 'data-trunk' "$stage/index.html" && { echo "build-console: index.html still holds a Trunk directive" >&2; exit 1; }
+
+TRUNK_STAGING_DIR="$stage" sh scripts/sw-precache.sh
+
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+cp -r "$stage" "$out"
+
+say "$out/$pkg (gzip -9 bytes):"
+for f in "$out/$pkg"/*; do
+  printf '  %-48s %9d raw %8d gzip\n' "$(basename "$f")" "$(wc -c <"$f")" "$(gzip -9c "$f" | wc -c)"
+done

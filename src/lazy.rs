@@ -1,0 +1,274 @@
+//! The parts of the console that load lazily (issue 12): their code lives in separate wasm chunks
+//! that `scripts/build-console.sh` splits off the main module with wasm-split, so the first load
+//! carries only the runtime, transport, store, model and the session shell.
+//!
+//! A part's entry points are `#[wasm_split]` functions (Leptos re-exports the macro; it is what
+//! `#[lazy]` expands to, here with one chunk per part instead of one per function). Calling one is
+//! async: the first call fetches its chunk. The views need them synchronously, so each part has a
+//! reactive "ready" flag: [`prefetch`] loads the chunk and sets it; until then a view shows a plain
+//! fallback (markdown as plain text) and reads the flag, so it re-renders once the chunk is in.
+//! [`prefetch_when_idle`] loads every part after the first paint, and [`prefetch`] is called again
+//! as soon as a prompt arrives, so online a dialog never waits on the network.
+//!
+//! Without the `split` feature (`trunk serve`, native tests) the same functions call the code
+//! directly, every part is ready from the start, and nothing changes.
+//!
+//! The macro writes an `extern "C"` import/export pair and `#[unsafe(no_mangle)]` for each entry
+//! point (how wasm-split finds and rewires them); that generated code is the only `unsafe_code`
+//! allowed in the crate.
+#![allow(unsafe_code)]
+
+use leptos::prelude::{AnyView, Signal};
+
+use crate::diff::DiffLine;
+use crate::markdown::MdNode;
+use crate::state::Prompt;
+
+/// True when the build is split (the `split` feature, wasm only).
+pub const SPLIT: bool = cfg!(all(feature = "split", target_family = "wasm"));
+
+/// The chunks: one per lazily loaded part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Markdown parsing (pulldown-cmark): every assistant message.
+    Markdown,
+    /// Line diffs (`similar`): edit tool cards, the permission dialog's preview.
+    Diff,
+    /// The prompt dialogs (permission with its input editor and suggestions, question, plan,
+    /// elicitation, user dialog).
+    Dialogs,
+    /// The notification settings panel.
+    Settings,
+}
+
+impl Part {
+    /// Every part, in the order [`prefetch_all`] loads them.
+    pub const ALL: [Part; 4] = [Part::Markdown, Part::Dialogs, Part::Diff, Part::Settings];
+}
+
+#[cfg(all(feature = "split", target_family = "wasm"))]
+mod split {
+    //! The split build: the entry points, and a ready flag per part.
+    use std::cell::RefCell;
+
+    use futures::FutureExt as _;
+    use leptos::prelude::*;
+
+    use super::Part;
+    use crate::diff::DiffLine;
+    use crate::markdown::MdNode;
+    use crate::state::Prompt;
+
+    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks))]
+    fn md_blocks(text: String) -> Vec<String> {
+        crate::markdown::split_blocks(&text)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_parse))]
+    fn md_parse(block: String) -> Vec<MdNode> {
+        crate::markdown::parse(&block)
+    }
+
+    #[leptos::wasm_split::wasm_split(diff, wasm_split_path = ::leptos::wasm_split, preload(preload_diff))]
+    fn diff(old: String, new: String, context: usize) -> Vec<DiffLine> {
+        crate::diff::diff_lines(&old, &new, context)
+    }
+
+    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog))]
+    fn dialog(prompt: Prompt, queued: Signal<usize>) -> AnyView {
+        crate::components::prompt_dock::dialog_view(prompt, queued)
+    }
+
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings))]
+    fn settings() -> AnyView {
+        crate::components::notifications_settings::settings_view()
+    }
+
+    struct Flag {
+        ready: ArcRwSignal<bool>,
+        loading: bool,
+    }
+
+    thread_local! {
+        static FLAGS: RefCell<Vec<(Part, Flag)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// The part's flag (created on first use; reference-counted, so no component owns it).
+    fn flag<T>(part: Part, f: impl FnOnce(&mut Flag) -> T) -> T {
+        FLAGS.with_borrow_mut(|flags| {
+            if let Some((_, fl)) = flags.iter_mut().find(|(p, _)| *p == part) {
+                return f(fl);
+            }
+            let ready = ArcRwSignal::new(false);
+            flags.push((
+                part,
+                Flag {
+                    ready,
+                    loading: false,
+                },
+            ));
+            f(&mut flags.last_mut().expect("just pushed").1)
+        })
+    }
+
+    pub fn ready(part: Part) -> bool {
+        let ready = flag(part, |f| f.ready.clone());
+        if ready.get() {
+            return true;
+        }
+        prefetch(part);
+        false
+    }
+
+    pub fn prefetch(part: Part) {
+        let start = flag(part, |f| !std::mem::replace(&mut f.loading, true));
+        if !start {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match part {
+                Part::Markdown => {
+                    preload_md_blocks().await;
+                    preload_md_parse().await;
+                }
+                Part::Diff => preload_diff().await,
+                Part::Dialogs => preload_dialog().await,
+                Part::Settings => preload_settings().await,
+            }
+            flag(part, |f| f.ready.clone()).set(true);
+        });
+    }
+
+    /// Runs a loaded entry point at once (its chunk's load future is already complete).
+    fn now<T>(f: impl std::future::Future<Output = T>) -> Option<T> {
+        f.now_or_never()
+    }
+
+    pub fn md_blocks_now(text: &str) -> Option<Vec<String>> {
+        now(md_blocks(text.to_string()))
+    }
+
+    pub fn md_parse_now(block: &str) -> Option<Vec<MdNode>> {
+        now(md_parse(block.to_string()))
+    }
+
+    pub fn diff_now(old: &str, new: &str, context: usize) -> Option<Vec<DiffLine>> {
+        now(diff(old.to_string(), new.to_string(), context))
+    }
+
+    pub fn dialog_now(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
+        now(dialog(prompt, queued))
+    }
+
+    pub fn settings_now() -> Option<AnyView> {
+        now(settings())
+    }
+}
+
+/// Whether `part` is loaded; reactive in the split build (a view that reads it re-renders once the
+/// chunk is in), and starts loading it when it is not. Always true without the split.
+pub fn ready(part: Part) -> bool {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::ready(part);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    {
+        let _ = part;
+        true
+    }
+}
+
+/// Starts loading `part` (once; later calls do nothing).
+pub fn prefetch(part: Part) {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    split::prefetch(part);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    let _ = part;
+}
+
+/// Starts loading every part: when a prompt arrives, so its dialog never waits on the network.
+pub fn prefetch_all() {
+    for part in Part::ALL {
+        prefetch(part);
+    }
+}
+
+/// Loads every part once the browser is idle (`requestIdleCallback`, or a short timeout where it is
+/// missing, as in Safari), so nothing waits for them later. Called when the session list is first
+/// shown, so the chunks are not among what the first paint waits for; later calls do nothing.
+pub fn prefetch_when_idle() {
+    thread_local! {
+        static ASKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if !SPLIT || ASKED.replace(true) {
+        return;
+    }
+    use wasm_bindgen::JsCast as _;
+    use wasm_bindgen::closure::Closure;
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let cb = Closure::once_into_js(prefetch_all);
+    let func: &js_sys::Function = cb.unchecked_ref();
+    let ric = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let opts = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &2000.into());
+    let started = match ric {
+        Some(ric) => ric.call2(&window, func, &opts).is_ok(),
+        None => false,
+    };
+    if !started {
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(func, 200);
+    }
+}
+
+/// The top-level blocks of `text` as owned strings ([`crate::markdown::split_blocks`]), or `None`
+/// while the markdown part is not loaded.
+pub fn md_blocks(text: &str) -> Option<Vec<String>> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::md_blocks_now(text);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(
+        crate::markdown::split_blocks(text)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// One block parsed ([`crate::markdown::parse`]), or `None` while the markdown part is not loaded.
+pub fn md_parse(block: &str) -> Option<Vec<MdNode>> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::md_parse_now(block);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::markdown::parse(block))
+}
+
+/// A line diff ([`crate::diff::diff_lines`]), or `None` while the diff part is not loaded.
+pub fn diff_lines(old: &str, new: &str, context: usize) -> Option<Vec<DiffLine>> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::diff_now(old, new, context);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::diff::diff_lines(old, new, context))
+}
+
+/// The dialog for `prompt` ([`crate::components::prompt_dock::dialog_view`]), or `None` while the
+/// dialogs part is not loaded.
+pub fn dialog(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::dialog_now(prompt, queued);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::components::prompt_dock::dialog_view(prompt, queued))
+}
+
+/// The notification settings panel, or `None` while the settings part is not loaded.
+pub fn settings() -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::settings_now();
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::components::notifications_settings::settings_view())
+}
