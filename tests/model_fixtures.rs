@@ -199,7 +199,7 @@ fn capture_replayed_through_a_relay_with_client_echoes() {
     for (name, frames) in fixtures() {
         let mut s = Session::new();
         for (source, v) in &frames {
-            s.apply_from(*source, v);
+            s.apply_from(source.clone(), v);
         }
         let users: Vec<_> = s
             .order()

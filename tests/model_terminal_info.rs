@@ -32,7 +32,7 @@ fn capture(name: &str) -> Vec<(Source, Value)> {
 fn session_of(frames: &[(Source, Value)]) -> Session {
     let mut s = Session::new();
     for (src, v) in frames {
-        s.apply_from(*src, v);
+        s.apply_from(src.clone(), v);
     }
     s
 }
@@ -43,7 +43,7 @@ fn the_task_list_follows_each_task_call_live() {
     let mut s = Session::new();
     let mut seen: Vec<Vec<(String, String)>> = Vec::new();
     for (src, v) in &frames {
-        s.apply_from(*src, v);
+        s.apply_from(src.clone(), v);
         let now: Vec<(String, String)> = s
             .tasks()
             .tasks()
@@ -153,7 +153,7 @@ fn context_usage_answers_reach_the_model_from_the_log() {
     let mut s = Session::observer();
     let mut before_turn = None;
     for (src, v) in &frames {
-        s.apply_from(*src, v);
+        s.apply_from(src.clone(), v);
         if before_turn.is_none() && v["type"] == "user" {
             before_turn = s.agent_info().context().cloned();
         }
