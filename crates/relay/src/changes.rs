@@ -86,10 +86,10 @@ pub struct ChangedFile {
     pub conflicted: bool,
 }
 
-/// Where a listing came from.
+/// Where a listing came from (not to be confused with an event's [`crate::store::Source`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub enum ListingSource {
     /// `git status` in the repository holding the cwd.
     Git,
     /// The session's own file tools (the cwd is not in a git repository).
@@ -101,7 +101,7 @@ pub enum Source {
 pub struct Listing {
     pub session_id: String,
     pub cwd: String,
-    pub source: Source,
+    pub source: ListingSource,
     /// The checked-out branch (git; None when detached).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
@@ -179,7 +179,7 @@ async fn listing(
             Listing {
                 session_id: session.id.clone(),
                 cwd: cwd.display().to_string(),
-                source: Source::Git,
+                source: ListingSource::Git,
                 branch: repo.branch.clone(),
                 files,
                 truncated,
@@ -194,7 +194,7 @@ async fn listing(
             Listing {
                 session_id: session.id.clone(),
                 cwd: cwd.display().to_string(),
-                source: Source::Tools,
+                source: ListingSource::Tools,
                 branch: None,
                 files,
                 truncated,
