@@ -235,3 +235,34 @@ async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
 
 mod log;
 mod prompts;
+
+#[tokio::test]
+async fn summary_and_detail_keep_the_wire_shape() {
+    let r = rig(None, None);
+    let v = serde_json::to_value(r.session.summary()).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "state",
+            "cwd",
+            "model",
+            "permission_mode",
+            "title",
+            "created_at",
+            "last_activity_at",
+            "pending_permissions",
+            "exit",
+            "archived",
+            "last_sequence_num"
+        ],
+        "no CLI-only fields, no origin (the list adds it)"
+    );
+    assert_eq!(v["exit"], Value::Null, "exit is null while the agent runs");
+    assert_eq!(v["state"], "idle");
+    let d = serde_json::to_value(r.session.detail()).unwrap();
+    assert_eq!(d["initialize"], Value::Null);
+    assert_eq!(d["pending_requests"], json!([]));
+    assert_eq!(d["id"], v["id"]);
+}
