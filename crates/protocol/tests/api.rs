@@ -7,6 +7,9 @@ use bridge_protocol::api::{
 };
 use serde_json::{Value, json};
 
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
 /// A relay session as the list shows it (every field the relay writes).
 fn relay_entry() -> Value {
     json!({
@@ -38,7 +41,8 @@ fn round_trip(v: &Value) -> SessionSummary {
     s
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn relay_summary_round_trips_typed() {
     let s = round_trip(&relay_entry());
     assert_eq!(s.state, SessionState::RequiresAction);
@@ -57,7 +61,8 @@ fn relay_summary_round_trips_typed() {
     assert_eq!(s.exit.unwrap().unwrap().exit_code, Some(0));
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn cli_summary_round_trips_typed() {
     let s = round_trip(&cli_entry());
     assert_eq!(s.origin, Some(Origin::Cli));
@@ -67,7 +72,8 @@ fn cli_summary_round_trips_typed() {
     assert_eq!(s.size_bytes, Some(1234));
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn unknown_state_origin_and_fields_parse_and_come_back() {
     let mut v = relay_entry();
     v["state"] = "hibernating".into();
@@ -85,7 +91,8 @@ fn unknown_state_origin_and_fields_parse_and_come_back() {
     assert_eq!(back, expected);
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_bad_entry_does_not_fail_the_list() {
     let list = json!({"sessions": [
         relay_entry(),
@@ -105,7 +112,8 @@ fn a_bad_entry_does_not_fail_the_list() {
     assert!(empty.sessions.is_empty());
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn detail_flattens_the_summary() {
     let mut v = relay_entry();
     v.as_object_mut().unwrap().remove("origin");
@@ -121,7 +129,8 @@ fn detail_flattens_the_summary() {
     assert_eq!(serde_json::to_value(&d).unwrap(), v);
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn source_is_open() {
     for (s, want) in [
         ("worker", Source::Worker),
@@ -136,7 +145,8 @@ fn source_is_open() {
     assert_eq!(odd.as_str(), "mirror");
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn records_keep_their_shape() {
     let e = ExitInfo {
         exit_code: Some(1),
