@@ -22,30 +22,41 @@ cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
 cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
-echo "== console transfer size (trunk build --release, gzip -9)"
-trunk build --release >/dev/null 2>&1
+echo "== console transfer size (gzip -9): one module (trunk build --release) vs split (scripts/build-console.sh)"
+# The console's wasm, JS and CSS under a dist directory (the split build keeps them in console-<hash>/).
+console_files() { (cd "$1" && find . -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) | sed 's|^\./||' | LC_ALL=C sort); }
+trunk_dist=$(mktemp -d)
+trunk build --release --dist "$trunk_dist" >/dev/null 2>&1
+scripts/build-console.sh dist >/dev/null 2>&1
 {
-  total=0
-  for f in dist/*.wasm dist/*.js dist/*.css; do
-    n=$(gzip -9 -c "$f" | wc -c); total=$((total + n))
-    printf '%-50s %8d bytes gzipped\n' "$(basename "$f")" "$n"
+  for d in "$trunk_dist" dist; do
+    total=0
+    [ "$d" = dist ] && echo "-- split (dist/)" || echo "-- one module (trunk)"
+    for f in $(console_files "$d"); do
+      n=$(gzip -9 -c "$d/$f" | wc -c); total=$((total + n))
+      printf '%-50s %8d bytes gzipped\n' "$f" "$n"
+    done
+    printf '%-50s %8d bytes gzipped (target <= 256000)\n' total "$total"
   done
-  printf '%-50s %8d bytes gzipped (target <= 256000)\n' total "$total"
 } | tee "$out/transfer-size.txt"
 echo "== what the relay sends (release relay, console compressed at startup)"
 {
-  log=$(mktemp); data=$(mktemp -d)
+  log=$(mktemp); data=$(mktemp -d); log1=$(mktemp); data1=$(mktemp -d)
   BRIDGE_RELAY_TOKEN=bench-token-0123456789abcdef "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
     --static-dir dist --data-dir "$data" >"$log" 2>&1 &
   relay=$!
-  trap 'kill $relay 2>/dev/null || true; rm -rf "$log" "$data"' EXIT
+  # The same relay serving the one-module Trunk build, for the side-by-side first load.
+  BRIDGE_RELAY_TOKEN=bench-token-0123456789abcdef "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
+    --static-dir "$trunk_dist" --data-dir "$data1" >"$log1" 2>&1 &
+  relay1=$!
+  trap 'kill $relay $relay1 2>/dev/null || true; rm -rf "$log" "$data" "$log1" "$data1" "$trunk_dist"' EXIT
   for _ in $(seq 1 300); do grep -q 'console files compressed' "$log" && break; sleep 0.1; done
   base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
   grep -o 'console files compressed.*' "$log" | sed 's/\x1b\[[0-9;]*m//g'
   for enc in br gzip identity; do
     total=0
-    for f in dist/*.wasm dist/*.js dist/*.css; do
-      n=$(curl -sf -o /dev/null -w '%{size_download}' -H "Accept-Encoding: $enc" "$base/$(basename "$f")")
+    for f in $(console_files dist); do
+      n=$(curl -sf -o /dev/null -w '%{size_download}' -H "Accept-Encoding: $enc" "$base/$f")
       total=$((total + n))
     done
     printf '%-10s wasm + js + css on the wire: %8d bytes\n' "$enc" "$total"
@@ -55,6 +66,10 @@ echo "== what the relay sends (release relay, console compressed at startup)"
   # and the time to the list and to a live transcript, cold and warm.
   sid=$(curl -sf -H "Authorization: Bearer bench-token-0123456789abcdef" -H 'content-type: application/json' \
     -d '{"title":"first-load bench"}' "$base/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
-  node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "main=$base" 2>&1 | tee "$out/first-load.txt"
-  kill $relay 2>/dev/null || true
+  for _ in $(seq 1 300); do grep -q 'console files compressed' "$log1" && break; sleep 0.1; done
+  base1=$(grep -o 'http://127.0.0.1:[0-9]*' "$log1" | head -1)
+  sid1=$(curl -sf -H "Authorization: Bearer bench-token-0123456789abcdef" -H 'content-type: application/json' \
+    -d '{"title":"first-load bench"}' "$base1/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
+  node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "trunk=$base1@$sid1" "split=$base" 2>&1 | tee "$out/first-load.txt"
+  kill $relay $relay1 2>/dev/null || true
 } | tee "$out/relay-transfer.txt"

@@ -30,6 +30,8 @@ cargo clippy --workspace --all-targets --features bridge-transport/native -- -D 
 
 step "clippy (wasm32: console, protocol, dedup, transport)"
 cargo clippy --target wasm32-unknown-unknown -p bridge-console -p bridge-protocol -p bridge-dedup -p bridge-transport --all-targets -- -D warnings
+# The split build's code (src/lazy.rs's wasm-split entry points) only compiles with the feature.
+cargo clippy --target wasm32-unknown-unknown -p bridge-console --features split -- -D warnings
 
 step "build binaries used by the tests"
 cargo build -p bridge-relay -p bridge-fake-model -p bridge-demo-agent
@@ -77,8 +79,8 @@ done
 cargo test --target wasm32-unknown-unknown -p bridge-protocol -p bridge-dedup -p bridge-transport -p bridge-console
 kill $relay_pid 2>/dev/null || true
 
-step "trunk build --release"
-trunk build --release
+step "console release build, split into lazily loaded chunks (scripts/build-console.sh -> dist/)"
+scripts/build-console.sh
 
 step "client package (pkg/): clippy wasm32, scripts/pack.sh (prints the gzipped wasm size), Node + Chromium tests"
 cargo clippy --target wasm32-unknown-unknown -p bridge-console-client --all-targets -- -D warnings

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the Playwright end-to-end suite. Prerequisites (built by the project's test command):
 #   target/debug/bridge-relay, target/debug/bridge-fake-model (cargo build -p bridge-relay -p bridge-fake-model)
-#   dist/ (the console, trunk build), /usr/bin/chromium (apt-get install -y chromium)
+#   dist/ (the console, scripts/build-console.sh), /usr/bin/chromium (apt-get install -y chromium)
 # The real Claude Code CLI is installed on first use by scripts/install-claude.sh (cached outside the repo).
 #
 #   tests/e2e/run.sh                          # every flow, demo + real backends, desktop + phone

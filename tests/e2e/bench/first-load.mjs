@@ -7,7 +7,7 @@
 //     visible, connection live), cold (a fresh browser context: no cache, no service worker) and
 //     warm (the same context loading again), median of RUNS runs.
 //
-//   node tests/e2e/bench/first-load.mjs TOKEN SESSION_ID label=http://127.0.0.1:PORT [label2=…]
+//   node tests/e2e/bench/first-load.mjs TOKEN SESSION_ID label=http://127.0.0.1:PORT[@SESSION_ID] [label2=…]
 //
 // Env: BENCH_RUNS (default 3), E2E_CHROMIUM (default /usr/bin/chromium).
 import { createRequire } from 'node:module';
@@ -71,7 +71,9 @@ const fmtMs = (x) => `${(x / 1000).toFixed(2)} s`;
 
 const rows = [];
 for (const target of targets) {
-  const [label, base] = target.split(/=(.*)/s);
+  // label=BASE_URL, or label=BASE_URL@SESSION_ID when that relay's session differs from SESSION_ID.
+  const [label, where] = target.split(/=(.*)/s);
+  const [base, sid = sessionId] = where.split('@');
   const t = { label, listCold: [], listWarm: [], liveCold: [], liveWarm: [], bytes: null };
   for (let i = 0; i < runs; i++) {
     // The session list, cold then warm; the first cold run also counts the bytes.
@@ -94,8 +96,8 @@ for (const target of targets) {
     // A live transcript, cold then warm.
     ctx = await browser.newContext(phone);
     page = await throttled(ctx, null);
-    t.liveCold.push(await timed(page, `${base}/s/${sessionId}#login=${token}`, transcriptReady));
-    t.liveWarm.push(await timed(page, `${base}/s/${sessionId}`, transcriptReady));
+    t.liveCold.push(await timed(page, `${base}/s/${sid}#login=${token}`, transcriptReady));
+    t.liveWarm.push(await timed(page, `${base}/s/${sid}`, transcriptReady));
     await ctx.close();
   }
   rows.push(t);
