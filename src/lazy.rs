@@ -195,9 +195,10 @@ pub fn prefetch_all() {
     }
 }
 
-/// Loads every part once the browser is idle (`requestIdleCallback`, or a short timeout where it is
-/// missing, as in Safari), so nothing waits for them later. Called when the session list is first
-/// shown, so the chunks are not among what the first paint waits for; later calls do nothing.
+/// Loads every part once the browser is idle ([`SETTLE_MS`] after the call, then `requestIdleCallback`
+/// with a 2 s timeout, or at once where it is missing, as in Safari), so nothing waits for them
+/// later. Called when the session list first arrives, so the chunks are not among what the first
+/// paint waits for; later calls do nothing.
 pub fn prefetch_when_idle() {
     thread_local! {
         static ASKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -210,21 +211,30 @@ pub fn prefetch_when_idle() {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let cb = Closure::once_into_js(prefetch_all);
-    let func: &js_sys::Function = cb.unchecked_ref();
-    let ric = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    let opts = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &2000.into());
-    let started = match ric {
-        Some(ric) => ric.call2(&window, func, &opts).is_ok(),
-        None => false,
-    };
-    if !started {
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(func, 200);
-    }
+    // First let the list render and settle (a slow phone needs a moment after the data arrives),
+    // then wait for an idle period, so the chunks never compete with the first paint.
+    let idle = Closure::once_into_js(move || {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let cb = Closure::once_into_js(prefetch_all);
+        let func: &js_sys::Function = cb.unchecked_ref();
+        let ric = js_sys::Reflect::get(&window, &"requestIdleCallback".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        let opts = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&opts, &"timeout".into(), &2000.into());
+        let started = ric.is_some_and(|ric| ric.call2(&window, func, &opts).is_ok());
+        if !started {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(func, 0);
+        }
+    });
+    let _ = window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(idle.unchecked_ref(), SETTLE_MS);
 }
+
+/// How long after the session list arrives the idle prefetch starts waiting for an idle period.
+const SETTLE_MS: i32 = 1000;
 
 /// The top-level blocks of `text` as owned strings ([`crate::markdown::split_blocks`]), or `None`
 /// while the markdown part is not loaded.
