@@ -53,38 +53,39 @@ mod split {
 
     use futures::FutureExt as _;
     use leptos::prelude::*;
+    use leptos::wasm_split::SplitLoaderError;
 
     use super::Part;
     use crate::diff::DiffLine;
     use crate::markdown::MdNode;
     use crate::state::Prompt;
 
-    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks))]
-    fn md_blocks(text: String) -> Vec<String> {
-        crate::markdown::split_blocks(&text)
+    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks), fallible)]
+    fn md_blocks(text: String) -> Result<Vec<String>, SplitLoaderError> {
+        Ok(crate::markdown::split_blocks(&text)
             .into_iter()
             .map(str::to_string)
-            .collect()
+            .collect())
     }
 
-    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_parse))]
-    fn md_parse(block: String) -> Vec<MdNode> {
-        crate::markdown::parse(&block)
+    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_parse), fallible)]
+    fn md_parse(block: String) -> Result<Vec<MdNode>, SplitLoaderError> {
+        Ok(crate::markdown::parse(&block))
     }
 
-    #[leptos::wasm_split::wasm_split(diff, wasm_split_path = ::leptos::wasm_split, preload(preload_diff))]
-    fn diff(old: String, new: String, context: usize) -> Vec<DiffLine> {
-        crate::diff::diff_lines(&old, &new, context)
+    #[leptos::wasm_split::wasm_split(diff, wasm_split_path = ::leptos::wasm_split, preload(preload_diff), fallible)]
+    fn diff(old: String, new: String, context: usize) -> Result<Vec<DiffLine>, SplitLoaderError> {
+        Ok(crate::diff::diff_lines(&old, &new, context))
     }
 
-    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog))]
-    fn dialog(prompt: Prompt, queued: Signal<usize>) -> AnyView {
-        crate::components::prompt_dock::dialog_view(prompt, queued)
+    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog), fallible)]
+    fn dialog(prompt: Prompt, queued: Signal<usize>) -> Result<AnyView, SplitLoaderError> {
+        Ok(crate::components::prompt_dock::dialog_view(prompt, queued))
     }
 
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings))]
-    fn settings() -> AnyView {
-        crate::components::notifications_settings::settings_view()
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings), fallible)]
+    fn settings() -> Result<AnyView, SplitLoaderError> {
+        Ok(crate::components::notifications_settings::settings_view())
     }
 
     struct Flag {
@@ -129,22 +130,27 @@ mod split {
             return;
         }
         leptos::task::spawn_local(async move {
-            match part {
-                Part::Markdown => {
-                    preload_md_blocks().await;
-                    preload_md_parse().await;
-                }
+            let loaded = match part {
+                Part::Markdown => match preload_md_blocks().await {
+                    Ok(()) => preload_md_parse().await,
+                    Err(e) => Err(e),
+                },
                 Part::Diff => preload_diff().await,
                 Part::Dialogs => preload_dialog().await,
                 Part::Settings => preload_settings().await,
+            };
+            match loaded {
+                Ok(()) => flag(part, |f| f.ready.clone()).set(true),
+                // Offline or a failed fetch (the loader logs why): the fallback stays, and the next
+                // view that asks for the part tries again.
+                Err(_) => flag(part, |f| f.loading = false),
             }
-            flag(part, |f| f.ready.clone()).set(true);
         });
     }
 
     /// Runs a loaded entry point at once (its chunk's load future is already complete).
-    fn now<T>(f: impl std::future::Future<Output = T>) -> Option<T> {
-        f.now_or_never()
+    fn now<T>(f: impl std::future::Future<Output = Result<T, SplitLoaderError>>) -> Option<T> {
+        f.now_or_never().and_then(Result::ok)
     }
 
     pub fn md_blocks_now(text: &str) -> Option<Vec<String>> {
