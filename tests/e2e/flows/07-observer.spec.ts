@@ -17,10 +17,19 @@ test('flow 07: an observer mirrors the session live and cannot act', async ({ pa
     await expect(tid(obs, control), `observer has no ${control}`).toHaveCount(0);
   }
 
+  // Whether the observer ever shows the answer while it streams: recorded in the page (the stream lasts
+  // about a second, and Playwright's polling backs off to one check a second, so a poll can miss it).
+  await obs.evaluate(() => {
+    const w = window as unknown as { __sawStreaming: boolean };
+    w.__sawStreaming = false;
+    new MutationObserver(() => {
+      if (document.querySelector('[data-testid="assistant-text"][data-streaming="true"]')) w.__sawStreaming = true;
+    }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-streaming'] });
+  });
   await sendMessage(page, `e2e-basic observed ${uid}`);
   const mirrored = assistantTexts(obs).last();
-  await expect(mirrored, 'the observer sees the answer stream').toHaveAttribute('data-streaming', 'true');
   await expect(mirrored).toHaveAttribute('data-streaming', 'false', { timeout: 30_000 });
+  expect(await obs.evaluate(() => (window as unknown as { __sawStreaming: boolean }).__sawStreaming), 'the observer sees the answer stream').toBe(true);
   await waitForTurns(page, 1);
   await waitForTurns(obs, 1);
   expect(await assistantTexts(obs).last().innerText()).toBe(await assistantTexts(page).last().innerText());
