@@ -183,7 +183,8 @@ fn fingerprint(relay: &Relay) -> String {
     }
     format!(
         "{}\n{}\n{}",
-        relay.sessions_json(bridge_relay::relay::Archived::All, None),
+        serde_json::to_string(&relay.summaries(bridge_relay::relay::Archived::All, None))
+            .unwrap_or_default(),
         serde_json::Value::Array(credentials),
         relay.limits.streams.open(bridge_relay::auth::CONTROLLER_ID),
     )
