@@ -274,7 +274,9 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     expect(reloaded, 'the console does not reload by itself').toBe(false);
     await expect(tid(page, 'composer-input')).toHaveValue(draft);
     await page.screenshot({ path: shotPath(`flow-19-update--${testInfo.project.name}.png`) });
-    await Promise.all([page.waitForEvent('load'), press(tid(page, 'update-available'))]);
+    // The new worker takes over once the old one has nothing in flight, then the page reloads: give a
+    // loaded machine time (a CI run once took over 15 s here).
+    await Promise.all([page.waitForEvent('load', { timeout: 40_000 }), press(tid(page, 'update-available'))]);
     await expect(tid(page, 'composer-input')).toHaveValue(draft, { timeout: 20_000 });
     await expect(tid(page, 'update-available')).toHaveCount(0);
     await tid(page, 'composer-input').fill('');
