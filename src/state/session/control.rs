@@ -1,0 +1,320 @@
+//! Control requests (prompts for the person), their answers and cancellations.
+
+use super::*;
+
+impl Session {
+    // ------------------------------------------------------------------ internals: control
+
+    pub(super) fn on_control_request(&mut self, source: Source, v: &Value) {
+        let Some(rid) = s(v, "request_id").map(str::to_string) else {
+            return self.push_raw(v);
+        };
+        let req = v.get("request").cloned().unwrap_or(Value::Null);
+        let sub = s(&req, "subtype").unwrap_or_default();
+        if source == Source::Client {
+            if let Some(kind) = InfoKind::from_subtype(sub) {
+                self.agent_info.asked(&rid, kind);
+            }
+            // Another controller's request (or our own echo).
+            if sub == "interrupt" && !self.local_requests.contains_key(&rid) {
+                self.interrupt = Some(InterruptState::Requested);
+                self.local_requests.insert(rid, LocalRequest::Interrupt);
+                self.bump();
+            }
+            return;
+        }
+        let kind = match sub {
+            "can_use_tool" => {
+                let tool = s(&req, "tool_name").unwrap_or_default();
+                if tool == "AskUserQuestion" {
+                    PromptKind::Question
+                } else if tool == "ExitPlanMode" {
+                    PromptKind::PlanApproval
+                } else if req
+                    .get("requires_user_interaction")
+                    .and_then(Value::as_bool)
+                    == Some(true)
+                    && req.get("input").and_then(|i| i.get("questions")).is_some()
+                {
+                    PromptKind::Question
+                } else {
+                    PromptKind::Permission
+                }
+            }
+            "elicitation" => PromptKind::Elicitation,
+            "request_user_dialog" => PromptKind::UserDialog,
+            _ => {
+                if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
+                    e.insert(SettledBy::Other);
+                    self.push_raw(v);
+                }
+                return;
+            }
+        };
+        if self.settled.contains_key(&rid) || self.prompts.iter().any(|p| p.request_id == rid) {
+            return;
+        }
+        let tool_use_id = s(&req, "tool_use_id").map(str::to_string);
+        let (tool_name, input) = match kind {
+            PromptKind::Elicitation => (
+                s(&req, "mcp_server_name")
+                    .unwrap_or("MCP server")
+                    .to_string(),
+                req.get("requested_schema").cloned().unwrap_or(Value::Null),
+            ),
+            PromptKind::UserDialog => (
+                s(&req, "dialog_kind").unwrap_or("dialog").to_string(),
+                req.get("payload").cloned().unwrap_or(Value::Null),
+            ),
+            _ => (
+                s(&req, "tool_name").unwrap_or("tool").to_string(),
+                req.get("input")
+                    .cloned()
+                    .unwrap_or(Value::Object(Map::new())),
+            ),
+        };
+        let prompt = Prompt {
+            request_id: rid.clone(),
+            kind,
+            tool_name,
+            display_name: s(&req, "display_name").map(str::to_string),
+            title: s(&req, "title").map(str::to_string),
+            description: s(&req, "description")
+                .or_else(|| s(&req, "message"))
+                .map(str::to_string),
+            decision_reason: s(&req, "decision_reason").map(str::to_string),
+            decision_reason_type: s(&req, "decision_reason_type").map(str::to_string),
+            blocked_path: s(&req, "blocked_path").map(str::to_string),
+            tool_use_id: tool_use_id.clone(),
+            input,
+            suggestions: req
+                .get("permission_suggestions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            request: req.clone(),
+            answered_locally: false,
+        };
+        self.prompts.push(prompt);
+        if let Some(id) = tool_use_id.as_deref()
+            && let Some(tool) = self.tools.get_mut(id)
+        {
+            tool.permission_request = Some(rid);
+            if matches!(tool.status, ToolStatus::Streaming | ToolStatus::Running) {
+                tool.status = ToolStatus::PendingPermission;
+            }
+            self.touch_tool(id);
+        }
+        self.bump();
+    }
+
+    pub(super) fn settle(&mut self, request_id: &str, by: SettledBy, answer: Option<&Value>) {
+        let Some(pos) = self.prompts.iter().position(|p| p.request_id == request_id) else {
+            return;
+        };
+        let prompt = self.prompts.remove(pos);
+        if by != SettledBy::Me && !prompt.answered_locally && !self.observer && !self.replaying {
+            let what = prompt.display_name.as_deref().unwrap_or(&prompt.tool_name);
+            let text = match by {
+                SettledBy::Cancelled => format!("Claude Code withdrew the request for {what}."),
+                _ => format!("The request for {what} was answered in another window."),
+            };
+            self.notice(text);
+        }
+        self.settled.insert(request_id.to_string(), by.clone());
+        if prompt.kind == PromptKind::Elicitation {
+            self.record_form_answer(&prompt, &by, answer);
+        }
+        if let Some(id) = prompt.tool_use_id.as_deref()
+            && let Some(tool) = self.tools.get_mut(id)
+        {
+            let behavior = answer.and_then(|a| s(a, "behavior"));
+            match behavior {
+                Some("allow") => {
+                    if tool.status == ToolStatus::PendingPermission {
+                        tool.status = ToolStatus::Running;
+                    }
+                    if prompt.kind == PromptKind::Permission
+                        && let Some(updated) = answer.and_then(|a| a.get("updatedInput"))
+                        && updated.is_object()
+                        && updated != &tool.input
+                        && updated != &prompt.input
+                    {
+                        tool.ran_input = Some(updated.clone());
+                    }
+                }
+                Some("deny") => {
+                    if tool.output.is_none() {
+                        tool.status = ToolStatus::Denied;
+                    }
+                    tool.deny_message = answer.and_then(|a| s(a, "message")).map(str::to_string);
+                }
+                _ => {
+                    if tool.status == ToolStatus::PendingPermission {
+                        tool.status = ToolStatus::Running;
+                    }
+                }
+            }
+            self.touch_tool(id);
+        }
+        self.bump();
+    }
+
+    pub(super) fn on_control_response(&mut self, source: Source, v: &Value) {
+        let Some(resp) = v.get("response") else {
+            return;
+        };
+        let Some(rid) = s(resp, "request_id").map(str::to_string) else {
+            return;
+        };
+        let ok = s(resp, "subtype") != Some("error");
+        let body = resp.get("response").cloned().unwrap_or(Value::Null);
+        if let Some(p) = self.prompts.iter().find(|p| p.request_id == rid) {
+            let by = if p.answered_locally {
+                SettledBy::Me
+            } else {
+                SettledBy::Other
+            };
+            if source == Source::Relay && !p.answered_locally && !self.observer {
+                let msg = s(&body, "message")
+                    .unwrap_or("no controller answered in time")
+                    .to_string();
+                self.notice(format!("The relay answered for you: {msg}"));
+            }
+            self.settle(&rid, by, Some(&body));
+            return;
+        }
+        if self.settled.contains_key(&rid) {
+            return; // the second echo of an answer
+        }
+        if self
+            .agent_info
+            .on_response(&rid, ok, &body, s(resp, "error"))
+        {
+            return self.bump();
+        }
+        if let Some(req) = self.local_requests.remove(&rid) {
+            let error = s(resp, "error").unwrap_or("error").to_string();
+            match req {
+                LocalRequest::Interrupt => {
+                    self.interrupt = Some(if ok {
+                        InterruptState::Acknowledged
+                    } else {
+                        InterruptState::Failed(error.clone())
+                    });
+                }
+                LocalRequest::SetModel(m) if ok => {
+                    self.info.model_choice.clone_from(&m);
+                    self.info.model = Some(
+                        s(&body, "model")
+                            .map(str::to_string)
+                            .or(m)
+                            .unwrap_or("default".into()),
+                    );
+                }
+                LocalRequest::SetPermissionMode(m) if ok => {
+                    self.info.permission_mode = Some(s(&body, "mode").map_or(m, str::to_string));
+                }
+                LocalRequest::Initialize if ok => self.set_initialize(&body),
+                _ => {}
+            }
+            if !ok {
+                self.notice(format!("The CLI refused a request: {error}"));
+            }
+            self.bump();
+            return;
+        }
+        if ok && body.get("models").is_some() {
+            self.set_initialize(&body);
+        } else if let Some(mode) = s(&body, "mode") {
+            self.info.permission_mode = Some(mode.to_string());
+            self.bump();
+        }
+        // Remember answers to prompts not seen (yet), so a late request is not shown as open.
+        if body.get("behavior").is_some() || body.get("action").is_some() {
+            self.settled.insert(rid, SettledBy::Other);
+        }
+    }
+
+    /// Keeps what was answered to an MCP form in the transcript (the tool's result need not say).
+    pub(super) fn record_form_answer(&mut self, prompt: &Prompt, by: &SettledBy, answer: Option<&Value>) {
+        let key = format!("form:{}", prompt.request_id);
+        if self.items.contains_key(&key) {
+            return;
+        }
+        let action = answer.and_then(|a| s(a, "action"));
+        let who = match by {
+            SettledBy::Me => "You",
+            _ if self.observer => "The controller",
+            _ => "Another window",
+        };
+        let (text, level) = match (by, action) {
+            (SettledBy::Cancelled, _) => (
+                "Withdrawn by Claude Code before it was answered.".to_string(),
+                "notice",
+            ),
+            (_, Some("accept")) => {
+                let values = answer
+                    .and_then(|a| a.get("content"))
+                    .and_then(Value::as_object)
+                    .map(|c| {
+                        c.iter()
+                            .map(|(k, v)| format!("{k} = {}", form_value(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                if values.is_empty() {
+                    (format!("{who} submitted the form."), "info")
+                } else {
+                    (format!("{who} submitted: {values}"), "info")
+                }
+            }
+            (_, Some("decline")) => (format!("{who} declined to answer."), "notice"),
+            (_, Some("cancel")) => (format!("{who} dismissed the form."), "notice"),
+            _ => (format!("{who} answered."), "info"),
+        };
+        self.insert_item(Item {
+            key,
+            rev: 0,
+            parent: None,
+            kind: ItemKind::System(SystemRow {
+                uuid: None,
+                kind: SystemKind::Notice {
+                    title: format!("form · {}", prompt.tool_name),
+                    text,
+                    level: level.into(),
+                },
+            }),
+        });
+    }
+
+    pub(super) fn on_cancel(&mut self, v: &Value) {
+        let Some(rid) = s(v, "request_id") else {
+            return;
+        };
+        let rid = rid.to_string();
+        if self.prompts.iter().any(|p| p.request_id == rid) {
+            self.settle(&rid, SettledBy::Cancelled, None);
+        } else {
+            self.settled.entry(rid).or_insert(SettledBy::Cancelled);
+        }
+    }
+
+}
+
+
+/// A form value as a person reads it: text as is (cut at 200 characters), yes / no, numbers, else JSON.
+fn form_value(v: &Value) -> String {
+    let text = match v {
+        Value::String(t) => t.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        other => other.to_string(),
+    };
+    if text.chars().count() > 200 {
+        format!("{}…", text.chars().take(200).collect::<String>())
+    } else {
+        text
+    }
+}
