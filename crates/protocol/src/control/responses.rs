@@ -1,0 +1,200 @@
+//! The typed success payloads of `control_response`s (`initialize`, `interrupt`, …).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::util::present;
+use crate::values::{
+    DialogBehavior, ElicitationAction, FastModeState, PermissionMode, SessionState,
+};
+
+/// `SDKControlInitializeResponse` (plus the internal keys a console uses:
+/// `current_permission_mode`, `session_state`, `pid`, `capabilities`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InitializeResponse {
+    pub commands: Vec<SlashCommand>,
+    pub agents: Vec<AgentInfo>,
+    pub output_style: String,
+    pub available_output_styles: Vec<String>,
+    pub models: Vec<ModelInfo>,
+    pub account: AccountInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claude_code_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_permission_mode: Option<PermissionMode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_state: Option<SessionState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_mode_state: Option<FastModeState>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `SlashCommand`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlashCommand {
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "argumentHint")]
+    pub argument_hint: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aliases: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `AgentInfo`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `ModelInfo`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub value: String,
+    #[serde(rename = "displayName")]
+    pub display_name: String,
+    pub description: String,
+    #[serde(rename = "resolvedModel", skip_serializing_if = "Option::is_none")]
+    pub resolved_model: Option<String>,
+    #[serde(rename = "supportsEffort", skip_serializing_if = "Option::is_none")]
+    pub supports_effort: Option<bool>,
+    #[serde(
+        rename = "supportedEffortLevels",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub supported_effort_levels: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `AccountInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AccountInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    #[serde(rename = "subscriptionType", skip_serializing_if = "Option::is_none")]
+    pub subscription_type: Option<String>,
+    #[serde(rename = "tokenSource", skip_serializing_if = "Option::is_none")]
+    pub token_source: Option<String>,
+    #[serde(rename = "apiKeySource", skip_serializing_if = "Option::is_none")]
+    pub api_key_source: Option<String>,
+    #[serde(rename = "apiProvider", skip_serializing_if = "Option::is_none")]
+    pub api_provider: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `interrupt` answer: `{still_queued, cancelled?}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InterruptResponse {
+    pub still_queued: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `set_permission_mode` answer: the mode in effect.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetPermissionModeResponse {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<PermissionMode>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `rewind_files` answer (`RewindFilesResult`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RewindFilesResponse {
+    #[serde(rename = "canRewind")]
+    pub can_rewind: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(rename = "filesChanged", skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insertions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletions: Option<u64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `update_environment_variables` answer: the keys actually applied (allowlisted ones only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnvironmentUpdateResponse {
+    pub applied: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Answer to `elicitation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationResponse {
+    pub action: ElicitationAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Map<String, Value>>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Answer to `request_user_dialog`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserDialogResponse {
+    pub behavior: DialogBehavior,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Answer to a CLI-sent `mcp_message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpMessageResponse {
+    pub mcp_response: Value,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `HookJSONOutput` (sync form; the async form is `{"async":true,"asyncTimeout"?}`), the answer to
+/// `hook_callback`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookOutput {
+    #[serde(rename = "async", skip_serializing_if = "Option::is_none")]
+    pub is_async: Option<bool>,
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_: Option<bool>,
+    #[serde(rename = "suppressOutput", skip_serializing_if = "Option::is_none")]
+    pub suppress_output: Option<bool>,
+    #[serde(rename = "stopReason", skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
