@@ -253,9 +253,10 @@ impl Precompressed {
             Response::new(Body::from(body.clone()))
         };
         let h = res.headers_mut();
-        // Revalidated on every load (a 304 when unchanged): index.html names the files, and a
-        // rebuilt console must never mix with cached parts of the old one.
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        // A content-hashed file never changes under its name; everything else (index.html names
+        // the files, sw.js, the manifest) is revalidated on every load (a 304 when unchanged), so a
+        // rebuilt console never mixes with cached parts of the old one.
+        h.insert(header::CACHE_CONTROL, cache_control(uri_path));
         if let Ok(v) = HeaderValue::from_str(&etag) {
             h.insert(header::ETAG, v);
         }
@@ -289,6 +290,66 @@ impl Precompressed {
                 .remove(&rel);
         });
     }
+}
+
+/// `Cache-Control` of the hashed console files: a year, never revalidated.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// Whether `uri_path` names a content-hashed build file: inside the split build's `console-<hash>/`
+/// directory, or a file whose name carries Trunk's or the build script's hash
+/// (`styles-<hash>.css`, `bridge-console-<hash>_bg.wasm`). A hash is 16 or more hex digits after a
+/// `-`. A new build gets new names, so such a file can be cached for good.
+pub fn content_hashed(uri_path: &str) -> bool {
+    let Some(rel) = relative(uri_path) else {
+        return false;
+    };
+    // `-` then 16 or more hex digits, ending the segment (a directory) or followed by `.` / `_`.
+    let hashed = |segment: &str, dir: bool| {
+        segment.match_indices('-').any(|(i, _)| {
+            let digits = segment[i + 1..]
+                .bytes()
+                .take_while(u8::is_ascii_hexdigit)
+                .count();
+            let after = segment.as_bytes().get(i + 1 + digits);
+            digits >= 16
+                && if dir {
+                    after.is_none()
+                } else {
+                    matches!(after, Some(b'.' | b'_'))
+                }
+        })
+    };
+    match rel.split_once('/') {
+        Some((dir, rest)) => dir.starts_with("console-") && !rest.is_empty() && hashed(dir, true),
+        None => hashed(&rel, false),
+    }
+}
+
+/// The `Cache-Control` for a console file: [`IMMUTABLE`] for a content-hashed one, else `no-cache`.
+pub fn cache_control(uri_path: &str) -> HeaderValue {
+    HeaderValue::from_static(if content_hashed(uri_path) {
+        IMMUTABLE
+    } else {
+        "no-cache"
+    })
+}
+
+/// Sets the `Cache-Control` of a static file served without a compressed copy (`ServeDir`): a
+/// content-hashed file that was found gets [`IMMUTABLE`]; anything else — the index.html fallback
+/// of a missing file above all, which must never be cached under a hashed name — `no-cache`.
+pub fn set_cache_control(uri_path: &str, res: &mut Response) {
+    let found = matches!(res.status(), StatusCode::OK | StatusCode::NOT_MODIFIED)
+        && !res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/html"));
+    let value = if found {
+        cache_control(uri_path)
+    } else {
+        HeaderValue::from_static("no-cache")
+    };
+    res.headers_mut().insert(header::CACHE_CONTROL, value);
 }
 
 /// The request path as a path relative to the static directory, or `None` when it could leave it.
@@ -372,6 +433,35 @@ mod tests {
         assert_eq!(relative("/icons/a.svg").as_deref(), Some("icons/a.svg"));
         for bad in ["/", "/../secret", "/a/../../b", "/%2e%2e/x", "/a\\..\\b"] {
             assert_eq!(relative(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn hashed_build_files_are_immutable_and_the_rest_revalidated() {
+        for hashed in [
+            "/console-3b9f7f19a8d45931/bridge-console_bg.wasm",
+            "/console-3b9f7f19a8d45931/split_session.wasm",
+            "/styles-69db7f5e06f4d69c.css",
+            "/bridge-console-8e0b9c3a1f2d4e5f_bg.wasm",
+            "/bridge-console-8e0b9c3a1f2d4e5f.js",
+        ] {
+            assert!(content_hashed(hashed), "{hashed}");
+            assert_eq!(cache_control(hashed), IMMUTABLE, "{hashed}");
+        }
+        for plain in [
+            "/",
+            "/index.html",
+            "/sw.js",
+            "/manifest.webmanifest",
+            "/icons/icon-192.png",
+            "/console-3b9f7f19a8d45931",
+            "/console-xyz/bridge-console.js",
+            "/styles-69db7f5e.css",
+            "/s/cse_0123456789abcdef0123",
+            "/console-3b9f7f19a8d45931/../sw.js",
+        ] {
+            assert!(!content_hashed(plain), "{plain}");
+            assert_eq!(cache_control(plain), "no-cache", "{plain}");
         }
     }
 

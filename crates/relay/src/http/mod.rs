@@ -82,9 +82,14 @@ pub fn app(state: AppState) -> Router {
         let compressed = middleware::from_fn(move |req: Request, next: Next| {
             let copies = copies.clone();
             async move {
-                match copies.respond(req.method(), req.uri().path(), req.headers()) {
+                let path = req.uri().path().to_owned();
+                match copies.respond(req.method(), &path, req.headers()) {
                     Some(res) => res,
-                    None => next.run(req).await,
+                    None => {
+                        let mut res = next.run(req).await;
+                        crate::assets::set_cache_control(&path, &mut res);
+                        res
+                    }
                 }
             }
         });
