@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Bridge Console needs to build and test, idempotently: a second run skips what is there.
 #   scripts/setup.sh            toolchain for building the console (wasm32 target, trunk, wasm-bindgen-cli, binaryen's wasm-opt)
-#   scripts/setup.sh --test     also Chromium + chromedriver, the e2e npm packages and the real Claude Code CLI
+#   scripts/setup.sh --test     also Chromium + chromedriver, the e2e npm packages, the real Claude Code CLI and nats-server (scale-out tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +53,8 @@ apt_pkgs=()
 if [ $want_test = 1 ]; then
   command -v chromium >/dev/null || apt_pkgs+=(chromium)
   command -v chromedriver >/dev/null || apt_pkgs+=(chromium-driver)
+  # The scale-out tests (crates/relay/tests/cluster.rs) start a NATS server with JetStream.
+  command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_pkgs+=(nats-server)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   say "installing Debian packages: ${apt_pkgs[*]}"

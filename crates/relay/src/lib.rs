@@ -10,6 +10,7 @@ pub mod assets;
 pub mod audit;
 pub mod auth;
 pub mod changes;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod external;

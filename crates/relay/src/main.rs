@@ -77,7 +77,11 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     let public_url = config.public_url.clone();
     tracing::info!(?config, "starting");
     let spawn_mode = config.spawn_mode;
+    let cluster = config.cluster.clone();
     let relay = Relay::open(config)?;
+    if let Some(c) = cluster {
+        bridge_relay::cluster::start(&relay, c).await?;
+    }
     let boot = relay
         .auth
         .bootstrap(given_token.as_deref(), relay.config.login_code_ttl_secs)?;

@@ -50,6 +50,8 @@ pub struct Relay {
     /// Flips to `true` when the relay is shutting down: long-lived streams end.
     shutdown_tx: watch::Sender<bool>,
     single_session: RwLock<Option<String>>,
+    /// Scale-out through NATS (`--nats`), set once it is connected; see [`crate::cluster`].
+    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
 }
 
 impl Relay {
@@ -108,6 +110,7 @@ impl Relay {
             exit_tx: watch::channel(false).0,
             shutdown_tx: watch::channel(false).0,
             single_session: RwLock::new(None),
+            cluster: std::sync::OnceLock::new(),
         });
         tokio::spawn(watch_ended(Arc::downgrade(&relay), ended_rx));
         if let Some(age) = relay.config.retention_age {
@@ -123,6 +126,16 @@ impl Relay {
             .unwrap_or_else(|p| p.into_inner())
             .get(id)
             .cloned()
+    }
+
+    /// Adds a session run elsewhere (a scale-out mirror, [`crate::cluster`]); one already known wins.
+    pub fn adopt(&self, s: Arc<Session>) -> Arc<Session> {
+        self.sessions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(s.id.clone())
+            .or_insert(s)
+            .clone()
     }
 
     /// Sessions, oldest first.

@@ -157,6 +157,17 @@ pub struct Args {
     /// (default: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`).
     #[arg(long, value_name = "DIR")]
     pub claude_config_dir: Option<PathBuf>,
+    /// Scale out through NATS JetStream (`nats://HOST:PORT`): this process shares its sessions with
+    /// the other relays on that server (see --role). Without it nothing is shared.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// With --nats: `agents` runs agent processes and publishes their logs, `gateway` serves every
+    /// host's sessions from JetStream and runs no agent, `all` does both.
+    #[arg(long, value_enum, default_value = "all", requires = "nats")]
+    pub role: crate::cluster::Role,
+    /// With --nats: this process's name among the relays (default: hostname and port).
+    #[arg(long, value_name = "NAME", requires = "nats")]
+    pub node_name: Option<String>,
     /// Extra arguments for every agent, after `--`.
     #[arg(last = true, value_name = "EXTRA CLAUDE ARGS")]
     pub extra: Vec<String>,
@@ -216,6 +227,8 @@ pub struct Config {
     pub public_url: String,
     /// Claude Code's config dir (--claude-config-dir): its `projects/` transcripts are listed.
     pub claude_config_dir: PathBuf,
+    /// Scale-out through NATS (--nats, --role, --node-name); `None`: a single relay.
+    pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 
 impl std::fmt::Debug for Config {
@@ -429,6 +442,13 @@ impl Args {
         // The binary resolves the default before it starts ([`default_static_dir`], a warning when
         // there is no build); here (library use, tests) it is just ./dist.
         let static_dir = self.static_dir.unwrap_or_else(|| PathBuf::from("dist"));
+        let cluster = self
+            .nats
+            .as_deref()
+            .map(|url| {
+                crate::cluster::ClusterConfig::new(url, self.role, self.node_name.as_deref(), addr)
+            })
+            .transpose()?;
         Ok(Config {
             addr,
             data_dir: self.data_dir.unwrap_or_else(default_data_dir),
@@ -476,6 +496,7 @@ impl Args {
             claude_config_dir: self
                 .claude_config_dir
                 .unwrap_or_else(crate::transcripts::default_config_dir),
+            cluster,
         })
     }
 }

@@ -35,6 +35,11 @@ impl Session {
         device: Option<&Device>,
         payloads: Vec<Value>,
     ) -> Result<Vec<IngestResult>, ApiError> {
+        let mut payloads = Some(payloads);
+        if let Some(verdict) = self.hook_forward(who, &mut payloads) {
+            return verdict;
+        }
+        let payloads = payloads.unwrap_or_default();
         if !who.can_write() {
             return Err(ApiError::forbidden(
                 "observer tokens are read-only: sending events needs the controller token",

@@ -101,6 +101,7 @@ impl Session {
     }
 
     pub(super) fn fan_out(&self, frame: Arc<Frame>) {
+        self.hook_live(&frame);
         if let Some(tx) = self.tx.get() {
             let _ = tx.send(frame);
         }
@@ -139,6 +140,7 @@ impl Session {
             client_uuid,
         };
         self.ctx.store.append(&ev)?;
+        self.hook_durable(&ev, ends_session);
         g.last_seq = ev.seq;
         g.meta.last_activity_at.clone_from(&ev.created_at);
         if let Some(u) = &ev.client_uuid {

@@ -22,9 +22,11 @@ use crate::store::{EventStore, StoreError};
 use crate::util::{json_str, now_rfc3339};
 
 pub use crate::record::{ExitInfo, SessionMeta, SessionState, Worktree};
+pub use mirror::ClusterHook;
 
 mod ingest;
 mod log;
+mod mirror;
 mod notify;
 mod prompts;
 mod worker;
@@ -136,6 +138,8 @@ pub struct Session {
     tx: OnceLock<broadcast::Sender<Arc<Frame>>>,
     agent: Mutex<Option<Arc<AgentControl>>>,
     me: Weak<Session>,
+    /// Scale-out (`--nats`): see [`mirror`].
+    hook: OnceLock<Arc<dyn ClusterHook>>,
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
@@ -180,6 +184,7 @@ impl Session {
             tx: OnceLock::new(),
             agent: Mutex::new(None),
             me: me.clone(),
+            hook: OnceLock::new(),
         })
     }
 

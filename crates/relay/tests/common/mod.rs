@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
+pub mod nats;
+
 pub const TOKEN: &str = "test-controller-token-0123456789";
 pub const T: Duration = Duration::from_secs(20);
 

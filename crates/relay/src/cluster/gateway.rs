@@ -1,0 +1,339 @@
+//! The gateway's HTTP side, as one middleware in front of the single relay's routes (so those stay
+//! exactly as they are): `/healthz` with NATS state; the session list from the registry with each
+//! session's host; creation placed on an agents node; for a session another node runs, detail,
+//! input, archive and delete forwarded to its host (its verdict returned as is), and streams and
+//! event pages served from a mirror ([`super::mirror`]) by the ordinary handlers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Query, Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::external::External;
+use crate::extract::AppState;
+
+use super::wire::{self, Input, NodeEntry, Who};
+use super::{Cluster, REQUEST_TIMEOUT, Role};
+
+/// Runs before the router's handlers (inside the Host/Origin guard). Without `--nats`: nothing.
+pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(cluster) = app.cluster.get().cloned() else {
+        return next.run(req).await;
+    };
+    if req.uri().path() == "/healthz" {
+        let (ok, v) = cluster.health();
+        let status = if ok {
+            StatusCode::OK
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        return (status, Json(v)).into_response();
+    }
+    if !cluster.config.role.serves_all() {
+        return next.run(req).await;
+    }
+    let Some(rest) = req.uri().path().strip_prefix("/v1/code/sessions") else {
+        return next.run(req).await;
+    };
+    let rest = rest.to_owned();
+    route(&app, &cluster, &rest, req, next)
+        .await
+        .unwrap_or_else(|e| e.into_response())
+}
+
+fn principal(app: &AppState, req: &Request) -> Result<Principal, ApiError> {
+    let ext = req
+        .extensions()
+        .get::<External>()
+        .ok_or_else(|| ApiError::unauthorized("missing credentials"))?;
+    app.authenticate(req.headers(), ext)
+}
+
+async fn route(
+    app: &AppState,
+    cluster: &Arc<Cluster>,
+    rest: &str,
+    req: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let method = req.method().clone();
+    if rest.is_empty() || rest == "/" {
+        if method == Method::GET {
+            let who = principal(app, &req)?;
+            let uri = req.uri().clone();
+            return Ok(list(cluster, &who, &uri).await);
+        }
+        if method == Method::POST && cluster.config.role == Role::Gateway {
+            let who = principal(app, &req)?;
+            if !who.can_write() {
+                return Err(ApiError::forbidden(
+                    "observer tokens are read-only: creating a session needs the controller token",
+                ));
+            }
+            return create(app, cluster, req).await;
+        }
+        return Ok(next.run(req).await);
+    }
+    let Some(rest) = rest.strip_prefix('/') else {
+        return Ok(next.run(req).await);
+    };
+    let (id, tail) = match rest.split_once('/') {
+        Some((id, tail)) => (id.to_owned(), format!("/{tail}")),
+        None => (rest.to_owned(), String::new()),
+    };
+    // A session of this node's own (hosted, or not yet published): as the single relay.
+    if let Some(s) = app.get(&id)
+        && (!s.has_cluster_hook() || cluster.hosts(&id))
+    {
+        return Ok(next.run(req).await);
+    }
+    let Some(entry) = cluster.entry(&id).await else {
+        return Ok(next.run(req).await);
+    };
+    let who = principal(app, &req)?;
+    if !who.can_see(&id) {
+        return Err(ApiError::forbidden(
+            "this observer token is scoped to another session",
+        ));
+    }
+    let input = match (&method, tail.as_str()) {
+        (&Method::GET, "") => Input::Detail { who: Who::of(&who) },
+        (&Method::DELETE, "") => {
+            let q: Query<HashMap<String, String>> =
+                Query::try_from_uri(req.uri()).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let force = q.get("force").is_some_and(|v| v == "1" || v == "true");
+            Input::Delete {
+                who: Who::of(&who),
+                force,
+            }
+        }
+        (&Method::POST, "/archive") => {
+            let body = body_json(app, req, true).await?;
+            let discard_worktree = match body.get("discard_worktree") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(ApiError::bad_request(
+                        "discard_worktree must be true or false",
+                    ));
+                }
+            };
+            Input::Archive {
+                who: Who::of(&who),
+                discard_worktree,
+            }
+        }
+        (&Method::POST, "/events") => {
+            if !who.can_write() {
+                return Err(ApiError::forbidden(
+                    "observer tokens are read-only: sending events needs the controller token",
+                ));
+            }
+            let body = body_json(app, req, false).await?;
+            Input::Ingest {
+                who: Who::of(&who),
+                payloads: posted_payloads(&id, body)?,
+            }
+        }
+        (&Method::GET, "/events" | "/events/stream" | "/ws") => {
+            cluster.mirror(&id, &entry).await?;
+            return Ok(next.run(req).await);
+        }
+        _ => return Ok(next.run(req).await),
+    };
+    let (status, body) = cluster.ask(&id, &input).await;
+    Ok(verdict_response(status, body))
+}
+
+fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    if body.is_empty() {
+        return status.into_response();
+    }
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+async fn body_json(app: &AppState, req: Request, optional: bool) -> Result<Value, ApiError> {
+    let limit = app.config.max_body_bytes;
+    let bytes = axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|_| {
+            ApiError::too_large(format!(
+                "the body is larger than {limit} bytes (--max-body-bytes)"
+            ))
+        })?;
+    if bytes.is_empty() && optional {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
+}
+
+/// The payloads of `{"session_id", "events":[{"payload":{…}}]}`, checked as `POST …/events` does.
+fn posted_payloads(id: &str, body: Value) -> Result<Vec<Value>, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Posted {
+        #[serde(default)]
+        session_id: Option<String>,
+        events: Vec<Event>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Event {
+        payload: Value,
+    }
+    let body: Posted = crate::extract::parse_body(
+        body,
+        "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
+    )?;
+    if let Some(sid) = body.session_id.as_deref().filter(|s| !s.is_empty())
+        && sid != id
+    {
+        return Err(ApiError::bad_request(format!(
+            "body session_id {sid:?} does not match the URL's {id:?}"
+        )));
+    }
+    if body.events.is_empty() {
+        return Err(ApiError::bad_request("events must hold at least one event"));
+    }
+    Ok(body.events.into_iter().map(|e| e.payload).collect())
+}
+
+/// `GET /v1/code/sessions` from the registry: every host's sessions, each with its `host`.
+async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Response {
+    let q: HashMap<String, String> = Query::try_from_uri(uri)
+        .map(|q: Query<HashMap<String, String>>| q.0)
+        .unwrap_or_default();
+    let yes = |k: &str| q.get(k).is_some_and(|v| v == "1" || v == "true");
+    let (all, kept) = (yes("include_archived"), yes("kept_worktrees"));
+    let mut sessions = Vec::new();
+    match cluster.sessions_kv.keys().await {
+        Ok(mut keys) => {
+            while let Some(Ok(k)) = keys.next().await {
+                if who.session_scope.as_deref().is_some_and(|s| s != k) {
+                    continue;
+                }
+                let Some(e) = cluster.entry(&k).await else {
+                    continue;
+                };
+                let mut s = e.summary;
+                if s.archived && !(all || (kept && s.worktree_kept.is_some())) {
+                    continue;
+                }
+                s.origin = Some(bridge_protocol::api::Origin::Relay);
+                s.extra.insert("host".into(), Value::String(e.node));
+                sessions.push(s);
+            }
+        }
+        Err(e) => {
+            return super::unavailable(format!("cannot read the session registry on NATS: {e}"))
+                .into_response();
+        }
+    }
+    sessions.sort_by(|a, b| {
+        a.created_at
+            .cmp(&b.created_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Json(bridge_protocol::api::SessionList { sessions }).into_response()
+}
+
+/// `POST /v1/code/sessions` on a gateway: placed on an agents node (same `cwd` first, then the
+/// least loaded), which creates it; the answer names this gateway's URLs.
+async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Response, ApiError> {
+    let ext = req
+        .extensions()
+        .get::<External>()
+        .cloned()
+        .ok_or_else(|| ApiError::unauthorized("missing credentials"))?;
+    let body = body_json(app, req, true).await?;
+    let cwd = body.get("cwd").and_then(Value::as_str).map(str::to_owned);
+    let node = cluster.pick_node(cwd.as_deref()).await?;
+    let sent = tokio::time::timeout(
+        REQUEST_TIMEOUT,
+        cluster
+            .client
+            .request(wire::create_subject(&node), body.to_string().into()),
+    )
+    .await;
+    let (status, answer) = match sent {
+        Ok(Ok(m)) => (
+            m.headers
+                .as_ref()
+                .and_then(|h| h.get(wire::STATUS_HEADER))
+                .and_then(|v| v.as_str().parse::<u16>().ok())
+                .unwrap_or(502),
+            m.payload,
+        ),
+        _ => {
+            return Err(super::unavailable(format!(
+                "the agents node {node} did not answer within {} s",
+                REQUEST_TIMEOUT.as_secs()
+            )));
+        }
+    };
+    if status != 201 {
+        return Ok(verdict_response(status, answer));
+    }
+    let v: Value = serde_json::from_slice(&answer).unwrap_or_default();
+    let Some(id) = v["session_id"].as_str() else {
+        return Err(ApiError::internal(
+            "the agents node answered without a session id",
+        ));
+    };
+    let base = format!("/v1/code/sessions/{id}");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "session_id": id,
+            "stream_url": ext.url(&format!("{base}/events/stream")),
+            "send_url": ext.url(&format!("{base}/events")),
+            "ws_url": ext.ws_url(&format!("{base}/ws")),
+            "host": node,
+        })),
+    )
+        .into_response())
+}
+
+impl Cluster {
+    /// An agents node with a fresh heartbeat and room: one whose `--cwd` holds `cwd` first, then
+    /// the least loaded.
+    async fn pick_node(&self, cwd: Option<&str>) -> Result<String, ApiError> {
+        let now = wire::unix_now();
+        let mut nodes: Vec<NodeEntry> = Vec::new();
+        if let Ok(mut keys) = self.nodes_kv.keys().await {
+            while let Some(Ok(k)) = keys.next().await {
+                if let Ok(Some(b)) = self.nodes_kv.get(&k).await
+                    && let Ok(n) = serde_json::from_slice::<NodeEntry>(&b)
+                    && n.agents
+                    && n.at + 10 >= now
+                    && n.load < n.max_sessions
+                {
+                    nodes.push(n);
+                }
+            }
+        }
+        let fits = |n: &NodeEntry| cwd.is_some_and(|c| std::path::Path::new(c).starts_with(&n.cwd));
+        nodes
+            .iter()
+            .min_by(|a, b| {
+                fits(b).cmp(&fits(a)).then_with(|| {
+                    (a.load as f64 / a.max_sessions.max(1) as f64)
+                        .total_cmp(&(b.load as f64 / b.max_sessions.max(1) as f64))
+                })
+            })
+            .map(|n| n.node.clone())
+            .ok_or_else(|| {
+                super::unavailable(
+                    "no agents node with room is running: start one with `bridge-relay --nats URL --role agents`",
+                )
+            })
+    }
+}

@@ -1,0 +1,327 @@
+//! The host side (role `agents` / `all`): publishing each hosted session's log to JetStream in
+//! order, its live frames to core NATS, and the registry entries and node heartbeat to KV.
+//!
+//! A session's events go through a bounded queue to one publisher task per session, so the
+//! session's mutex never waits on NATS. When the queue is full (NATS slow or down) the events are
+//! not buffered further: they are in the session's own store already, and the publisher reads
+//! them back from there once it catches up. `/healthz` and a log line say so meanwhile.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use async_nats::jetstream::context::PublishErrorKind;
+use bytes::Bytes;
+use tokio::sync::{Notify, mpsc};
+
+use crate::frames::Frame;
+use crate::session::{ClusterHook, Session};
+use crate::store::StoredEvent;
+
+use super::wire::{self, NodeEntry, RegistryEntry};
+use super::{Cluster, PUBLISH_QUEUE};
+
+/// The hook a hosted session calls (under its mutex: only `try_send`).
+pub(super) struct HostHook {
+    cluster: Weak<Cluster>,
+    session_id: String,
+    tx: mpsc::Sender<(StoredEvent, bool)>,
+    /// The queue overflowed: the publisher reads from the store up to the session's end.
+    overflow: AtomicBool,
+    wake: Notify,
+}
+
+impl ClusterHook for HostHook {
+    fn durable(&self, ev: &StoredEvent, ends_session: bool) {
+        match self.tx.try_send((ev.clone(), ends_session)) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !self.overflow.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(session = %self.session_id, queued = PUBLISH_QUEUE,
+                        "NATS publish queue full (NATS slow or unreachable): further events stay in the local store and are published from there when NATS catches up");
+                    if let Some(c) = self.cluster.upgrade() {
+                        c.health.backlog_full.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                self.wake.notify_one();
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    fn live(&self, session_id: &str, frame: &Arc<Frame>) {
+        let Some(c) = self.cluster.upgrade() else {
+            return;
+        };
+        let Some(body) = wire::encode_live(frame) else {
+            return;
+        };
+        if c.live_tx
+            .try_send((wire::live_subject(session_id), body))
+            .is_err()
+        {
+            c.health.live_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Cluster {
+    /// Starts publishing `session`'s log (from wherever its subject stands) and lists it in the
+    /// registry. Idempotent.
+    pub(super) async fn host(self: &Arc<Self>, session: &Arc<Session>) {
+        let (tx, rx) = mpsc::channel(PUBLISH_QUEUE);
+        let hook = Arc::new(HostHook {
+            cluster: Arc::downgrade(self),
+            session_id: session.id.clone(),
+            tx,
+            overflow: AtomicBool::new(false),
+            wake: Notify::new(),
+        });
+        if !session.set_cluster_hook(hook.clone()) {
+            return;
+        }
+        self.hosted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.id.clone(), String::new());
+        self.put_registry(session).await;
+        tokio::spawn(publisher(
+            Arc::downgrade(self),
+            Arc::downgrade(session),
+            hook,
+            rx,
+        ));
+    }
+
+    /// Writes the session's registry entry when it changed since the last write.
+    pub(super) async fn put_registry(&self, session: &Session) {
+        let entry = RegistryEntry {
+            node: self.config.node.clone(),
+            summary: session.summary(),
+        };
+        let Ok(json) = serde_json::to_string(&entry) else {
+            return;
+        };
+        {
+            let mut hosted = self.hosted.lock().unwrap_or_else(|p| p.into_inner());
+            match hosted.get_mut(&session.id) {
+                Some(last) if *last == json => return,
+                Some(last) => last.clone_from(&json),
+                None => return,
+            }
+        }
+        if let Err(e) = self.sessions_kv.put(&session.id, Bytes::from(json)).await {
+            tracing::warn!(session = %session.id, error = %e, "cannot write the session registry (NATS KV)");
+            // Written again on the next round.
+            if let Some(last) = self
+                .hosted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_mut(&session.id)
+            {
+                last.clear();
+            }
+        }
+    }
+
+    /// Publishes one event after `expected` (the subject's last stream sequence); retries until
+    /// NATS takes it. `Err(())`: the subject holds events this host did not write (never forked).
+    async fn publish(&self, ev: &StoredEvent, ends: bool, expected: u64) -> Result<u64, ()> {
+        let subject = wire::events_subject(&ev.session_id);
+        let body = wire::encode_event(ev, ends);
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            async_nats::header::NATS_MESSAGE_ID,
+            format!("{}:{}", ev.session_id, ev.seq).as_str(),
+        );
+        headers.insert(
+            async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
+            expected.to_string().as_str(),
+        );
+        headers.insert(wire::SEQ_HEADER, ev.seq.to_string().as_str());
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let sent = self
+                .js
+                .publish_with_headers(subject.clone(), headers.clone(), body.clone())
+                .await;
+            let err = match sent {
+                Ok(ack) => match ack.await {
+                    Ok(ack) => return Ok(ack.sequence),
+                    Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
+                        // Ours already (an ack lost on the way)? Otherwise another writer.
+                        if let Ok((stream_seq, seq)) = self.subject_tail(&ev.session_id).await
+                            && seq == ev.seq
+                        {
+                            return Ok(stream_seq);
+                        }
+                        self.health.forks.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(session = %ev.session_id, seq = ev.seq,
+                            "the session's log on NATS has events this node did not write (another writer?): publishing stopped so that the log never forks");
+                        return Err(());
+                    }
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e.to_string(),
+            };
+            self.health.publish_errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(session = %ev.session_id, seq = ev.seq, error = %err, "publishing to NATS failed; retrying");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+        }
+    }
+}
+
+/// One per hosted session: its events in order, from the queue or (after a gap) from its store.
+async fn publisher(
+    cluster: Weak<Cluster>,
+    session: Weak<Session>,
+    hook: Arc<HostHook>,
+    mut rx: mpsc::Receiver<(StoredEvent, bool)>,
+) {
+    let id = hook.session_id.clone();
+    // Where the subject stands (a restarted host continues its log; nothing is published twice).
+    let (mut stream_seq, mut published) = loop {
+        let Some(c) = cluster.upgrade() else { return };
+        match c.subject_tail(&id).await {
+            Ok(t) => break t,
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "cannot read the session's subject on NATS; retrying");
+                drop(c);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(ev) => Some(ev),
+                None => return,
+            },
+            () = hook.wake.notified() => None,
+        };
+        let (Some(c), Some(s)) = (cluster.upgrade(), session.upgrade()) else {
+            return;
+        };
+        let target = match &next {
+            Some((ev, _)) => ev.seq,
+            None => s.last_seq(),
+        };
+        // Anything between what is published and `target` comes from the store.
+        while published + 1 < target || (next.is_none() && published < target) {
+            let Ok(page) = s.read_after(published, 256) else {
+                tracing::error!(session = %id, "cannot read the store to publish to NATS");
+                break;
+            };
+            if page.is_empty() {
+                break;
+            }
+            let (last, ended) = s.tail();
+            let before = published;
+            for ev in page
+                .into_iter()
+                .take_while(|e| e.seq < target || next.is_none())
+            {
+                if ev.seq != published + 1 {
+                    // Pruned by retention before it was published: the log on NATS starts later.
+                    tracing::warn!(session = %id, from = published + 1, to = ev.seq - 1, "events pruned before they reached NATS");
+                }
+                let ends = ended && ev.seq == last;
+                match c.publish(&ev, ends, stream_seq).await {
+                    Ok(sq) => stream_seq = sq,
+                    Err(()) => return,
+                }
+                published = ev.seq;
+            }
+            if published == before {
+                break;
+            }
+        }
+        if let Some((ev, ends)) = next
+            && ev.seq == published + 1
+        {
+            match c.publish(&ev, ends, stream_seq).await {
+                Ok(sq) => stream_seq = sq,
+                Err(()) => return,
+            }
+            published = ev.seq;
+        }
+        if rx.is_empty() && hook.overflow.load(Ordering::Acquire) && published >= s.last_seq() {
+            hook.overflow.store(false, Ordering::Release);
+            c.health.backlog_full.fetch_sub(1, Ordering::Relaxed);
+            tracing::info!(session = %id, seq = published, "NATS caught up with the session's log");
+        }
+    }
+}
+
+/// Live frames of every hosted session to core NATS (not persisted; dropped when NATS is down).
+pub(super) async fn live_publisher(
+    client: async_nats::Client,
+    mut rx: mpsc::Receiver<(String, Bytes)>,
+) {
+    while let Some((subject, body)) = rx.recv().await {
+        if let Err(e) = client.publish(subject, body).await {
+            tracing::debug!(error = %e, "live frame not sent to NATS");
+        }
+    }
+}
+
+/// Every 250 ms: hosts the sessions this node runs that are not yet published, refreshes their
+/// registry entries, drops deleted ones; every 2 s a heartbeat with the node's load.
+pub(super) async fn node_loop(cluster: Weak<Cluster>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut round = 0u64;
+    loop {
+        tick.tick().await;
+        let Some(c) = cluster.upgrade() else { return };
+        let Some(relay) = c.relay() else { return };
+        round += 1;
+        if !c.config.role.runs_agents() {
+            continue;
+        }
+        let sessions = relay.list();
+        for s in &sessions {
+            if !s.has_cluster_hook() {
+                c.host(s).await;
+            } else if c.hosts(&s.id) {
+                c.put_registry(s).await;
+            }
+        }
+        let gone: Vec<String> = {
+            let hosted = c.hosted.lock().unwrap_or_else(|p| p.into_inner());
+            hosted
+                .keys()
+                .filter(|id| relay.get(id).is_none())
+                .cloned()
+                .collect()
+        };
+        for id in gone {
+            c.hosted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+            if let Err(e) = c.sessions_kv.delete(&id).await {
+                tracing::warn!(session = %id, error = %e, "cannot remove a deleted session from the registry");
+            }
+        }
+        if round % 8 == 1 {
+            let entry = NodeEntry {
+                node: c.config.node.clone(),
+                agents: true,
+                load: sessions
+                    .iter()
+                    .filter(|s| c.hosts(&s.id) && s.agent_running())
+                    .count(),
+                max_sessions: relay.config.max_sessions,
+                cwd: relay.config.cwd.display().to_string(),
+                at: wire::unix_now(),
+            };
+            if let Ok(json) = serde_json::to_vec(&entry)
+                && let Err(e) = c.nodes_kv.put(&c.config.node, Bytes::from(json)).await
+            {
+                tracing::debug!(error = %e, "node heartbeat not written");
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Gateway mirrors: a session run by another host, held as a [`Session`] with no agent whose log
+//! is fed from JetStream (an ordered consumer on `bridge.ev.<id>` from its first event) and whose
+//! live frames come from `bridge.live.<id>`. SSE, WebSocket and event pages then serve it with the
+//! host's sequence numbers, unchanged.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use futures::StreamExt as _;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::frames::Frame;
+use crate::session::{ClusterHook, IngestResult, Session, SessionMeta};
+use crate::store::StoredEvent;
+
+use super::wire::{self, Input, RegistryEntry, Who};
+use super::{Cluster, REQUEST_TIMEOUT};
+
+/// How long a request waits for a mirror to hold what the host has published.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(super) struct Feed {
+    pub session: Arc<Session>,
+    /// The highest sequence number the mirror holds.
+    seq: watch::Receiver<u64>,
+}
+
+/// A mirror's hook: input goes to the host.
+struct MirrorHook {
+    cluster: Weak<Cluster>,
+}
+
+impl ClusterHook for MirrorHook {
+    fn durable(&self, _ev: &StoredEvent, _ends: bool) {}
+    fn live(&self, _id: &str, _frame: &Arc<Frame>) {}
+    fn is_mirror(&self) -> bool {
+        true
+    }
+    /// Input that reaches a mirror without going through the gateway's HTTP forwarding (a WebSocket
+    /// frame): sent to the host without waiting; a refusal is logged (the POST path returns it).
+    fn forward(
+        &self,
+        session_id: &str,
+        who: &Principal,
+        payloads: Vec<Value>,
+    ) -> Result<Vec<IngestResult>, ApiError> {
+        let Some(c) = self.cluster.upgrade() else {
+            return Err(super::unavailable("the relay is shutting down"));
+        };
+        if !who.can_write() {
+            return Err(ApiError::forbidden(
+                "observer tokens are read-only: sending events needs the controller token",
+            ));
+        }
+        let id = session_id.to_owned();
+        let input = Input::Ingest {
+            who: Who::of(who),
+            payloads,
+        };
+        tokio::spawn(async move {
+            let (status, body) = c.ask(&id, &input).await;
+            if status >= 300 {
+                tracing::warn!(session = %id, status, body = %String::from_utf8_lossy(&body), "input from a WebSocket refused by the session's host");
+            }
+        });
+        Ok(Vec::new())
+    }
+}
+
+impl Cluster {
+    /// The registry entry of session `id`.
+    pub(super) async fn entry(&self, id: &str) -> Option<RegistryEntry> {
+        if !wire::valid_session_id(id) {
+            return None;
+        }
+        match self.sessions_kv.get(id).await {
+            Ok(Some(b)) => serde_json::from_slice(&b).ok(),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "cannot read the session registry");
+                None
+            }
+        }
+    }
+
+    /// Sends `input` to the session's host: `(status, body)`; 503 when no host answers.
+    pub(super) async fn ask(&self, id: &str, input: &Input) -> (u16, bytes::Bytes) {
+        let body = serde_json::to_vec(input).unwrap_or_default();
+        let sent = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            self.client.request(wire::input_subject(id), body.into()),
+        )
+        .await;
+        verdict(id, sent)
+    }
+
+    /// The mirror of session `id`, made on first use, holding at least every event the host had
+    /// published when this was called (so a cursor the client got anywhere is never past its end).
+    pub(super) async fn mirror(
+        self: &Arc<Self>,
+        id: &str,
+        entry: &RegistryEntry,
+    ) -> Result<Arc<Session>, ApiError> {
+        let feed = {
+            let mut mirrors = self.mirrors.lock().await;
+            match mirrors.get(id) {
+                Some(f) => f.clone(),
+                None => {
+                    let feed = self.start_mirror(id, entry).await?;
+                    mirrors.insert(id.to_owned(), feed.clone());
+                    feed
+                }
+            }
+        };
+        let (_, target) = self
+            .subject_tail(id)
+            .await
+            .map_err(|e| super::unavailable(format!("cannot read session {id} from NATS: {e}")))?;
+        let mut seq = feed.seq.clone();
+        let reached = tokio::time::timeout(SYNC_TIMEOUT, seq.wait_for(|s| *s >= target)).await;
+        if !matches!(reached, Ok(Ok(_))) {
+            return Err(super::unavailable(format!(
+                "session {id}: this gateway has not caught up with its log on NATS yet (has {}, wants {target}); retry",
+                *feed.seq.borrow()
+            )));
+        }
+        Ok(feed.session.clone())
+    }
+
+    async fn start_mirror(
+        self: &Arc<Self>,
+        id: &str,
+        entry: &RegistryEntry,
+    ) -> Result<Arc<Feed>, ApiError> {
+        let relay = self
+            .relay()
+            .ok_or_else(|| super::unavailable("the relay is shutting down"))?;
+        let s = &entry.summary;
+        let mut meta = SessionMeta::new(
+            id.to_owned(),
+            s.cwd.clone().unwrap_or_default(),
+            s.model.clone(),
+            s.permission_mode.clone(),
+            s.title.clone(),
+        );
+        if let Some(c) = &s.created_at {
+            meta.created_at.clone_from(c);
+        }
+        meta.archived = s.archived;
+        let session = Session::mirror(
+            meta,
+            self.mirror_ctx.clone(),
+            Arc::new(MirrorHook {
+                cluster: Arc::downgrade(self),
+            }),
+        );
+        let session = relay.adopt(session);
+        let live = self
+            .client
+            .subscribe(wire::live_subject(id))
+            .await
+            .map_err(|e| super::unavailable(format!("NATS: {e}")))?;
+        let (tx, rx) = watch::channel(session.last_seq());
+        tokio::spawn(feed_live(Arc::downgrade(&session), live));
+        tokio::spawn(feed_log(Arc::downgrade(self), Arc::downgrade(&session), tx));
+        tracing::debug!(session = %id, host = %entry.node, "mirroring a session from NATS");
+        Ok(Arc::new(Feed { session, seq: rx }))
+    }
+}
+
+fn verdict(
+    id: &str,
+    sent: Result<
+        Result<async_nats::Message, async_nats::RequestError>,
+        tokio::time::error::Elapsed,
+    >,
+) -> (u16, bytes::Bytes) {
+    let unavailable = |why: String| {
+        let body =
+            serde_json::json!({"type":"error","error":{"type":"host_unavailable","message":why}});
+        (503, bytes::Bytes::from(body.to_string()))
+    };
+    match sent {
+        Ok(Ok(m)) => {
+            let status = m
+                .headers
+                .as_ref()
+                .and_then(|h| h.get(wire::STATUS_HEADER))
+                .and_then(|v| v.as_str().parse().ok())
+                .unwrap_or(502);
+            (status, m.payload)
+        }
+        Ok(Err(e)) => unavailable(format!(
+            "the relay running session {id} did not answer ({e}); it may have stopped"
+        )),
+        Err(_) => unavailable(format!(
+            "the relay running session {id} did not answer within {} s",
+            REQUEST_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+async fn feed_live(session: Weak<Session>, mut live: async_nats::Subscriber) {
+    while let Some(m) = live.next().await {
+        let Some(s) = session.upgrade() else { return };
+        if let Some(f) = wire::decode_live(&m.payload) {
+            s.mirror_live(f);
+        }
+    }
+}
+
+/// The session's log from JetStream into the mirror, in order; resumes after a consumer failure.
+async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sender<u64>) {
+    let mut next_stream_seq = 0u64;
+    loop {
+        let Some(c) = cluster.upgrade() else { return };
+        let Some(s) = session.upgrade() else { return };
+        let id = s.id.clone();
+        let config = pull::OrderedConfig {
+            filter_subject: wire::events_subject(&id),
+            deliver_policy: if next_stream_seq == 0 {
+                DeliverPolicy::All
+            } else {
+                DeliverPolicy::ByStartSequence {
+                    start_sequence: next_stream_seq,
+                }
+            },
+            ..Default::default()
+        };
+        let messages = match c.events.create_consumer(config).await {
+            Ok(consumer) => consumer.messages().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        drop((c, s));
+        let mut messages = match messages {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "cannot follow the session's log on NATS; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        while let Some(m) = messages.next().await {
+            let Some(s) = session.upgrade() else { return };
+            let m = match m {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "following the session's log on NATS failed; resuming");
+                    break;
+                }
+            };
+            if let Ok(info) = m.info() {
+                next_stream_seq = info.stream_sequence + 1;
+            }
+            let Some((ev, ends)) = wire::decode_event(&id, &m.payload) else {
+                tracing::warn!(session = %id, "an undecodable event on NATS was skipped");
+                continue;
+            };
+            match s.mirror_append(ev, ends) {
+                Ok(_) => {
+                    tx.send_replace(s.last_seq());
+                }
+                Err(e) => {
+                    tracing::error!(session = %id, error = %e, "the session's log on NATS has a gap; the mirror stops here");
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -1,0 +1,324 @@
+//! Scale-out through NATS JetStream (`--nats URL --role all|agents|gateway --node-name NAME`).
+//! Without `--nats` none of this runs and the relay is exactly the single relay.
+//!
+//! - **agents** ([`host`], [`serve`]): the single writer of its sessions' logs. Every durable event a
+//!   session appends is published, in order, to the JetStream stream [`wire::EVENTS_STREAM`] on
+//!   `bridge.ev.<id>` with `Nats-Msg-Id = <id>:<seq>` and `Nats-Expected-Last-Subject-Sequence`
+//!   (two writers can never fork a log); ephemeral frames go to core NATS `bridge.live.<id>`. The
+//!   registry (`bridge_sessions`) and heartbeats (`bridge_nodes`) are KV buckets. Input for its
+//!   sessions arrives on `bridge.in.<id>` and runs through the session's own ingest, so
+//!   first-answer-wins has one authority; the verdict (status and body) is the reply.
+//! - **gateway** ([`gateway`], [`mirror`]): lists every host's sessions from the registry, serves
+//!   SSE / WebSocket / event pages of any session from a local mirror fed by JetStream (the host's
+//!   sequence numbers, so `Last-Event-ID` and `after=` mean the same everywhere), and forwards
+//!   input, archive, delete and session creation to the hosts.
+//! - **all**: both in one process.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream};
+use clap::ValueEnum;
+
+use crate::audit::AuditLog;
+use crate::relay::Relay;
+use crate::session::SessionCtx;
+
+mod gateway;
+mod host;
+mod mirror;
+mod serve;
+pub mod wire;
+
+pub use gateway::middleware;
+
+/// What a relay does in a cluster (`--role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    /// Runs agents and serves every session.
+    All,
+    /// Runs agents; publishes their logs.
+    Agents,
+    /// Serves every session from JetStream; runs no agent.
+    Gateway,
+}
+
+impl Role {
+    pub fn runs_agents(self) -> bool {
+        matches!(self, Role::All | Role::Agents)
+    }
+    pub fn serves_all(self) -> bool {
+        matches!(self, Role::All | Role::Gateway)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::All => "all",
+            Role::Agents => "agents",
+            Role::Gateway => "gateway",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    pub url: String,
+    pub role: Role,
+    /// This node's name: one NATS subject token.
+    pub node: String,
+}
+
+impl ClusterConfig {
+    pub fn new(
+        url: &str,
+        role: Role,
+        node_name: Option<&str>,
+        addr: SocketAddr,
+    ) -> anyhow::Result<ClusterConfig> {
+        let url = url.trim();
+        if !(url.starts_with("nats://") || url.starts_with("tls://")) {
+            anyhow::bail!("--nats {url:?} is not a NATS URL: write nats://HOST:PORT");
+        }
+        let node = match node_name {
+            Some(n) => {
+                if !wire::valid_session_id(n) {
+                    anyhow::bail!(
+                        "--node-name {n:?} may hold only letters, digits, `_` and `-` (it names NATS subjects)"
+                    );
+                }
+                n.to_owned()
+            }
+            None => {
+                let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned();
+                let host = if host.is_empty() {
+                    format!("node{}", uuid::Uuid::new_v4().simple())
+                } else {
+                    host
+                };
+                let raw = format!("{host}-{}", addr.port());
+                raw.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect()
+            }
+        };
+        Ok(ClusterConfig {
+            url: url.to_owned(),
+            role,
+            node,
+        })
+    }
+}
+
+/// Counters `/healthz` reports.
+#[derive(Default)]
+pub(crate) struct Health {
+    /// Sessions whose publish queue is full right now (NATS slow or down).
+    pub backlog_full: AtomicU64,
+    /// Publishes that failed and were retried.
+    pub publish_errors: AtomicU64,
+    /// Sessions whose subject had events this host did not write (publishing stopped).
+    pub forks: AtomicU64,
+    /// Live frames dropped because the live queue was full.
+    pub live_dropped: AtomicU64,
+}
+
+pub struct Cluster {
+    pub config: ClusterConfig,
+    client: async_nats::Client,
+    js: jetstream::Context,
+    events: stream::Stream,
+    sessions_kv: kv::Store,
+    nodes_kv: kv::Store,
+    relay: Weak<Relay>,
+    health: Health,
+    /// Mirrors keep their logs in memory (JetStream is the durable copy).
+    mirror_ctx: Arc<SessionCtx>,
+    mirrors: tokio::sync::Mutex<HashMap<String, Arc<mirror::Feed>>>,
+    /// Sessions this node hosts: id → the last registry entry it wrote.
+    hosted: std::sync::Mutex<HashMap<String, String>>,
+    live_tx: tokio::sync::mpsc::Sender<(String, bytes::Bytes)>,
+}
+
+/// How long a gateway waits for a host's verdict.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Durable events queued per hosted session for NATS; past it they are read back from the store.
+pub const PUBLISH_QUEUE: usize = 4096;
+const LIVE_QUEUE: usize = 8192;
+
+/// Connects to NATS, makes the stream and buckets if missing, and starts this node's roles.
+pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<Arc<Cluster>> {
+    let url = config.url.clone();
+    let client = tokio::time::timeout(
+        Duration::from_secs(10),
+        async_nats::ConnectOptions::new()
+            .name(format!("bridge-relay {}", config.node))
+            .connect(url.as_str()),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("cannot reach NATS at {url} within 10 s (--nats)"))?
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to NATS at {url} (--nats): {e}; start one with `nats-server -js -sd DIR`"
+        )
+    })?;
+    let js = jetstream::new(client.clone());
+    let events = js
+        .get_or_create_stream(stream::Config {
+            name: wire::EVENTS_STREAM.into(),
+            subjects: vec!["bridge.ev.>".into()],
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("NATS at {url}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
+    let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
+    let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
+    let mirror_ctx = Arc::new(SessionCtx {
+        store: Arc::new(crate::store::MemoryStore::default()),
+        audit: Arc::new(AuditLog::disabled()),
+        permission_timeout: None,
+        retention_events: relay.config.retention_events,
+        ended_tx: None,
+        push: None,
+        allow_bypass_permissions: relay.config.allow_bypass_permissions,
+    });
+    let (live_tx, live_rx) = tokio::sync::mpsc::channel(LIVE_QUEUE);
+    let cluster = Arc::new(Cluster {
+        config,
+        client,
+        js,
+        events,
+        sessions_kv,
+        nodes_kv,
+        relay: Arc::downgrade(relay),
+        health: Health::default(),
+        mirror_ctx,
+        mirrors: tokio::sync::Mutex::new(HashMap::new()),
+        hosted: std::sync::Mutex::new(HashMap::new()),
+        live_tx,
+    });
+    if relay.cluster.set(cluster.clone()).is_err() {
+        anyhow::bail!("the relay is already connected to NATS");
+    }
+    tokio::spawn(host::live_publisher(cluster.client.clone(), live_rx));
+    tokio::spawn(host::node_loop(Arc::downgrade(&cluster)));
+    if cluster.config.role.runs_agents() {
+        serve::start(&cluster).await?;
+    }
+    tracing::info!(nats = %url, role = cluster.config.role.as_str(), node = %cluster.config.node, "scale-out through NATS JetStream");
+    Ok(cluster)
+}
+
+/// A KV bucket, made if missing. Its stream is made here with the settings the client's
+/// `create_key_value` uses: that call first asks for the account's info, which this client cannot
+/// read from a 2.9 server (Debian's).
+async fn bucket(
+    js: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+) -> anyhow::Result<kv::Store> {
+    if let Ok(b) = js.get_key_value(name).await {
+        return Ok(b);
+    }
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        max_age,
+        storage: stream::StorageType::File,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: stream::DiscardPolicy::New,
+        num_replicas: 1,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("cannot make the NATS key-value bucket {name}: {e}"))?;
+    js.get_key_value(name)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the NATS key-value bucket {name}: {e}"))
+}
+
+impl Cluster {
+    fn relay(&self) -> Option<Arc<Relay>> {
+        self.relay.upgrade()
+    }
+
+    /// Whether this node hosts (runs the agent of) session `id`.
+    pub fn hosts(&self, id: &str) -> bool {
+        self.hosted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
+    }
+
+    /// `(last stream sequence, host seq)` of a session's subject; `(0, 0)` when it has no events.
+    async fn subject_tail(&self, id: &str) -> anyhow::Result<(u64, u64)> {
+        match self
+            .events
+            .get_last_raw_message_by_subject(&wire::events_subject(id))
+            .await
+        {
+            Ok(m) => {
+                let seq = m
+                    .headers
+                    .get(wire::SEQ_HEADER)
+                    .and_then(|v| v.as_str().parse().ok())
+                    .unwrap_or(0);
+                Ok((m.sequence, seq))
+            }
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok((0, 0)),
+            Err(e) => Err(anyhow::anyhow!("JetStream: {e}")),
+        }
+    }
+
+    /// The `/healthz` answer: ok while NATS is connected and every log is published.
+    pub fn health(&self) -> (bool, serde_json::Value) {
+        let connected = self.client.connection_state() == async_nats::connection::State::Connected;
+        let h = &self.health;
+        let backlog = h.backlog_full.load(Ordering::Relaxed);
+        let forks = h.forks.load(Ordering::Relaxed);
+        let ok = connected && backlog == 0 && forks == 0;
+        let v = serde_json::json!({
+            "ok": ok,
+            "nats": {
+                "connected": connected,
+                "role": self.config.role.as_str(),
+                "node": self.config.node,
+                "sessions_with_full_publish_queue": backlog,
+                "publish_errors": h.publish_errors.load(Ordering::Relaxed),
+                "forked_logs": forks,
+                "live_frames_dropped": h.live_dropped.load(Ordering::Relaxed),
+                "problem": if !connected {
+                    Some("NATS is unreachable: hosted sessions keep running and their events are kept in the local store until it returns")
+                } else if forks > 0 {
+                    Some("a session's log on NATS has events this node did not write: publishing of that log stopped (see the log)")
+                } else if backlog > 0 {
+                    Some("NATS is slow: a session's publish queue is full; its events are read back from the local store")
+                } else { None },
+            }
+        });
+        (ok, v)
+    }
+}
+
+/// 503: NATS or a host cannot be reached, or a mirror has not caught up.
+pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError {
+    crate::error::ApiError::new(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        "cluster_unavailable",
+        message,
+    )
+}

@@ -1,0 +1,173 @@
+//! The host answering gateways: input, detail, archive and delete for the sessions it runs
+//! (`bridge.in.<id>`), and new sessions placed on it (`bridge.create.<node>`). Each request runs
+//! through the same code as a local HTTP request; the reply is the verdict: an HTTP status in the
+//! [`wire::STATUS_HEADER`] header and the JSON body the single relay would have answered.
+
+use std::sync::Arc;
+
+use async_nats::{HeaderMap, Message};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
+use futures::StreamExt as _;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::relay::{CreateSession, Relay};
+
+use super::Cluster;
+use super::wire::{self, Input};
+
+pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
+    let inputs = cluster
+        .client
+        .subscribe("bridge.in.*")
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot subscribe to session input on NATS: {e}"))?;
+    let creates = cluster
+        .client
+        .subscribe(wire::create_subject(&cluster.config.node))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot subscribe to session creation on NATS: {e}"))?;
+    let c = Arc::downgrade(cluster);
+    tokio::spawn(async move {
+        let mut inputs = inputs;
+        while let Some(msg) = inputs.next().await {
+            let Some(cluster) = c.upgrade() else { return };
+            tokio::spawn(async move { on_input(cluster, msg).await });
+        }
+    });
+    let c = Arc::downgrade(cluster);
+    tokio::spawn(async move {
+        let mut creates = creates;
+        while let Some(msg) = creates.next().await {
+            let Some(cluster) = c.upgrade() else { return };
+            tokio::spawn(async move { on_create(cluster, msg).await });
+        }
+    });
+    Ok(())
+}
+
+/// Replies with `resp` (status + body).
+async fn reply(cluster: &Cluster, msg: &Message, resp: Response) {
+    let Some(to) = msg.reply.clone() else { return };
+    let status = resp.status().as_u16();
+    let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .unwrap_or_default();
+    let mut headers = HeaderMap::new();
+    headers.insert(wire::STATUS_HEADER, status.to_string().as_str());
+    if let Err(e) = cluster.client.publish_with_headers(to, headers, body).await {
+        tracing::warn!(error = %e, "cannot reply to a gateway over NATS");
+    }
+}
+
+async fn on_input(cluster: Arc<Cluster>, msg: Message) {
+    let id = msg
+        .subject
+        .as_str()
+        .strip_prefix("bridge.in.")
+        .unwrap_or_default()
+        .to_owned();
+    // Another host's session: its host answers.
+    if !cluster.hosts(&id) {
+        return;
+    }
+    let Some(relay) = cluster.relay() else { return };
+    let resp = match serde_json::from_slice::<Input>(&msg.payload) {
+        Ok(input) => run_input(&relay, &cluster, &id, input)
+            .await
+            .unwrap_or_else(|e| e.into_response()),
+        Err(e) => {
+            ApiError::bad_request(format!("malformed request from a gateway: {e}")).into_response()
+        }
+    };
+    reply(&cluster, &msg, resp).await;
+}
+
+async fn run_input(
+    relay: &Arc<Relay>,
+    cluster: &Cluster,
+    id: &str,
+    input: Input,
+) -> Result<Response, ApiError> {
+    let session = relay.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+    let resp = match input {
+        Input::Ingest { who, payloads } => {
+            let who = who.principal();
+            if !who.can_see(id) {
+                return Err(ApiError::forbidden(
+                    "this observer token is scoped to another session",
+                ));
+            }
+            let results = session.ingest(&who, payloads)?;
+            axum::Json(json!({"results": results})).into_response()
+        }
+        Input::Detail { who } => {
+            let mut v = session.detail();
+            if !who.controller {
+                crate::redact::initialize_for_observer(&mut v.initialize);
+            }
+            axum::Json(v).into_response()
+        }
+        Input::Archive {
+            who,
+            discard_worktree,
+        } => {
+            controller(&who)?;
+            let (s, kept) = relay.archive(id, discard_worktree).await?;
+            let mut answer = json!({"session_id": s.id, "archived": true});
+            if let Some(why) = kept {
+                answer["worktree_kept"] = json!(why);
+                if let Some(wt) = s.meta().worktree {
+                    answer["worktree"] = json!({"path": wt.path, "branch": wt.branch});
+                }
+            }
+            cluster.put_registry(&s).await;
+            axum::Json(answer).into_response()
+        }
+        Input::Delete { who, force } => {
+            controller(&who)?;
+            relay.delete_session(id, force).await?;
+            StatusCode::NO_CONTENT.into_response()
+        }
+    };
+    Ok(resp)
+}
+
+fn controller(who: &wire::Who) -> Result<(), ApiError> {
+    if who.controller {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "observer tokens are read-only: this needs the controller token",
+        ))
+    }
+}
+
+async fn on_create(cluster: Arc<Cluster>, msg: Message) {
+    let Some(relay) = cluster.relay() else { return };
+    let resp = match create(&relay, &cluster, &msg.payload).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    };
+    reply(&cluster, &msg, resp).await;
+}
+
+async fn create(
+    relay: &Arc<Relay>,
+    cluster: &Arc<Cluster>,
+    body: &Bytes,
+) -> Result<Response, ApiError> {
+    let req: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("malformed session request: {e}")))?;
+    let req: CreateSession = crate::extract::parse_body(req, "session request")?;
+    let s = relay.create_session(req).await?;
+    // Listed and published before the gateway hears of it.
+    cluster.host(&s).await;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({"session_id": s.id, "node": cluster.config.node})),
+    )
+        .into_response())
+}

@@ -1,0 +1,287 @@
+//! Scale-out through NATS JetStream: a NATS server and three `bridge-relay` processes (`--demo`):
+//! one `agents` node that runs the sessions and two `gateway`s that run none. Sessions created,
+//! followed and answered through either gateway carry the host's sequence numbers; first answer
+//! wins across gateways; a client resumes through another gateway with nothing lost or repeated.
+//! (Without `--nats` nothing changes: the rest of the suite runs single relays.)
+
+mod common;
+
+use std::path::Path;
+
+use common::nats::NatsServer;
+use common::*;
+use serde_json::{Value, json};
+
+struct Cluster {
+    _nats: NatsServer,
+    agents: RelayProc,
+    a: RelayProc,
+    b: RelayProc,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+fn node(nats: &NatsServer, dir: &Path, role: &str, name: &str) -> RelayProc {
+    RelayProc::start(
+        Opts::demo(dir)
+            .arg("--nats")
+            .arg(&nats.url)
+            .arg("--role")
+            .arg(role)
+            .arg("--node-name")
+            .arg(name),
+    )
+}
+
+fn cluster() -> Cluster {
+    let nats = NatsServer::start();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let agents = node(&nats, dirs[0].path(), "agents", "host1");
+    let a = node(&nats, dirs[1].path(), "gateway", "gwa");
+    let b = node(&nats, dirs[2].path(), "gateway", "gwb");
+    Cluster {
+        _nats: nats,
+        agents,
+        a,
+        b,
+        _dirs: dirs,
+    }
+}
+
+/// A gateway places a session only on a node whose heartbeat it has seen: wait for it.
+async fn create_through(gw: &RelayProc) -> String {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let r = http()
+            .post(gw.url("/v1/code/sessions"))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        if status == 201 {
+            assert_eq!(v["host"], "host1", "{v}");
+            assert!(
+                v["stream_url"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&gw.addr.port().to_string()),
+                "the gateway's own URLs: {v}"
+            );
+            return v["session_id"].as_str().unwrap().to_owned();
+        }
+        assert_eq!(status, 503, "{v}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no agents node became available: {v}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+fn durable(frames: &[Frame]) -> Vec<(u64, Value)> {
+    frames
+        .iter()
+        .filter(|f| is_durable(f))
+        .map(|f| (f.id.unwrap(), f.data.clone()))
+        .collect()
+}
+
+fn answer_to(ask: &Frame, command: &str) -> Value {
+    allow(
+        ask.payload()["request_id"].as_str().unwrap(),
+        ask.payload()["request"]["tool_use_id"].as_str().unwrap(),
+        json!({ "command": command }),
+    )
+}
+
+/// (1) Created through gateway A, answered through gateway B: the turn completes, both gateways
+/// stream the same durable events with the same sequence numbers as the host's log, and the list
+/// on either gateway shows the session and its host.
+#[tokio::test]
+async fn a_turn_created_on_one_gateway_is_answered_on_another_with_identical_seqs() {
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    let mut on_b = c.b.sse(&sid, None).await;
+    assert_eq!((on_a.status, on_b.status), (200, 200));
+
+    let r = c.a.post(&sid, TOKEN, user("hello cluster")).await;
+    assert_eq!(r.status(), 200);
+    let posted: Value = r.json().await.unwrap();
+    let my_seq = posted["results"][0]["sequence_num"].as_u64().unwrap();
+
+    let mut seen_b = on_b.until("prompt on B", is_can_use_tool).await;
+    let ask = seen_b.last().unwrap().clone();
+    let r = c.b.post(&sid, TOKEN, answer_to(&ask, "echo via-b")).await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    seen_b.extend(on_b.until("result on B", is_result).await);
+    let seen_a = on_a.until("result on A", is_result).await;
+
+    let (da, db) = (durable(&seen_a), durable(&seen_b));
+    assert_eq!(da, db, "both gateways stream the same events, same seqs");
+    let ids: Vec<u64> = da.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "dense from 1"
+    );
+    assert!(
+        da.iter()
+            .any(|(id, v)| *id == my_seq && v["payload"]["type"] == "user")
+    );
+    let result = seen_a.iter().find_map(tool_result_text).unwrap();
+    assert!(result.contains("via-b"), "{result}");
+    // Streaming deltas reach gateway subscribers too (core NATS, not stored).
+    assert!(
+        seen_a
+            .iter()
+            .any(|f| f.event == "ephemeral_event" && f.data["payload"]["type"] == "stream_event")
+    );
+
+    // The host's own log: the same envelopes.
+    let host_log = c.agents.events(&sid, 0).await;
+    let last = *ids.last().unwrap();
+    let host: Vec<(u64, Value)> = host_log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sequence_num"].as_u64().unwrap() <= last)
+        .map(|e| (e["sequence_num"].as_u64().unwrap(), e.clone()))
+        .collect();
+    assert_eq!(
+        host, da,
+        "the gateways' events are the host's, byte for byte"
+    );
+    // A page read through a gateway matches too.
+    let page = c.b.events(&sid, 0).await;
+    assert_eq!(
+        page["events"].as_array().unwrap()[..da.len()],
+        host_log["events"].as_array().unwrap()[..da.len()]
+    );
+
+    for gw in [&c.a, &c.b] {
+        let list = get_json(&gw.url("/v1/code/sessions"), TOKEN).await;
+        let entry = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == sid.as_str())
+            .unwrap_or_else(|| panic!("listed: {list}"))
+            .clone();
+        assert_eq!(entry["host"], "host1");
+        assert_eq!(entry["origin"], "relay");
+        // Detail comes from the host (pending requests and all).
+        let detail = gw.session(&sid).await;
+        assert_eq!(detail["id"], sid.as_str());
+        assert_eq!(detail["pending_requests"], json!([]));
+        let health = get_json(&gw.url("/healthz"), TOKEN).await;
+        assert_eq!(health["ok"], true, "{health}");
+        assert_eq!(health["nats"]["role"], "gateway");
+    }
+}
+
+/// (2) Two answers to one prompt race through both gateways: the host decides, exactly one reaches
+/// the agent, the other gets the single relay's 409.
+#[tokio::test]
+async fn answers_racing_through_two_gateways_exactly_one_wins() {
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(c.b.post(&sid, TOKEN, user("race")).await.status(), 200);
+    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
+
+    let (ra, rb) = tokio::join!(
+        c.a.post(&sid, TOKEN, answer_to(&ask, "echo from-gateway-a")),
+        c.b.post(&sid, TOKEN, answer_to(&ask, "echo from-gateway-b")),
+    );
+    let (sa, sb) = (ra.status().as_u16(), rb.status().as_u16());
+    let mut statuses = [sa, sb];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "exactly one wins");
+    let loser = if sa == 409 { ra } else { rb };
+    let err: Value = loser.json().await.unwrap();
+    assert_eq!(err["error"]["type"], "request_not_pending", "{err}");
+    assert!(err["error"]["message"].as_str().unwrap().contains(&rid));
+    let winner = if sa == 200 {
+        "from-gateway-a"
+    } else {
+        "from-gateway-b"
+    };
+
+    let frames = on_a.until("result", is_result).await;
+    let result = frames.iter().find_map(tool_result_text).unwrap();
+    assert!(result.contains(winner), "{result}");
+    let log = c.agents.events(&sid, 0).await;
+    let answers = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["source"] == "client"
+                && e["payload"]["type"] == "control_response"
+                && e["payload"]["response"]["request_id"] == rid.as_str()
+        })
+        .count();
+    assert_eq!(answers, 1, "one answer stored and sent to the agent");
+}
+
+/// (3) Gateway A dies in the middle of a turn; the client resumes through B with `Last-Event-ID`
+/// and gets every later event exactly once, in order, with the host's sequence numbers.
+#[tokio::test]
+async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
+    let mut c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(
+        c.a.post(&sid, TOKEN, user("survive a gateway"))
+            .await
+            .status(),
+        200
+    );
+    let before = on_a.until("prompt", is_can_use_tool).await;
+    let ask = before.last().unwrap().clone();
+    let last_seen = ask.id.unwrap();
+    c.a.kill();
+    assert!(
+        on_a.next(T).await.is_none() && on_a.ended,
+        "A's stream is cut"
+    );
+
+    let mut on_b = c.b.sse(&sid, Some(last_seen)).await;
+    assert_eq!(on_b.status, 200);
+    assert_eq!(
+        c.b.post(&sid, TOKEN, answer_to(&ask, "echo after-failover"))
+            .await
+            .status(),
+        200
+    );
+    let after = on_b.until("result", is_result).await;
+
+    let mut got: Vec<(u64, Value)> = durable(&before);
+    got.extend(durable(&after));
+    let ids: Vec<u64> = got.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "nothing lost, nothing repeated"
+    );
+    assert!(
+        durable(&after)[0].0 == last_seen + 1,
+        "resumed right after the cursor"
+    );
+    let host_log = c.agents.events(&sid, 0).await;
+    let host: Vec<(u64, Value)> = host_log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(got.len())
+        .map(|e| (e["sequence_num"].as_u64().unwrap(), e.clone()))
+        .collect();
+    assert_eq!(host, got, "the events are the host's");
+    // A cursor past the end is refused through a gateway as by the host.
+    let far = c.b.sse(&sid, Some(last_seen + 100_000)).await;
+    assert_eq!(far.status, 400);
+}
