@@ -152,6 +152,9 @@ fn start_relay() -> anyhow::Result<Relay> {
     let mut child = Command::new(relay_binary()?)
         .args(["--bind", "127.0.0.1:0", "--claude"])
         .arg(std::env::current_exe()?)
+        // Every subscriber uses the one token; the default cap on open streams per credential
+        // would turn most of them away with a 429.
+        .args(["--max-streams-per-principal", "100000"])
         .arg("--data-dir")
         .arg(dir.path())
         .arg("--static-dir")
