@@ -7,7 +7,8 @@
 //! `bridge-protocol`, and every client→CLI payload is made by `bridge_protocol::build`.
 //!
 //! The pure parts are tested natively: option parsing (`options`), the permission answer
-//! (`permissions`), and here [`classify`], [`parse_ndjson`] and the state names. The JS bindings live in `js` (wasm32 only).
+//! (`permissions`), and here [`classify`], [`parse_ndjson`] and the state names. The JS bindings
+//! live in `js` (wasm32 only).
 
 use bridge_protocol::framing::NdjsonDecoder;
 use bridge_protocol::{CliMessage, ParseError, SystemMessage};
