@@ -408,7 +408,7 @@ fn stream_error_drops_the_partial_block_and_the_silent_retry_shows_once() {
         message_stop_abandoned(m, 0),
         // Non-streaming retry: an assistant frame with no stream events and stop_reason set.
         json!({"type": "assistant", "message": {"id": "msg_retry", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [text("The full answer.")], "stop_reason": "end_turn", "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}),
+            "content": [text("The full answer.")], "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}),
         result(0.02, json!({})),
     ];
     let mut s = Session::new();
@@ -797,7 +797,7 @@ fn cli_made_user_frames_are_labelled() {
 fn api_error_inside_success_result_is_an_error_footer() {
     let mut s = Session::new();
     s.apply_value(&json!({"type": "assistant", "message": {"id": "msg_syn", "type": "message", "role": "assistant", "model": "<synthetic>",
-        "content": [text("API Error: 500 Internal Server Error")], "stop_reason": "stop_sequence", "usage": {}},
+        "content": [text("API Error: 500 Internal Server Error")], "stop_reason": "stop_sequence", "usage": {"input_tokens": 0, "output_tokens": 0}},
         "error": "server_error", "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}));
     s.apply_value(&result(
         0.0,
@@ -846,7 +846,7 @@ fn frames_after_result_and_a_turn_the_cli_starts_itself() {
         "subagent frames do not restart the main turn"
     );
     // ...then the CLI starts a new turn on its own: init, streamed answer, a second result.
-    s.apply_value(&json!({"type": "system", "subtype": "init", "cwd": "/w", "model": "claude-sonnet-4-5", "permissionMode": "default",
+    s.apply_value(&json!({"type": "system", "subtype": "init", "mcp_servers": [], "slash_commands": [], "apiKeySource": "none", "output_style": "default", "skills": [], "plugins": [], "cwd": "/w", "model": "claude-sonnet-4-5", "permissionMode": "default",
         "tools": ["Bash"], "claude_code_version": "2.1.332", "uuid": uuid_like(), "session_id": "s"}));
     assert_eq!(s.state(), SessionState::Running);
     let m = "msg_auto";
@@ -966,7 +966,7 @@ fn subagent_frames_nest_under_the_agent_tool_call() {
 fn system_frames_become_rows_or_state() {
     let mut s = Session::new();
     let init = |model: &str| {
-        json!({"type": "system", "subtype": "init", "cwd": "/w", "model": model, "permissionMode": "default",
+        json!({"type": "system", "subtype": "init", "mcp_servers": [], "slash_commands": [], "apiKeySource": "none", "output_style": "default", "skills": [], "plugins": [], "cwd": "/w", "model": model, "permissionMode": "default",
         "tools": ["Bash", "Read"], "claude_code_version": "2.1.332", "uuid": uuid_like(), "session_id": "s"})
     };
     s.apply_value(&init("m1"));
@@ -1038,7 +1038,11 @@ fn unknown_types_and_subtypes_are_kept_as_raw_rows() {
         .collect();
     assert_eq!(
         labels,
-        vec!["brand_new_thing", "system/from_the_future", "(no type)"]
+        vec![
+            "brand_new_thing",
+            "system/from_the_future",
+            "(no type) (could not read: not a message: expected a JSON object with a string \"type\" field)"
+        ]
     );
     match &s.item(&s.order()[0]).unwrap().kind {
         ItemKind::Raw(r) => assert!(r.json.contains("\"x\": 1")),
@@ -1223,7 +1227,7 @@ fn slash_commands_come_from_initialize_and_match_by_prefix_first() {
     );
     // commands_changed replaces the list.
     s.apply_value(
-        &json!({"type": "system", "subtype": "commands_changed", "commands": [{"name": "init"}],
+        &json!({"type": "system", "subtype": "commands_changed", "commands": [{"name": "init", "description": "", "argumentHint": ""}],
         "uuid": uuid_like(), "session_id": "s"}),
     );
     let now: Vec<_> = slash_matches(&s.info().commands, "/", 8)
@@ -1231,4 +1235,40 @@ fn slash_commands_come_from_initialize_and_match_by_prefix_first() {
         .map(|c| c.name.clone())
         .collect();
     assert_eq!(now, ["init"]);
+}
+
+#[test]
+fn a_known_type_whose_body_does_not_fit_is_shown_raw_with_the_error() {
+    let mut s = Session::new();
+    // `result` without its required fields: decoded as a `result`, it does not fit.
+    s.apply_value(
+        &json!({"type": "result", "subtype": "success", "uuid": "bad1", "session_id": "s"}),
+    );
+    // An `assistant` whose message is a string.
+    s.apply_value(
+        &json!({"type": "assistant", "message": "hi", "uuid": "bad2", "session_id": "s",
+        "parent_tool_use_id": null}),
+    );
+    let raw: Vec<(String, String)> = s
+        .order()
+        .iter()
+        .filter_map(|k| match &s.item(k).unwrap().kind {
+            ItemKind::Raw(r) => Some((r.label.clone(), r.json.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(raw.len(), 2, "both shown, neither dropped: {raw:?}");
+    assert!(
+        raw[0]
+            .0
+            .starts_with("result/success (could not read: bad `result` message")
+    );
+    assert!(raw[0].1.contains("\"bad1\""));
+    assert!(
+        raw[1]
+            .0
+            .starts_with("assistant (could not read: bad `assistant` message")
+    );
+    assert_eq!(rows_of_role(&s, "result"), 0);
+    assert_eq!(rows_of_role(&s, "assistant"), 0);
 }

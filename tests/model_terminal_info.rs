@@ -188,7 +188,9 @@ fn a_turn_with_nothing_billed_costs_zero_not_minus_zero() {
     // `/cost` (or an API error after retries): no billed call, an empty usage map.
     s.apply_value(&json!({
         "type": "result", "subtype": "success", "is_error": false, "duration_ms": 3,
-        "num_turns": 0, "total_cost_usd": 0, "usage": {}, "model_usage_since_last_result": {},
+        "duration_api_ms": 0, "num_turns": 0, "total_cost_usd": 0, "stop_reason": null,
+        "usage": {"input_tokens": 0, "output_tokens": 0}, "modelUsage": {}, "permission_denials": [],
+        "model_usage_since_last_result": {},
         "uuid": "6f3c8f58-0c1a-4f43-9a43-3e1e1c1f0001", "session_id": "s"
     }));
     let row = s

@@ -418,7 +418,11 @@ pub struct UserImage {
 impl UserImage {
     /// Reads an `image` content block.
     pub fn from_block(block: &Value) -> Self {
-        let source = block.get("source").unwrap_or(&Value::Null);
+        Self::from_source(block.get("source").unwrap_or(&Value::Null))
+    }
+
+    /// From an image block's `source`.
+    pub fn from_source(source: &Value) -> Self {
         let get = |k: &str| source.get(k).and_then(Value::as_str).unwrap_or_default();
         let inline = get("type") == "base64";
         UserImage {

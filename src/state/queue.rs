@@ -263,7 +263,8 @@ mod tests {
     fn result() -> serde_json::Value {
         json!({"type": "result", "subtype": "success", "is_error": false, "uuid": uuid::Uuid::new_v4().to_string(),
                "session_id": "s", "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
-               "total_cost_usd": 0.0, "usage": {}})
+               "total_cost_usd": 0.0, "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1},
+               "modelUsage": {}, "permission_denials": []})
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! Applying one frame: the dispatch on the frame's type.
+//! Applying one frame: an exhaustive dispatch on the decoded message.
 
-use super::*;
+use bridge_protocol::{CliMessage, ClientMessage};
+use serde_json::Value;
+
+use super::decode::{Decoded, Frame};
+use super::{Session, Source};
+use crate::state::item::SystemKind;
 
 impl Session {
-    // ------------------------------------------------------------------ applying frames
-
     /// Applies one frame written by the CLI.
     pub fn apply_value(&mut self, frame: &Value) {
         self.apply_from(Source::Worker, frame);
@@ -19,51 +22,76 @@ impl Session {
         }
     }
 
-    /// Applies one frame (a relay envelope's `payload`) with its `source`.
+    /// Decodes and applies one frame (a relay envelope's `payload`) with its `source`.
     pub fn apply_from(&mut self, source: Source, v: &Value) {
+        self.apply_frame(&Frame::decode(source, v.clone()));
+    }
+
+    /// Applies one decoded frame.
+    pub fn apply_frame(&mut self, frame: &Frame) {
         self.applied += 1;
-        let ty = s(v, "type").unwrap_or_default();
-        match ty {
-            "stream_event" => return self.on_stream_event(v),
-            "keep_alive" => return,
-            "control_request" => return self.on_control_request(source, v),
-            "control_response" => return self.on_control_response(source, v),
-            "control_cancel_request" => return self.on_cancel(v),
-            "user" => return self.on_user(source, v),
-            // Other things a client writes (env updates, keep-alives) show nothing.
-            _ if source == Source::Client => return,
-            _ => {}
+        match &frame.msg {
+            Decoded::Cli(m) => self.apply_cli(&frame.source, m, &frame.raw),
+            Decoded::Client(m) => self.apply_client(m),
+            Decoded::Invalid(error) => self.push_raw(&frame.raw, Some(error)),
         }
-        if let Some(id) = s(v, "uuid")
+    }
+
+    /// What a client wrote (another controller's, or this console's own, echoed by the relay).
+    fn apply_client(&mut self, m: &ClientMessage) {
+        match m {
+            ClientMessage::User(u) => self.on_user(&Source::Client, u),
+            ClientMessage::ControlRequest(r) => self.on_client_control_request(r),
+            ClientMessage::ControlResponse(r) => self.on_control_response(&Source::Client, r),
+            ClientMessage::ControlCancelRequest(c) => self.on_cancel(&c.request_id),
+            // Environment updates and keep-alives show nothing; nor does a type only clients
+            // know (the CLI ignores it too).
+            ClientMessage::KeepAlive(_)
+            | ClientMessage::UpdateEnvironmentVariables(_)
+            | ClientMessage::Unknown(_) => {}
+        }
+    }
+
+    fn apply_cli(&mut self, source: &Source, m: &CliMessage, raw: &Value) {
+        // A redelivered durable frame changes nothing (stream events are not durable; `user`
+        // frames are matched to the prompt they echo by their uuid).
+        let durable = !matches!(m, CliMessage::StreamEvent(_) | CliMessage::User(_));
+        if durable
+            && let Some(id) = m.uuid()
             && !self.seen.insert(id.to_string())
         {
-            return; // a redelivered durable frame
+            return;
         }
-        match ty {
-            "assistant" => self.on_assistant(v),
-            "result" => self.on_result(v),
-            "system" => self.on_system(source, v),
-            "tool_progress" => self.on_tool_progress(v),
-            "tool_use_summary" => {
-                let text = s(v, "summary").unwrap_or_default().to_string();
-                self.push_system(
-                    v,
-                    SystemKind::Notice {
-                        title: "summary".into(),
-                        text,
-                        level: "info".into(),
-                    },
-                );
-            }
-            "rate_limit_event" => self.on_rate_limit(v),
-            "prompt_suggestion" => {
-                self.suggestion = s(v, "suggestion").map(str::to_string);
+        match m {
+            CliMessage::StreamEvent(e) => self.on_stream_event(e),
+            CliMessage::KeepAlive(_) => {}
+            CliMessage::ControlRequest(r) => self.on_control_request(r, raw),
+            CliMessage::ControlResponse(r) => self.on_control_response(source, r),
+            CliMessage::ControlCancelRequest(c) => self.on_cancel(&c.request_id),
+            CliMessage::User(u) => self.on_user(source, u),
+            CliMessage::Assistant(a) => self.on_assistant(a),
+            CliMessage::Result(r) => self.on_result(r),
+            CliMessage::System(sys) => self.on_system(source, sys, raw),
+            CliMessage::ToolProgress(p) => self.on_tool_progress(p),
+            CliMessage::ToolUseSummary(t) => self.push_system(
+                Some(&t.uuid),
+                None,
+                SystemKind::Notice {
+                    title: "summary".into(),
+                    text: t.summary.clone(),
+                    level: "info".into(),
+                },
+            ),
+            CliMessage::RateLimitEvent(r) => self.on_rate_limit(r),
+            CliMessage::PromptSuggestion(p) => {
+                self.suggestion = Some(p.suggestion.clone());
                 self.bump();
             }
-            "conversation_reset" => {
-                let trigger = s(v, "trigger").unwrap_or("reset");
+            CliMessage::ConversationReset(r) => {
+                let trigger = r.trigger.as_deref().unwrap_or("reset");
                 self.push_system(
-                    v,
+                    Some(&r.uuid),
+                    None,
                     SystemKind::Notice {
                         title: "conversation reset".into(),
                         text: format!("The conversation was reset ({trigger})."),
@@ -71,13 +99,14 @@ impl Session {
                     },
                 );
             }
-            "active_goal" => {
-                let text = v
-                    .get("value")
-                    .and_then(|g| s(g, "condition"))
-                    .map_or_else(|| "Goal cleared.".to_string(), |c| format!("Goal: {c}"));
+            CliMessage::ActiveGoal(g) => {
+                let text = g.value.as_ref().map_or_else(
+                    || "Goal cleared.".to_string(),
+                    |v| format!("Goal: {}", v.condition),
+                );
                 self.push_system(
-                    v,
+                    Some(&g.uuid),
+                    None,
                     SystemKind::Notice {
                         title: "goal".into(),
                         text,
@@ -85,27 +114,13 @@ impl Session {
                     },
                 );
             }
-            "auth_status" => {
-                let mut text: Vec<String> = v
-                    .get("output")
-                    .and_then(Value::as_array)
-                    .map(|o| {
-                        o.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if let Some(e) = s(v, "error") {
-                    text.push(e.to_string());
-                }
-                let level = if v.get("error").is_some() {
-                    "error"
-                } else {
-                    "info"
-                };
+            CliMessage::AuthStatus(a) => {
+                let mut text = a.output.clone();
+                text.extend(a.error.clone());
+                let level = if a.error.is_some() { "error" } else { "info" };
                 self.push_system(
-                    v,
+                    Some(&a.uuid),
+                    None,
                     SystemKind::Notice {
                         title: "authentication".into(),
                         text: text.join("\n"),
@@ -113,15 +128,28 @@ impl Session {
                     },
                 );
             }
-            "command_lifecycle" => self.on_lifecycle(v),
-            "relay_error" => {
-                let mut text = s(v, "error").unwrap_or("relay error").to_string();
-                if let Some(raw) = s(v, "raw") {
+            CliMessage::CommandLifecycle(l) => self.on_lifecycle(&l.command_uuid, l.state.as_str()),
+            // Internal frames of the CLI (autocompact state, transcript mirror): recognised, shown raw.
+            CliMessage::Internal(v) => self.push_raw(v, None),
+            CliMessage::Unknown(v) => self.on_unknown(source, v),
+        }
+    }
+
+    /// A type (or system subtype) bridge-protocol does not know: what the relay writes itself is
+    /// shown as a notice, anything else raw.
+    fn on_unknown(&mut self, source: &Source, v: &Value) {
+        let str_at = |k: &str| v.get(k).and_then(Value::as_str);
+        let uuid = str_at("uuid");
+        match (str_at("type"), str_at("subtype")) {
+            (Some("relay_error"), _) => {
+                let mut text = str_at("error").unwrap_or("relay error").to_string();
+                if let Some(raw) = str_at("raw") {
                     text.push_str("\n\n");
                     text.extend(raw.chars().take(400));
                 }
                 self.push_system(
-                    v,
+                    uuid,
+                    None,
                     SystemKind::Notice {
                         title: "relay error".into(),
                         text,
@@ -129,8 +157,19 @@ impl Session {
                     },
                 );
             }
-            _ => self.push_raw(v),
+            (Some("system"), Some(sub)) if *source == Source::Relay && !sub.is_empty() => {
+                let text = super::system::text_of(v);
+                self.push_system(
+                    uuid,
+                    None,
+                    SystemKind::Notice {
+                        title: sub.replace('_', " "),
+                        text,
+                        level: "info".into(),
+                    },
+                );
+            }
+            _ => self.push_raw(v, None),
         }
     }
-
 }

@@ -1,6 +1,10 @@
 //! `assistant` frames: the durable blocks of a model response.
 
-use super::*;
+use bridge_protocol::{AssistantMessage, ContentBlock};
+use serde_json::Value;
+
+use super::Session;
+use crate::state::item::{AssistantMsg, Block, Item, ItemKind, Key, Slot, ToolStatus};
 
 impl Session {
     // ------------------------------------------------------------------ internals: assistant
@@ -58,32 +62,21 @@ impl Session {
         }
     }
 
-    pub(super) fn on_assistant(&mut self, v: &Value) {
-        let Some(msg) = v.get("message") else {
-            return self.push_raw(v);
+    pub(super) fn on_assistant(&mut self, m: &AssistantMessage) {
+        let msg = &m.message;
+        let uuid = Some(m.uuid.clone());
+        let message_id = if msg.id.is_empty() {
+            m.uuid.clone()
+        } else {
+            msg.id.clone()
         };
-        let uuid = s(v, "uuid").map(str::to_string);
-        let message_id = s(msg, "id")
-            .map(str::to_string)
-            .or_else(|| uuid.clone())
-            .unwrap_or_default();
-        let parent = s(v, "parent_tool_use_id").map(str::to_string);
+        let parent = m.parent_tool_use_id.clone();
         if parent.is_none() {
             self.turn_running = true;
-        }
-        if parent.is_none()
-            && let Some(usage) = msg.get("usage")
-        {
-            let tokens = [
-                "input_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-                "output_tokens",
-            ]
-            .iter()
-            .filter_map(|k| u(usage, k))
-            .sum();
-            self.agent_info.observe_usage(tokens);
+            let u = &msg.usage;
+            self.agent_info.observe_usage(
+                u.input_tokens + u.cache_read() + u.cache_creation() + u.output_tokens,
+            );
         }
         let key = self.ensure_assistant(&message_id, parent);
         let mut new_tools: Vec<(String, String, Value)> = Vec::new();
@@ -92,25 +85,17 @@ impl Session {
             if a.uuid.is_none() {
                 a.uuid = uuid;
             }
-            if let Some(m) = s(msg, "model") {
-                a.model = Some(m.to_string());
+            a.model = Some(msg.model.clone());
+            if let Some(e) = &m.error {
+                a.error = Some(e.as_str().to_string());
             }
-            if let Some(e) = s(v, "error") {
-                a.error = Some(e.to_string());
+            if let Some(r) = &msg.stop_reason {
+                a.stop_reason = Some(r.as_str().to_string());
             }
-            if let Some(r) = s(msg, "stop_reason") {
-                a.stop_reason = Some(r.to_string());
-            }
-            let blocks = msg
-                .get("content")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for b in &blocks {
-                match s(b, "type").unwrap_or_default() {
-                    "tool_use" | "server_tool_use" | "mcp_tool_use" => {
-                        let id = s(b, "id").unwrap_or_default().to_string();
-                        let name = s(b, "name").unwrap_or("tool").to_string();
+            for b in &msg.content {
+                let (block, tool) = block_of(b);
+                match block {
+                    Block::ToolUse(id) => {
                         match a
                             .blocks
                             .iter_mut()
@@ -127,37 +112,26 @@ impl Session {
                                 block: Block::ToolUse(id.clone()),
                             }),
                         }
-                        new_tools.push((
-                            id,
-                            name,
-                            b.get("input").cloned().unwrap_or(Value::Object(Map::new())),
-                        ));
+                        if let Some(t) = tool {
+                            new_tools.push((id, t.name.to_string(), t.input.clone()));
+                        }
                     }
-                    "text" => {
-                        let text = s(b, "text").unwrap_or_default().to_string();
-                        replace_or_push(&mut a.blocks, Block::Text(text), |bl| {
-                            matches!(bl, Block::Text(_))
-                        });
+                    Block::Text(_) => {
+                        replace_or_push(&mut a.blocks, block, |bl| matches!(bl, Block::Text(_)))
                     }
-                    "thinking" => {
-                        let text = s(b, "thinking").unwrap_or_default().to_string();
-                        replace_or_push(&mut a.blocks, Block::Thinking(text), |bl| {
-                            matches!(bl, Block::Thinking(_))
-                        });
+                    Block::Thinking(_) => {
+                        replace_or_push(&mut a.blocks, block, |bl| matches!(bl, Block::Thinking(_)))
                     }
-                    "redacted_thinking" => {
-                        replace_or_push(&mut a.blocks, Block::RedactedThinking, |bl| {
-                            matches!(bl, Block::RedactedThinking)
-                        })
-                    }
-                    _ => {
-                        let other = Block::Other(b.clone());
-                        if !a.blocks.iter().any(|sl| sl.block == other) {
+                    Block::RedactedThinking => replace_or_push(&mut a.blocks, block, |bl| {
+                        matches!(bl, Block::RedactedThinking)
+                    }),
+                    Block::Other(_) => {
+                        if !a.blocks.iter().any(|sl| sl.block == block) {
                             a.blocks.push(Slot {
                                 index: None,
                                 durable: true,
                                 open: false,
-                                block: other,
+                                block,
                             });
                         }
                     }
@@ -177,9 +151,54 @@ impl Session {
         }
         self.touch(&key);
     }
-
 }
 
+/// A tool call a content block starts.
+pub(super) struct ToolStart<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub input: &'a Value,
+}
+
+/// What the transcript shows for a content block; and the tool call, for the tool-use kinds.
+pub(super) fn block_of(cb: &ContentBlock) -> (Block, Option<ToolStart<'_>>) {
+    fn tool<'a>(id: &'a str, name: &'a str, input: &'a Value) -> (Block, Option<ToolStart<'a>>) {
+        (
+            Block::ToolUse(id.to_string()),
+            Some(ToolStart { id, name, input }),
+        )
+    }
+    match cb {
+        ContentBlock::Text(t) => (Block::Text(t.text.clone()), None),
+        ContentBlock::Thinking(t) => (Block::Thinking(t.thinking.clone()), None),
+        ContentBlock::RedactedThinking(_) => (Block::RedactedThinking, None),
+        ContentBlock::ToolUse(b) => tool(&b.id, &b.name, &b.input),
+        ContentBlock::ServerToolUse(b) => tool(&b.id, &b.name, &b.input),
+        ContentBlock::McpToolUse(b) => tool(&b.id, &b.name, &b.input),
+        // Results, documents and blocks this console does not draw are shown as their JSON.
+        ContentBlock::ToolResult(_)
+        | ContentBlock::WebSearchToolResult(_)
+        | ContentBlock::WebFetchToolResult(_)
+        | ContentBlock::AdvisorToolResult(_)
+        | ContentBlock::CodeExecutionToolResult(_)
+        | ContentBlock::BashCodeExecutionToolResult(_)
+        | ContentBlock::TextEditorCodeExecutionToolResult(_)
+        | ContentBlock::ToolSearchToolResult(_)
+        | ContentBlock::McpToolResult(_)
+        | ContentBlock::ContainerUpload(_)
+        | ContentBlock::Compaction(_)
+        | ContentBlock::Fallback(_)
+        | ContentBlock::McpToolListing(_)
+        | ContentBlock::Image(_)
+        | ContentBlock::Document(_)
+        | ContentBlock::SearchResult(_)
+        | ContentBlock::ToolReference(_)
+        | ContentBlock::Unknown(_) => (
+            Block::Other(serde_json::to_value(cb).unwrap_or(Value::Null)),
+            None,
+        ),
+    }
+}
 
 /// Puts a durable block in place of the streamed block it completes (the open one of the same kind,
 /// else the first unconfirmed one of that kind), or appends it.

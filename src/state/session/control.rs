@@ -1,34 +1,45 @@
 //! Control requests (prompts for the person), their answers and cancellations.
 
-use super::*;
+use bridge_protocol::{ControlRequest, ControlRequestBody, ControlResponse, ControlResponseBody};
+use serde_json::{Map, Value};
+
+use super::{InterruptState, LocalRequest, Session, Source};
+use crate::state::agent_info::InfoKind;
+use crate::state::item::{Item, ItemKind, SystemKind, SystemRow, ToolStatus};
+use crate::state::prompt::{Prompt, PromptKind, SettledBy};
+
+fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
 
 impl Session {
     // ------------------------------------------------------------------ internals: control
 
-    pub(super) fn on_control_request(&mut self, source: Source, v: &Value) {
-        let Some(rid) = s(v, "request_id").map(str::to_string) else {
-            return self.push_raw(v);
-        };
-        let req = v.get("request").cloned().unwrap_or(Value::Null);
-        let sub = s(&req, "subtype").unwrap_or_default();
-        if source == Source::Client {
-            if let Some(kind) = InfoKind::from_subtype(sub) {
-                self.agent_info.asked(&rid, kind);
-            }
-            // Another controller's request (or our own echo).
-            if sub == "interrupt" && !self.local_requests.contains_key(&rid) {
-                self.interrupt = Some(InterruptState::Requested);
-                self.local_requests.insert(rid, LocalRequest::Interrupt);
-                self.bump();
-            }
-            return;
+    /// A control request a client sent (another controller's, or this console's own echo).
+    pub(super) fn on_client_control_request(&mut self, r: &ControlRequest) {
+        let rid = r.request_id.clone();
+        if let Some(kind) = InfoKind::from_subtype(r.subtype()) {
+            self.agent_info.asked(&rid, kind);
         }
-        let kind = match sub {
-            "can_use_tool" => {
-                let tool = s(&req, "tool_name").unwrap_or_default();
-                if tool == "AskUserQuestion" {
+        if matches!(r.request, ControlRequestBody::Interrupt(_))
+            && !self.local_requests.contains_key(&rid)
+        {
+            self.interrupt = Some(InterruptState::Requested);
+            self.local_requests.insert(rid, LocalRequest::Interrupt);
+            self.bump();
+        }
+    }
+
+    /// A control request the CLI sent: the ones a person answers become prompts (their fields
+    /// are kept as the frame's `request` JSON for the dialogs); any other is shown raw.
+    pub(super) fn on_control_request(&mut self, r: &ControlRequest, v: &Value) {
+        let rid = r.request_id.clone();
+        let req = v.get("request").cloned().unwrap_or(Value::Null);
+        let kind = match &r.request {
+            ControlRequestBody::CanUseTool(c) => {
+                if c.tool_name == "AskUserQuestion" {
                     PromptKind::Question
-                } else if tool == "ExitPlanMode" {
+                } else if c.tool_name == "ExitPlanMode" {
                     PromptKind::PlanApproval
                 } else if req
                     .get("requires_user_interaction")
@@ -41,12 +52,14 @@ impl Session {
                     PromptKind::Permission
                 }
             }
-            "elicitation" => PromptKind::Elicitation,
-            "request_user_dialog" => PromptKind::UserDialog,
-            _ => {
+            ControlRequestBody::Elicitation(_) => PromptKind::Elicitation,
+            ControlRequestBody::RequestUserDialog(_) => PromptKind::UserDialog,
+            // Every other subtype (hook callbacks, MCP messages, the client-to-CLI requests, and
+            // subtypes not modelled yet) is nothing a person answers here: shown raw, once.
+            _not_a_prompt => {
                 if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
                     e.insert(SettledBy::Other);
-                    self.push_raw(v);
+                    self.push_raw(v, None);
                 }
                 return;
             }
@@ -160,22 +173,39 @@ impl Session {
         self.bump();
     }
 
-    pub(super) fn on_control_response(&mut self, source: Source, v: &Value) {
-        let Some(resp) = v.get("response") else {
-            return;
+    pub(super) fn on_control_response(&mut self, source: &Source, r: &ControlResponse) {
+        let (rid, ok, body, error) = match &r.response {
+            ControlResponseBody::Success(ok) => (
+                ok.request_id.clone(),
+                true,
+                ok.response.clone().unwrap_or(Value::Null),
+                None,
+            ),
+            ControlResponseBody::Error(e) => (
+                e.request_id.clone(),
+                false,
+                Value::Null,
+                Some(e.error.as_str()),
+            ),
+            ControlResponseBody::Other(raw) => {
+                let Some(rid) = s(raw, "request_id") else {
+                    return;
+                };
+                (
+                    rid.to_string(),
+                    s(raw, "subtype") != Some("error"),
+                    raw.get("response").cloned().unwrap_or(Value::Null),
+                    s(raw, "error"),
+                )
+            }
         };
-        let Some(rid) = s(resp, "request_id").map(str::to_string) else {
-            return;
-        };
-        let ok = s(resp, "subtype") != Some("error");
-        let body = resp.get("response").cloned().unwrap_or(Value::Null);
         if let Some(p) = self.prompts.iter().find(|p| p.request_id == rid) {
             let by = if p.answered_locally {
                 SettledBy::Me
             } else {
                 SettledBy::Other
             };
-            if source == Source::Relay && !p.answered_locally && !self.observer {
+            if *source == Source::Relay && !p.answered_locally && !self.observer {
                 let msg = s(&body, "message")
                     .unwrap_or("no controller answered in time")
                     .to_string();
@@ -187,14 +217,11 @@ impl Session {
         if self.settled.contains_key(&rid) {
             return; // the second echo of an answer
         }
-        if self
-            .agent_info
-            .on_response(&rid, ok, &body, s(resp, "error"))
-        {
+        if self.agent_info.on_response(&rid, ok, &body, error) {
             return self.bump();
         }
         if let Some(req) = self.local_requests.remove(&rid) {
-            let error = s(resp, "error").unwrap_or("error").to_string();
+            let error = error.unwrap_or("error").to_string();
             match req {
                 LocalRequest::Interrupt => {
                     self.interrupt = Some(if ok {
@@ -237,7 +264,12 @@ impl Session {
     }
 
     /// Keeps what was answered to an MCP form in the transcript (the tool's result need not say).
-    pub(super) fn record_form_answer(&mut self, prompt: &Prompt, by: &SettledBy, answer: Option<&Value>) {
+    pub(super) fn record_form_answer(
+        &mut self,
+        prompt: &Prompt,
+        by: &SettledBy,
+        answer: Option<&Value>,
+    ) {
         let key = format!("form:{}", prompt.request_id);
         if self.items.contains_key(&key) {
             return;
@@ -289,10 +321,7 @@ impl Session {
         });
     }
 
-    pub(super) fn on_cancel(&mut self, v: &Value) {
-        let Some(rid) = s(v, "request_id") else {
-            return;
-        };
+    pub(super) fn on_cancel(&mut self, rid: &str) {
         let rid = rid.to_string();
         if self.prompts.iter().any(|p| p.request_id == rid) {
             self.settle(&rid, SettledBy::Cancelled, None);
@@ -300,9 +329,7 @@ impl Session {
             self.settled.entry(rid).or_insert(SettledBy::Cancelled);
         }
     }
-
 }
-
 
 /// A form value as a person reads it: text as is (cut at 200 characters), yes / no, numbers, else JSON.
 fn form_value(v: &Value) -> String {

@@ -46,7 +46,11 @@ impl Session {
     }
 
     /// Shows the images of a prompt typed here (added with [`Self::add_local_prompt`]).
-    pub fn set_local_images(&mut self, uuid: &str, images: Vec<crate::state::attachment::UserImage>) {
+    pub fn set_local_images(
+        &mut self,
+        uuid: &str,
+        images: Vec<crate::state::attachment::UserImage>,
+    ) {
         let key = format!("u:{uuid}");
         if let Some(Item {
             kind: ItemKind::User(m),
@@ -114,5 +118,4 @@ impl Session {
             );
         }
     }
-
 }

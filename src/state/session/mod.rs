@@ -4,6 +4,7 @@
 mod apply;
 mod assistant;
 mod control;
+mod decode;
 mod local;
 mod result;
 mod rows;
@@ -15,20 +16,21 @@ mod user;
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::state::agent_info::{AgentInfo, InfoKind};
 use crate::state::item::{
-    AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
-    SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,
+    Block, Item, ItemKind, Key, RawRow, SendState, SystemKind, SystemRow, ToolCall, UserMsg,
+    UserOrigin,
 };
-use crate::state::prompt::{Notice, Prompt, PromptKind, SettledBy};
-use crate::state::tasks::{self, TaskList};
+use crate::state::prompt::{Notice, Prompt, SettledBy};
+use crate::state::tasks::TaskList;
 
 /// Who wrote a frame, as the relay's envelope says (`source`: worker, client or relay; the network
 /// layer reads anything else as the worker). The session state shown in the header (`data-state`;
 /// [`Session::state`] is never `Other`). Both are bridge-protocol's, shared with the relay.
 pub use bridge_protocol::{SessionState, api::Source};
+pub use decode::{Decoded, Frame};
 
 /// Progress of an interrupt this console (or another controller) asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,41 +202,6 @@ pub struct Session {
 
 fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
-}
-
-fn u(v: &Value, key: &str) -> Option<u64> {
-    v.get(key)
-        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
-}
-
-fn f(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
-}
-
-/// Text of a message `content` (a string or an array of blocks), skipping tool results; and the
-/// number of images.
-fn content_text(content: &Value) -> (String, Vec<crate::state::attachment::UserImage>) {
-    match content {
-        Value::String(t) => (t.clone(), Vec::new()),
-        Value::Array(blocks) => {
-            let mut text = String::new();
-            let mut images = Vec::new();
-            for b in blocks {
-                match s(b, "type") {
-                    Some("text") => {
-                        if !text.is_empty() {
-                            text.push('\n');
-                        }
-                        text.push_str(s(b, "text").unwrap_or_default());
-                    }
-                    Some("image") => images.push(crate::state::attachment::UserImage::from_block(b)),
-                    _ => {}
-                }
-            }
-            (text, images)
-        }
-        _ => (String::new(), Vec::new()),
-    }
 }
 
 /// Text of a `tool_result.content`.
@@ -482,5 +449,4 @@ impl Session {
         }
         self.bump();
     }
-
 }

@@ -1,20 +1,25 @@
 //! `result` (the end of a turn, its cost) and `rate_limit_event`.
 
-use super::*;
+use bridge_protocol::{RateLimitEventMessage, ResultMessage};
+use serde_json::{Number, Value};
+
+use super::{RateLimit, Session};
+use crate::state::item::{Item, ItemKind, ResultRow, SendState, SystemKind};
 
 impl Session {
     // ------------------------------------------------------------------ internals: result & system
 
-    pub(super) fn on_result(&mut self, v: &Value) {
+    pub(super) fn on_result(&mut self, v: &ResultMessage) {
         self.close_streaming(None);
-        let total = f(v, "total_cost_usd").unwrap_or(0.0);
+        let total = v.total_cost_usd.as_f64().unwrap_or(0.0);
         let since: Option<f64> = v
+            .extra
             .get("model_usage_since_last_result")
             .and_then(Value::as_object)
             // Folded from +0.0: an empty map sums to -0.0, shown as "$-0.0000".
             .map(|m| {
                 m.values()
-                    .filter_map(|mu| f(mu, "costUSD"))
+                    .filter_map(|mu| mu.get("costUSD").and_then(Value::as_f64))
                     .fold(0.0, |a, b| a + b)
             });
         if total + 1e-12 < self.cost.last_cli_total {
@@ -25,90 +30,74 @@ impl Session {
         let turn_cost = since.unwrap_or((total - self.cost.last_cli_total).max(0.0));
         self.cost.last_cli_total = total;
         self.cost.total = self.cost.base + total;
-        let usage = v.get("usage").cloned().unwrap_or(Value::Null);
-        let input_tokens = u(&usage, "input_tokens").unwrap_or(0)
-            + u(&usage, "cache_read_input_tokens").unwrap_or(0)
-            + u(&usage, "cache_creation_input_tokens").unwrap_or(0);
-        let is_error = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-        let subtype = s(v, "subtype").unwrap_or("success").to_string();
-        let mut errors: Vec<String> = v
-            .get("errors")
-            .and_then(Value::as_array)
-            .map(|e| {
-                e.iter()
-                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let usage = &v.usage;
+        let input_tokens = usage.input_tokens + usage.cache_read() + usage.cache_creation();
+        let is_error = v.is_error;
+        let mut errors: Vec<String> = v.errors.clone().unwrap_or_default();
         if is_error
             && errors.is_empty()
-            && let Some(r) = s(v, "result")
+            && let Some(r) = &v.result
         {
-            errors.push(r.to_string());
+            errors.push(r.clone());
         }
-        if let Some(ids) = v.get("user_message_uuids").and_then(Value::as_array) {
-            for id in ids.iter().filter_map(Value::as_str) {
-                let key = format!("u:{id}");
-                if let Some(Item {
-                    kind: ItemKind::User(m),
-                    ..
-                }) = self.items.get_mut(&key)
-                    && m.send != SendState::Confirmed
-                {
-                    m.send = SendState::Confirmed;
-                    self.touch(&key);
-                }
+        for id in v.user_message_uuids.iter().flatten() {
+            let key = format!("u:{id}");
+            if let Some(Item {
+                kind: ItemKind::User(m),
+                ..
+            }) = self.items.get_mut(&key)
+                && m.send != SendState::Confirmed
+            {
+                m.send = SendState::Confirmed;
+                self.touch(&key);
             }
         }
         self.turn_running = false;
         self.interrupt = None;
         self.compacting = false;
-        let key = self.frame_key("res", v);
+        let key = self.frame_key("res", Some(&v.uuid));
         self.insert_item(Item {
             key,
             rev: 0,
             parent: None,
             kind: ItemKind::Result(ResultRow {
-                uuid: s(v, "uuid").map(str::to_string),
-                subtype,
+                uuid: Some(v.uuid.clone()),
+                subtype: v.subtype.as_str().to_string(),
                 is_error,
-                terminal_reason: s(v, "terminal_reason").map(str::to_string),
-                api_error_status: u(v, "api_error_status"),
-                duration_ms: f(v, "duration_ms"),
-                duration_api_ms: f(v, "duration_api_ms"),
-                num_turns: u(v, "num_turns"),
+                terminal_reason: v.terminal_reason.as_ref().map(|r| r.as_str().to_string()),
+                api_error_status: v.api_error_status.flatten().map(u64::from),
+                duration_ms: v.duration_ms.as_f64(),
+                duration_api_ms: v.duration_api_ms.as_f64(),
+                num_turns: Some(v.num_turns),
                 input_tokens,
-                output_tokens: u(&usage, "output_tokens").unwrap_or(0),
+                output_tokens: usage.output_tokens,
                 turn_cost,
                 session_cost: self.cost.total,
                 errors,
-                denials: v
-                    .get("permission_denials")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len),
+                denials: v.permission_denials.len(),
             }),
         });
     }
 
-    pub(super) fn on_rate_limit(&mut self, v: &Value) {
-        let info = v.get("rate_limit_info").cloned().unwrap_or(Value::Null);
-        let status = s(&info, "status").unwrap_or("allowed").to_string();
-        let limit_type = s(&info, "rateLimitType").map(str::to_string);
-        let resets_at = f(&info, "resetsAt");
+    pub(super) fn on_rate_limit(&mut self, v: &RateLimitEventMessage) {
+        let info = &v.rate_limit_info;
+        let status = info.status.as_str().to_string();
+        let limit_type = info.rate_limit_type.clone();
+        let resets_at = info.resets_at.as_ref().and_then(Number::as_f64);
         self.rate_limit = Some(RateLimit {
             status: status.clone(),
             limit_type: limit_type.clone(),
             resets_at,
         });
         self.push_system(
-            v,
+            Some(&v.uuid),
+            None,
             SystemKind::RateLimit {
                 status,
                 limit_type,
                 resets_at,
-                utilization: f(&info, "utilization"),
+                utilization: info.utilization.as_ref().and_then(Number::as_f64),
             },
         );
     }
-
 }

@@ -86,52 +86,64 @@ impl Session {
         self.bump();
     }
 
-    pub(super) fn frame_key(&mut self, prefix: &str, v: &Value) -> Key {
-        match s(v, "uuid") {
+    pub(super) fn frame_key(&mut self, prefix: &str, uuid: Option<&str>) -> Key {
+        match uuid {
             Some(id) => format!("{prefix}:{id}"),
             None => format!("{prefix}:#{}", self.next_id()),
         }
     }
 
-    pub(super) fn push_system(&mut self, v: &Value, kind: SystemKind) {
-        let key = self.frame_key("s", v);
+    /// Adds a system row for the frame with `uuid` (once), nested under `parent` if set.
+    pub(super) fn push_system(
+        &mut self,
+        uuid: Option<&str>,
+        parent: Option<&str>,
+        kind: SystemKind,
+    ) {
+        let key = self.frame_key("s", uuid);
         if self.items.contains_key(&key) {
             return;
         }
-        let parent = s(v, "parent_tool_use_id").map(str::to_string);
         self.insert_item(Item {
             key,
             rev: 0,
-            parent,
+            parent: parent.map(str::to_string),
             kind: ItemKind::System(SystemRow {
-                uuid: s(v, "uuid").map(str::to_string),
+                uuid: uuid.map(str::to_string),
                 kind,
             }),
         });
     }
 
-    pub(super) fn push_raw(&mut self, v: &Value) {
-        let key = self.frame_key("r", v);
+    /// Shows a frame as it came: one this console does not know, or (with `error`) a known type
+    /// whose body did not decode.
+    pub(super) fn push_raw(&mut self, v: &Value, error: Option<&str>) {
+        let uuid = v.get("uuid").and_then(Value::as_str);
+        let key = self.frame_key("r", uuid);
         if self.items.contains_key(&key) {
             return;
         }
-        let ty = s(v, "type").unwrap_or("(no type)");
-        let label = match s(v, "subtype").or_else(|| v.get("request").and_then(|r| s(r, "subtype")))
-        {
+        let str_at = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        let ty = str_at(v, "type").unwrap_or_else(|| "(no type)".into());
+        let sub =
+            str_at(v, "subtype").or_else(|| v.get("request").and_then(|r| str_at(r, "subtype")));
+        let mut label = match sub {
             Some(sub) => format!("{ty}/{sub}"),
-            None => ty.to_string(),
+            None => ty,
         };
+        if let Some(e) = error {
+            label.push_str(&format!(" (could not read: {e})"));
+        }
         let json = serde_json::to_string_pretty(v).unwrap_or_default();
         self.insert_item(Item {
             key,
             rev: 0,
             parent: None,
             kind: ItemKind::Raw(RawRow {
-                uuid: s(v, "uuid").map(str::to_string),
+                uuid: uuid.map(str::to_string),
                 label,
                 json,
             }),
         });
     }
-
 }

@@ -1,69 +1,55 @@
 //! `stream_event` frames: assembling a response while it streams (the hot path).
 
-use super::*;
+use bridge_protocol::{
+    AbandonedBlocks, ContentBlock, ContentDelta, MessageStartEvent, StopReason, StreamEvent,
+    StreamEventMessage,
+};
+use serde_json::{Map, Value};
+
+use super::Session;
+use super::assistant::block_of;
+use crate::state::item::{Block, Slot, ToolStatus};
+
+/// The parts of a stream event this model reads.
+enum Ev<'a> {
+    Start(&'a ContentBlock),
+    Delta(&'a ContentDelta),
+    Stop,
+    MessageDelta(Option<&'a StopReason>),
+    MessageStop(Option<&'a AbandonedBlocks>),
+}
 
 impl Session {
-    pub(super) fn on_stream_event(&mut self, v: &Value) {
-        let Some(ev) = v.get("event") else { return };
-        let parent = s(v, "parent_tool_use_id").map(str::to_string);
-        let et = s(ev, "type").unwrap_or_default();
-        if et == "message_start" {
-            let id = ev
-                .get("message")
-                .and_then(|m| s(m, "id"))
-                .or_else(|| s(v, "api_message_id"))
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("stream-{}", self.counter + 1));
-            if parent.is_none() {
-                self.turn_running = true;
-            }
-            let key = self.ensure_assistant(&id, parent);
-            let model = ev
-                .get("message")
-                .and_then(|m| s(m, "model"))
-                .map(str::to_string);
-            if let Some(a) = self.assistant_mut(&key) {
-                a.streaming = true;
-                if model.is_some() {
-                    a.model = model;
-                }
-            }
-            self.current_stream = Some(id);
-            self.touch(&key);
-            return;
-        }
-        let Some(message_id) = s(v, "api_message_id")
-            .map(str::to_string)
+    pub(super) fn on_stream_event(&mut self, m: &StreamEventMessage) {
+        let parent = m.parent_tool_use_id.clone();
+        let (ev, index) = match &m.event {
+            StreamEvent::MessageStart(start) => return self.on_message_start(m, start),
+            StreamEvent::ContentBlockStart(e) => (Ev::Start(&e.content_block), e.index),
+            StreamEvent::ContentBlockDelta(e) => (Ev::Delta(&e.delta), e.index),
+            StreamEvent::ContentBlockStop(e) => (Ev::Stop, e.index),
+            StreamEvent::MessageDelta(e) => (Ev::MessageDelta(e.delta.stop_reason.as_ref()), 0),
+            StreamEvent::MessageStop(e) => (Ev::MessageStop(e.abandoned_blocks.as_ref()), 0),
+            // Keep-alive pings and stream errors change nothing here: an error is followed by the
+            // CLI's synthesized message_stop (abandoned blocks) or a retry.
+            StreamEvent::Ping(_) | StreamEvent::Error(_) | StreamEvent::Unknown(_) => return,
+        };
+        let Some(message_id) = m
+            .api_message_id
+            .clone()
             .or_else(|| self.current_stream.clone())
         else {
             return;
         };
         let key = format!("a:{message_id}");
-        let index = u(ev, "index");
-        match et {
-            "content_block_start" => {
-                let Some(index) = index else { return };
+        match ev {
+            Ev::Start(cb) => {
                 let key = self.ensure_assistant(&message_id, parent);
-                let cb = ev.get("content_block").cloned().unwrap_or(Value::Null);
-                let mut tool: Option<(String, String)> = None;
+                let (block, tool) = block_of(cb);
                 let a = self.assistant_mut(&key).expect("ensured");
                 if a.blocks.iter().any(|sl| sl.index == Some(index)) {
                     return;
                 }
                 a.streaming = true;
-                let block = match s(&cb, "type").unwrap_or_default() {
-                    "text" => Block::Text(s(&cb, "text").unwrap_or_default().to_string()),
-                    "thinking" => {
-                        Block::Thinking(s(&cb, "thinking").unwrap_or_default().to_string())
-                    }
-                    "redacted_thinking" => Block::RedactedThinking,
-                    "tool_use" | "server_tool_use" | "mcp_tool_use" => {
-                        let id = s(&cb, "id").unwrap_or_default().to_string();
-                        tool = Some((id.clone(), s(&cb, "name").unwrap_or("tool").to_string()));
-                        Block::ToolUse(id)
-                    }
-                    _ => Block::Other(cb.clone()),
-                };
                 if let Block::ToolUse(id) = &block
                     && a.blocks
                         .iter()
@@ -77,14 +63,12 @@ impl Session {
                     open: true,
                     block,
                 });
-                if let Some((id, name)) = tool {
-                    self.ensure_tool(&id, &name, &key);
+                if let Some(t) = tool {
+                    self.ensure_tool(t.id, t.name, &key);
                 }
                 self.touch(&key);
             }
-            "content_block_delta" => {
-                let Some(index) = index else { return };
-                let Some(delta) = ev.get("delta") else { return };
+            Ev::Delta(delta) => {
                 let Some(a) = self.assistant_mut(&key) else {
                     return;
                 };
@@ -95,28 +79,33 @@ impl Session {
                 else {
                     return;
                 };
-                match (s(delta, "type").unwrap_or_default(), &mut slot.block) {
-                    ("text_delta", Block::Text(t)) => {
-                        t.push_str(s(delta, "text").unwrap_or_default())
-                    }
-                    ("thinking_delta", Block::Thinking(t)) => {
-                        t.push_str(s(delta, "thinking").unwrap_or_default())
-                    }
-                    ("input_json_delta", Block::ToolUse(id)) => {
+                match (delta, &mut slot.block) {
+                    (ContentDelta::Text(d), Block::Text(t)) => t.push_str(&d.text),
+                    (ContentDelta::Thinking(d), Block::Thinking(t)) => t.push_str(&d.thinking),
+                    (ContentDelta::InputJson(d), Block::ToolUse(id)) => {
                         let id = id.clone();
                         if let Some(tool) = self.tools.get_mut(&id)
                             && !tool.input_complete
                         {
-                            tool.partial_json
-                                .push_str(s(delta, "partial_json").unwrap_or_default());
+                            tool.partial_json.push_str(&d.partial_json);
                         }
                     }
-                    _ => return,
+                    // Signatures, citations and compaction deltas are not shown while streaming
+                    // (the durable block carries them); a delta for another kind of block is stale.
+                    (
+                        ContentDelta::Text(_)
+                        | ContentDelta::Thinking(_)
+                        | ContentDelta::InputJson(_)
+                        | ContentDelta::Signature(_)
+                        | ContentDelta::Citations(_)
+                        | ContentDelta::Compaction(_)
+                        | ContentDelta::Unknown(_),
+                        _,
+                    ) => return,
                 }
                 self.touch(&key);
             }
-            "content_block_stop" => {
-                let Some(index) = index else { return };
+            Ev::Stop => {
                 let Some(a) = self.assistant_mut(&key) else {
                     return;
                 };
@@ -133,7 +122,8 @@ impl Session {
                             Value::Object(Map::new())
                         } else {
                             serde_json::from_str(&tool.partial_json).unwrap_or_else(|_| {
-                                crate::state::partial_json::repair(&tool.partial_json).unwrap_or_default()
+                                crate::state::partial_json::repair(&tool.partial_json)
+                                    .unwrap_or_default()
                             })
                         };
                         tool.input_complete = true;
@@ -145,32 +135,20 @@ impl Session {
                 }
                 self.touch(&key);
             }
-            "message_delta" => {
-                let reason = ev
-                    .get("delta")
-                    .and_then(|d| s(d, "stop_reason"))
-                    .map(str::to_string);
-                if let Some(a) = self.assistant_mut(&key)
-                    && reason.is_some()
+            Ev::MessageDelta(reason) => {
+                if let Some(reason) = reason
+                    && let Some(a) = self.assistant_mut(&key)
                 {
-                    a.stop_reason = reason;
+                    a.stop_reason = Some(reason.as_str().to_string());
                     self.touch(&key);
                 }
             }
-            "message_stop" => {
-                let abandoned = v
-                    .get("abandoned_blocks")
-                    .or_else(|| ev.get("abandoned_blocks"));
+            Ev::MessageStop(on_event) => {
+                let abandoned = m.abandoned_blocks.as_ref().or(on_event);
                 let mut target = key.clone();
-                let mut from: Option<u64> = None;
                 if let Some(ab) = abandoned {
-                    from = u(ab, "from_block_index");
-                    if let Some(id) = s(ab, "api_message_id") {
-                        target = format!("a:{id}");
-                    }
-                }
-                if let Some(from) = from {
-                    self.abandon(&target, from);
+                    target = format!("a:{}", ab.api_message_id);
+                    self.abandon(&target, ab.from_block_index);
                 }
                 if target != key {
                     self.finish_stream(&key);
@@ -180,8 +158,28 @@ impl Session {
                     self.current_stream = None;
                 }
             }
-            _ => {}
         }
+    }
+
+    fn on_message_start(&mut self, m: &StreamEventMessage, start: &MessageStartEvent) {
+        let parent = m.parent_tool_use_id.clone();
+        let id = if start.message.id.is_empty() {
+            m.api_message_id
+                .clone()
+                .unwrap_or_else(|| format!("stream-{}", self.counter + 1))
+        } else {
+            start.message.id.clone()
+        };
+        if parent.is_none() {
+            self.turn_running = true;
+        }
+        let key = self.ensure_assistant(&id, parent);
+        if let Some(a) = self.assistant_mut(&key) {
+            a.streaming = true;
+            a.model = Some(start.message.model.clone());
+        }
+        self.current_stream = Some(id);
+        self.touch(&key);
     }
 
     /// Drops streamed blocks (that no durable frame confirmed) from `from` on.
@@ -218,5 +216,4 @@ impl Session {
             self.touch(key);
         }
     }
-
 }

@@ -1,21 +1,41 @@
 //! `system` frames by subtype, and the background tasks they report.
 
-use super::*;
+use bridge_protocol::SystemMessage;
+use serde_json::Value;
+
+use super::{Session, SlashCommand, Source};
+use crate::state::item::{SystemKind, TaskInfo, ToolStatus};
+
+/// Internal subtypes that show nothing.
+const SILENT_INTERNAL: &[&str] = &["post_turn_summary", "task_summary", "session_metadata"];
+
+fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn u(v: &Value, key: &str) -> Option<u64> {
+    v.get(key)
+        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+}
+
+/// The text a system frame carries, whichever field it is in.
+pub(super) fn text_of(v: &Value) -> String {
+    [
+        "content", "text", "message", "reason", "error", "output", "summary",
+    ]
+    .iter()
+    .find_map(|k| s(v, k))
+    .unwrap_or_default()
+    .to_string()
+}
 
 impl Session {
-    pub(super) fn on_system(&mut self, source: Source, v: &Value) {
-        let sub = s(v, "subtype").unwrap_or_default();
-        let text_of = |v: &Value| -> String {
-            [
-                "content", "text", "message", "reason", "error", "output", "summary",
-            ]
-            .iter()
-            .find_map(|k| s(v, k))
-            .unwrap_or_default()
-            .to_string()
-        };
-        match sub {
-            "init" => {
+    /// A `system` frame: dispatched on its typed subtype; the fields shown are read from the frame
+    /// as it came (`v`).
+    pub(super) fn on_system(&mut self, source: &Source, sys: &SystemMessage, v: &Value) {
+        let sub = sys.subtype();
+        match sys {
+            SystemMessage::Init(_) => {
                 let model = s(v, "model").unwrap_or_default().to_string();
                 let cwd = s(v, "cwd").unwrap_or_default().to_string();
                 let mode = s(v, "permissionMode").unwrap_or_default().to_string();
@@ -39,7 +59,7 @@ impl Session {
                 let sig = (model.clone(), mode.clone(), cwd.clone());
                 if self.last_init.as_ref() != Some(&sig) {
                     self.last_init = Some(sig);
-                    self.push_system(
+                    self.push_system_raw(
                         v,
                         SystemKind::Init {
                             model,
@@ -53,7 +73,7 @@ impl Session {
                     self.bump();
                 }
             }
-            "status" => {
+            SystemMessage::Status(_) => {
                 match s(v, "status") {
                     Some("requesting") => self.turn_running = true,
                     Some("compacting") => self.compacting = true,
@@ -66,7 +86,7 @@ impl Session {
                     let text = s(v, "compact_error")
                         .unwrap_or("Compaction failed.")
                         .to_string();
-                    self.push_system(
+                    self.push_system_raw(
                         v,
                         SystemKind::Notice {
                             title: "compaction".into(),
@@ -77,9 +97,9 @@ impl Session {
                 }
                 self.bump();
             }
-            "compact_boundary" => {
+            SystemMessage::CompactBoundary(_) => {
                 let meta = v.get("compact_metadata").cloned().unwrap_or(Value::Null);
-                self.push_system(
+                self.push_system_raw(
                     v,
                     SystemKind::CompactBoundary {
                         trigger: s(&meta, "trigger").unwrap_or("auto").to_string(),
@@ -88,7 +108,7 @@ impl Session {
                     },
                 );
             }
-            "api_retry" => self.push_system(
+            SystemMessage::ApiRetry(_) => self.push_system_raw(
                 v,
                 SystemKind::ApiRetry {
                     attempt: u(v, "attempt").unwrap_or(0),
@@ -98,12 +118,12 @@ impl Session {
                     status: u(v, "error_status"),
                 },
             ),
-            "session_state_changed" => match s(v, "state") {
+            SystemMessage::SessionStateChanged(_) => match s(v, "state") {
                 Some("ended") => {
                     self.ended = true;
                     self.turn_running = false;
                     self.close_streaming(None);
-                    self.push_system(
+                    self.push_system_raw(
                         v,
                         SystemKind::Ended {
                             exit_code: v.get("exit_code").and_then(Value::as_i64),
@@ -122,9 +142,9 @@ impl Session {
                 }
                 _ => self.bump(),
             },
-            "informational" => {
+            SystemMessage::Informational(_) => {
                 let level = s(v, "level").unwrap_or("info").to_string();
-                self.push_system(
+                self.push_system_raw(
                     v,
                     SystemKind::Notice {
                         title: "information".into(),
@@ -133,7 +153,7 @@ impl Session {
                     },
                 );
             }
-            "permission_denied" => {
+            SystemMessage::PermissionDenied(_) => {
                 if let Some(id) = s(v, "tool_use_id")
                     && let Some(tool) = self.tools.get_mut(id)
                 {
@@ -146,7 +166,7 @@ impl Session {
                     s(v, "tool_name").unwrap_or("A tool"),
                     text_of(v)
                 );
-                self.push_system(
+                self.push_system_raw(
                     v,
                     SystemKind::Notice {
                         title: "permission denied".into(),
@@ -155,10 +175,11 @@ impl Session {
                     },
                 );
             }
-            "task_started" | "task_progress" | "task_updated" | "task_notification" => {
-                self.on_task(v, sub)
-            }
-            "hook_response" => {
+            SystemMessage::TaskStarted(_)
+            | SystemMessage::TaskProgress(_)
+            | SystemMessage::TaskUpdated(_)
+            | SystemMessage::TaskNotification(_) => self.on_task(v, sub),
+            SystemMessage::HookResponse(_) => {
                 let name = s(v, "hook_name").or(s(v, "hook_event")).unwrap_or("hook");
                 let outcome = s(v, "outcome").unwrap_or("success");
                 let mut text = format!("{name}: {outcome}");
@@ -172,7 +193,7 @@ impl Session {
                 } else {
                     "warning"
                 };
-                self.push_system(
+                self.push_system_raw(
                     v,
                     SystemKind::Notice {
                         title: "hook".into(),
@@ -181,14 +202,14 @@ impl Session {
                     },
                 );
             }
-            "local_command_output"
-            | "notification"
-            | "worker_shutting_down"
-            | "model_refusal_fallback"
-            | "model_refusal_no_fallback"
-            | "mirror_error"
-            | "session_writes_lost"
-            | "plugin_install" => {
+            SystemMessage::LocalCommandOutput(_)
+            | SystemMessage::Notification(_)
+            | SystemMessage::WorkerShuttingDown(_)
+            | SystemMessage::ModelRefusalFallback(_)
+            | SystemMessage::ModelRefusalNoFallback(_)
+            | SystemMessage::MirrorError(_)
+            | SystemMessage::SessionWritesLost(_)
+            | SystemMessage::PluginInstall(_) => {
                 let level = match sub {
                     "local_command_output" | "plugin_install" => "info",
                     "notification" => s(v, "priority").map_or("info", |p| {
@@ -204,7 +225,7 @@ impl Session {
                 if text.is_empty() {
                     text = sub.replace('_', " ");
                 }
-                self.push_system(
+                self.push_system_raw(
                     v,
                     SystemKind::Notice {
                         title: sub.replace('_', " "),
@@ -213,29 +234,27 @@ impl Session {
                     },
                 );
             }
-            "commands_changed" => {
+            SystemMessage::CommandsChanged(_) => {
                 if let Some(cmds) = v.get("commands").and_then(Value::as_array) {
                     self.info.commands = cmds.iter().filter_map(SlashCommand::from_json).collect();
                 }
                 self.bump();
             }
             // Known, nothing to show.
-            "thinking_tokens"
-            | "post_turn_summary"
-            | "task_summary"
-            | "background_tasks_changed"
-            | "hook_started"
-            | "hook_progress"
-            | "control_request_progress"
-            | "session_metadata"
-            | "elicitation_complete"
-            | "files_persisted"
-            | "memory_recall"
-            | "autocompact_state" => {}
-            _ => {
-                if source == Source::Relay && !sub.is_empty() {
+            SystemMessage::ThinkingTokens(_)
+            | SystemMessage::BackgroundTasksChanged(_)
+            | SystemMessage::HookStarted(_)
+            | SystemMessage::HookProgress(_)
+            | SystemMessage::ControlRequestProgress(_)
+            | SystemMessage::ElicitationComplete(_)
+            | SystemMessage::FilesPersisted(_)
+            | SystemMessage::MemoryRecall(_) => {}
+            // The CLI's internal subtypes: a few are known to show nothing, the rest are shown raw.
+            SystemMessage::Internal(_) if SILENT_INTERNAL.contains(&sub) => {}
+            SystemMessage::Internal(_) => {
+                if *source == Source::Relay && !sub.is_empty() {
                     let text = text_of(v);
-                    self.push_system(
+                    self.push_system_raw(
                         v,
                         SystemKind::Notice {
                             title: sub.replace('_', " "),
@@ -244,10 +263,16 @@ impl Session {
                         },
                     );
                 } else {
-                    self.push_raw(v);
+                    self.push_raw(v, None);
                 }
             }
         }
+    }
+
+    /// Adds a system row for the frame `v` (its uuid and parent read from it).
+    fn push_system_raw(&mut self, v: &Value, kind: SystemKind) {
+        let parent = s(v, "parent_tool_use_id");
+        self.push_system(s(v, "uuid"), parent, kind);
     }
 
     pub(super) fn on_task(&mut self, v: &Value, sub: &str) {
@@ -290,7 +315,7 @@ impl Session {
             let st = status.unwrap_or_else(|| "finished".into());
             let text = summary.unwrap_or_default();
             let level = if st == "completed" { "info" } else { "warning" };
-            self.push_system(
+            self.push_system_raw(
                 v,
                 SystemKind::Notice {
                     title: format!("task {st}"),
@@ -300,7 +325,7 @@ impl Session {
             );
         } else if tool_id.is_none() && sub == "task_started" {
             let text = description.unwrap_or_default();
-            self.push_system(
+            self.push_system_raw(
                 v,
                 SystemKind::Notice {
                     title: "task started".into(),
@@ -312,5 +337,4 @@ impl Session {
             self.bump();
         }
     }
-
 }

@@ -1,6 +1,37 @@
 //! Tool calls: their results and progress.
 
-use super::*;
+use bridge_protocol::{
+    ContentBlock, MessageContent, ToolProgressMessage, ToolResultBlock, UserMessage,
+};
+use serde_json::{Map, Value};
+
+use super::Session;
+use crate::state::item::{
+    AssistantMsg, Block, Item, ItemKind, Slot, ToolCall, ToolOutput, ToolStatus,
+};
+use crate::state::prompt::SettledBy;
+use crate::state::tasks;
+
+/// Text of a `tool_result.content`: its text; images and tool references named in brackets; other
+/// blocks as JSON.
+fn result_text(content: Option<&MessageContent>) -> String {
+    let Some(content) = content else {
+        return String::new();
+    };
+    match content {
+        MessageContent::Text(t) => t.clone(),
+        MessageContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text(t) => t.text.clone(),
+                ContentBlock::Image(_) => "[image]".to_string(),
+                ContentBlock::ToolReference(r) => format!("[tool: {}]", r.tool_name),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
 
 impl Session {
     // ------------------------------------------------------------------ internals: tools
@@ -26,29 +57,22 @@ impl Session {
             })
     }
 
-    pub(super) fn on_tool_result(&mut self, block: &Value, frame: &Value) {
-        let Some(id) = s(block, "tool_use_id") else {
-            return;
-        };
-        let text = tool_result_text(block.get("content").unwrap_or(&Value::Null));
-        let is_error = block
-            .get("is_error")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let rejected = frame
-            .get("tool_result_meta")
-            .and_then(Value::as_array)
-            .is_some_and(|metas| {
-                metas.iter().any(|m| {
-                    s(m, "id") == Some(id)
-                        && m.get("permission_decision").and_then(|d| s(d, "decision"))
-                            == Some("reject")
-                })
-            });
+    pub(super) fn on_tool_result(&mut self, block: &ToolResultBlock, frame: &UserMessage) {
+        let id = block.tool_use_id.as_str();
+        let text = result_text(block.content.as_ref());
+        let is_error = block.is_error();
+        let rejected = frame.tool_result_meta.as_ref().is_some_and(|metas| {
+            metas.iter().any(|m| {
+                m.id == id
+                    && m.permission_decision
+                        .as_ref()
+                        .is_some_and(|d| d.decision == "reject")
+            })
+        });
         if !self.tools.contains_key(id) {
             // A result whose call we never saw (history cut short): give it a row of its own.
             let key = format!("a:orphan:{id}");
-            let parent = s(frame, "parent_tool_use_id").map(str::to_string);
+            let parent = frame.parent_tool_use_id.clone();
             self.ensure_tool(id, "tool", &key);
             self.insert_item(Item {
                 key,
@@ -70,7 +94,7 @@ impl Session {
                 }),
             });
         }
-        let structured = frame.get("tool_use_result").cloned();
+        let structured = frame.tool_use_result.clone();
         let tool = self.tools.get_mut(id).expect("ensured above");
         tool.status = if !is_error {
             ToolStatus::Done
@@ -115,17 +139,14 @@ impl Session {
         self.touch_tool(id);
     }
 
-    pub(super) fn on_tool_progress(&mut self, v: &Value) {
-        let Some(id) = s(v, "tool_use_id") else {
-            return;
-        };
+    pub(super) fn on_tool_progress(&mut self, v: &ToolProgressMessage) {
+        let id = v.tool_use_id.as_str();
         if let Some(tool) = self.tools.get_mut(id) {
-            tool.progress_secs = f(v, "elapsed_time_seconds");
+            tool.progress_secs = v.elapsed_time_seconds.as_f64();
             if tool.status == ToolStatus::Streaming {
                 tool.status = ToolStatus::Running;
             }
             self.touch_tool(id);
         }
     }
-
 }

@@ -1,34 +1,53 @@
 //! `user` frames: prompts, their echoes and command lifecycle.
 
-use super::*;
+use bridge_protocol::{ContentBlock, MessageContent, UserMessage};
+
+use super::{Session, Source};
+use crate::state::attachment::UserImage;
+use crate::state::item::{Item, ItemKind, SendState, UserMsg, UserOrigin};
+
+/// Text of a message `content` (a string, or its text blocks one a line), skipping tool results;
+/// and its images.
+fn content_text(content: &MessageContent) -> (String, Vec<UserImage>) {
+    match content {
+        MessageContent::Text(t) => (t.clone(), Vec::new()),
+        MessageContent::Blocks(blocks) => {
+            let mut text = String::new();
+            let mut images = Vec::new();
+            for b in blocks {
+                match b {
+                    ContentBlock::Text(t) => {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(&t.text);
+                    }
+                    ContentBlock::Image(i) => images.push(UserImage::from_source(&i.source)),
+                    _ => {}
+                }
+            }
+            (text, images)
+        }
+    }
+}
 
 impl Session {
     // ------------------------------------------------------------------ internals: user
 
-    pub(super) fn on_user(&mut self, source: Source, v: &Value) {
-        let content = v
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .unwrap_or(&Value::Null);
-        if let Some(blocks) = content.as_array() {
-            for b in blocks
-                .iter()
-                .filter(|b| s(b, "type") == Some("tool_result"))
-            {
-                self.on_tool_result(b, v);
+    pub(super) fn on_user(&mut self, source: &Source, v: &UserMessage) {
+        let content = &v.message.content;
+        for b in content.blocks() {
+            if let ContentBlock::ToolResult(r) = b {
+                self.on_tool_result(r, v);
             }
         }
         let (text, images) = content_text(content);
         if text.is_empty() && images.is_empty() {
             return;
         }
-        let parent = s(v, "parent_tool_use_id").map(str::to_string);
-        let is_replay = v.get("isReplay").and_then(Value::as_bool).unwrap_or(false);
-        let synthetic = v
-            .get("isSynthetic")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-            || text.starts_with("[Request interrupted");
+        let parent = v.parent_tool_use_id.clone();
+        let is_replay = v.is_replay();
+        let synthetic = v.is_synthetic() || text.starts_with("[Request interrupted");
         let origin = if parent.is_some() {
             UserOrigin::SubagentPrompt
         } else if synthetic {
@@ -38,15 +57,15 @@ impl Session {
         } else {
             UserOrigin::Prompt
         };
-        let key = self.frame_key("u", v);
-        let timestamp = s(v, "timestamp").map(str::to_string);
-        let echo = is_replay || source == Source::Client;
+        let key = self.frame_key("u", v.uuid.as_deref());
+        let timestamp = v.timestamp.clone();
+        let echo = is_replay || *source == Source::Client;
         if let Some(Item {
             kind: ItemKind::User(m),
             ..
         }) = self.items.get_mut(&key)
         {
-            if echo || source == Source::Worker {
+            if echo || *source == Source::Worker {
                 m.send = SendState::Confirmed;
             }
             if timestamp.is_some() {
@@ -72,7 +91,7 @@ impl Session {
             text = rest.to_string();
             coalesced = true;
         }
-        if origin == UserOrigin::Prompt && parent.is_none() && source != Source::Client {
+        if origin == UserOrigin::Prompt && parent.is_none() && *source != Source::Client {
             self.turn_running = true;
         }
         self.insert_item(Item {
@@ -80,7 +99,7 @@ impl Session {
             rev: 0,
             parent,
             kind: ItemKind::User(UserMsg {
-                uuid: s(v, "uuid").unwrap_or_default().to_string(),
+                uuid: v.uuid.clone().unwrap_or_default(),
                 text,
                 images,
                 origin,
@@ -105,10 +124,7 @@ impl Session {
             })
     }
 
-    pub(super) fn on_lifecycle(&mut self, v: &Value) {
-        let (Some(cmd), Some(state)) = (s(v, "command_uuid"), s(v, "state")) else {
-            return;
-        };
+    pub(super) fn on_lifecycle(&mut self, cmd: &str, state: &str) {
         let key = format!("u:{cmd}");
         if let Some(Item {
             kind: ItemKind::User(m),
@@ -126,5 +142,4 @@ impl Session {
             self.bump();
         }
     }
-
 }
