@@ -13,7 +13,7 @@ use common::*;
 use serde_json::{Value, json};
 
 struct Cluster {
-    _nats: NatsServer,
+    nats: NatsServer,
     agents: RelayProc,
     a: RelayProc,
     b: RelayProc,
@@ -39,7 +39,7 @@ fn cluster() -> Cluster {
     let a = node(&nats, dirs[1].path(), "gateway", "gwa");
     let b = node(&nats, dirs[2].path(), "gateway", "gwb");
     Cluster {
-        _nats: nats,
+        nats,
         agents,
         a,
         b,
@@ -284,4 +284,75 @@ async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
     // A cursor past the end is refused through a gateway as by the host.
     let far = c.b.sse(&sid, Some(last_seen + 100_000)).await;
     assert_eq!(far.status, 400);
+}
+
+/// `/healthz` of `relay` until `want` holds (its status and body), or panics after [`T`].
+async fn health_until(relay: &RelayProc, what: &str, want: impl Fn(u16, &Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let r = http().get(relay.url("/healthz")).send().await.unwrap();
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        if want(status, &v) {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: {status} {v}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// NATS goes away in the middle of a turn: the host keeps running its session and says so in
+/// `/healthz`; when NATS returns, the events written meanwhile are published and both the gateway
+/// that stayed connected and a new reader get every event once, in order.
+#[tokio::test]
+async fn events_written_while_nats_is_down_arrive_when_it_returns() {
+    let mut c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(c.a.post(&sid, TOKEN, user("outage")).await.status(), 200);
+    let before = on_a.until("prompt", is_can_use_tool).await;
+    let ask = before.last().unwrap().clone();
+
+    c.nats.stop();
+    let h = health_until(&c.agents, "the host reports NATS down", |s, v| {
+        s == 503 && v["nats"]["connected"] == false
+    })
+    .await;
+    assert!(
+        h["nats"]["problem"].as_str().unwrap().contains("NATS"),
+        "{h}"
+    );
+    // The host's own API still works: answer there while NATS is away.
+    let r = c
+        .agents
+        .post(&sid, TOKEN, answer_to(&ask, "echo during-outage"))
+        .await;
+    assert_eq!(r.status(), 200);
+    let host_done = {
+        let mut direct = c.agents.sse(&sid, Some(ask.id.unwrap())).await;
+        direct.until("result on the host", is_result).await
+    };
+    let last = host_done.last().unwrap().id.unwrap();
+
+    c.nats.restart();
+    health_until(&c.agents, "the host reports NATS back", |s, v| {
+        s == 200 && v["ok"] == true
+    })
+    .await;
+    let after_a = on_a.until("result on A after the outage", is_result).await;
+    let mut on_b = c.b.sse(&sid, Some(ask.id.unwrap())).await;
+    let after_b = on_b.until("result on B", is_result).await;
+
+    let mut got = durable(&before);
+    got.extend(durable(&after_a));
+    let ids: Vec<u64> = got.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        (1..=last).collect::<Vec<_>>(),
+        "A: nothing lost or repeated"
+    );
+    assert_eq!(durable(&after_b), durable(&after_a), "B: the same events");
 }

@@ -231,6 +231,8 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
             },
             ..Default::default()
         };
+        let mut reconnected = c.connected.clone();
+        reconnected.mark_unchanged();
         let messages = match c.events.create_consumer(config).await {
             Ok(consumer) => consumer.messages().await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
@@ -244,7 +246,13 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
                 continue;
             }
         };
-        while let Some(m) = messages.next().await {
+        loop {
+            let m = tokio::select! {
+                m = messages.next() => m,
+                // NATS came back: its consumer may be gone; follow again from where it stopped.
+                _ = reconnected.changed() => break,
+            };
+            let Some(m) = m else { break };
             let Some(s) = session.upgrade() else { return };
             let m = match m {
                 Ok(m) => m,

@@ -148,6 +148,8 @@ pub struct Cluster {
     /// Sessions this node hosts: id → the last registry entry it wrote.
     hosted: std::sync::Mutex<HashMap<String, String>>,
     live_tx: tokio::sync::mpsc::Sender<(String, bytes::Bytes)>,
+    /// Bumped on every (re)connection to NATS.
+    connected: tokio::sync::watch::Receiver<u64>,
 }
 
 /// How long a gateway waits for a host's verdict.
@@ -159,10 +161,27 @@ const LIVE_QUEUE: usize = 8192;
 /// Connects to NATS, makes the stream and buckets if missing, and starts this node's roles.
 pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<Arc<Cluster>> {
     let url = config.url.clone();
+    // Counts (re)connections: mirrors restart their consumers after NATS comes back.
+    let (connected_tx, connected) = tokio::sync::watch::channel(0u64);
     let client = tokio::time::timeout(
         Duration::from_secs(10),
         async_nats::ConnectOptions::new()
             .name(format!("bridge-relay {}", config.node))
+            .event_callback(move |ev| {
+                let tx = connected_tx.clone();
+                async move {
+                    match ev {
+                        async_nats::Event::Connected => {
+                            tracing::info!("connected to NATS");
+                            tx.send_modify(|n| *n += 1);
+                        }
+                        async_nats::Event::Disconnected => {
+                            tracing::warn!("NATS is unreachable; reconnecting");
+                        }
+                        _ => {}
+                    }
+                }
+            })
             .connect(url.as_str()),
     )
     .await
@@ -207,6 +226,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         mirrors: tokio::sync::Mutex::new(HashMap::new()),
         hosted: std::sync::Mutex::new(HashMap::new()),
         live_tx,
+        connected,
     });
     if relay.cluster.set(cluster.clone()).is_err() {
         anyhow::bail!("the relay is already connected to NATS");

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 pub struct NatsServer {
     child: Child,
     pub url: String,
-    _store: tempfile::TempDir,
+    port: u16,
+    store: tempfile::TempDir,
 }
 
 fn binary() -> PathBuf {
@@ -32,38 +33,61 @@ fn binary() -> PathBuf {
 
 impl NatsServer {
     pub fn start() -> NatsServer {
-        let bin = binary();
         let store = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(&bin)
+        let child = Self::spawn(port, store.path());
+        let mut server = NatsServer {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            port,
+            store,
+        };
+        server.wait_listening();
+        server
+    }
+
+    /// Kills the server (what an outage looks like to the relays).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port with the same store.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.child = Self::spawn(self.port, self.store.path());
+        self.wait_listening();
+    }
+
+    fn spawn(port: u16, store: &std::path::Path) -> Child {
+        let bin = binary();
+        Command::new(&bin)
             .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-            .arg(store.path())
+            .arg(store)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .stdin(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        let mut server = NatsServer {
-            child,
-            url: format!("nats://127.0.0.1:{port}"),
-            _store: store,
-        };
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()))
+    }
+
+    fn wait_listening(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("{} exited at start: {status}", bin.display());
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("nats-server exited at start: {status}");
             }
             assert!(
                 Instant::now() < deadline,
-                "nats-server did not listen on {port} within 10 s"
+                "nats-server did not listen on {} within 10 s",
+                self.port
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
     }
 }
 
