@@ -6,6 +6,7 @@
 //! * [`api`] — the relay's REST shapes (session summaries, event sources).
 //! * [`build`] — constructors for exactly what the CLI accepts.
 //! * [`framing::NdjsonDecoder`] — sans-IO line splitting.
+//! * [`kind`] — what a raw frame is, from its `type` tag alone (for routing without decoding).
 //!
 //! Forward compatibility: an unknown `type` (or `system` subtype) is kept whole as
 //! `Unknown(Value)`; unknown content blocks, stream events, deltas, control subtypes and permission
@@ -20,6 +21,7 @@ mod content;
 mod control;
 mod error;
 pub mod framing;
+pub mod kind;
 mod message;
 mod permission;
 mod stream;
@@ -31,6 +33,7 @@ mod values;
 pub use content::*;
 pub use control::*;
 pub use error::ParseError;
+pub use kind::MessageType;
 pub use message::*;
 pub use permission::*;
 pub use stream::*;

@@ -1,0 +1,180 @@
+//! What a raw frame is, read from its `type` tag (and a `system` frame's `subtype`) without
+//! decoding its body: for the relay and the transport, which route thousands of frames a second
+//! and forward the exact bytes they got. This is the one place outside the typed unions that knows
+//! the tag strings; [`CliMessage`](crate::CliMessage) and [`ClientMessage`](crate::ClientMessage)
+//! agree with it (tested).
+
+use serde_json::Value;
+
+use crate::system::SystemMessage;
+
+/// The top-level `type` of a frame, CLI → client or client → CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageType<'a> {
+    Assistant,
+    User,
+    Result,
+    System,
+    StreamEvent,
+    ToolProgress,
+    ToolUseSummary,
+    AuthStatus,
+    RateLimitEvent,
+    PromptSuggestion,
+    ConversationReset,
+    ActiveGoal,
+    ControlRequest,
+    ControlResponse,
+    ControlCancelRequest,
+    KeepAlive,
+    CommandLifecycle,
+    UpdateEnvironmentVariables,
+    /// Any other `type`: an internal or relay-made frame, or one newer than this crate.
+    Other(&'a str),
+}
+
+/// Every named [`MessageType`] with its tag, in one table.
+const TAGS: &[(&str, MessageType<'static>)] = &[
+    ("assistant", MessageType::Assistant),
+    ("user", MessageType::User),
+    ("result", MessageType::Result),
+    ("system", MessageType::System),
+    ("stream_event", MessageType::StreamEvent),
+    ("tool_progress", MessageType::ToolProgress),
+    ("tool_use_summary", MessageType::ToolUseSummary),
+    ("auth_status", MessageType::AuthStatus),
+    ("rate_limit_event", MessageType::RateLimitEvent),
+    ("prompt_suggestion", MessageType::PromptSuggestion),
+    ("conversation_reset", MessageType::ConversationReset),
+    ("active_goal", MessageType::ActiveGoal),
+    ("control_request", MessageType::ControlRequest),
+    ("control_response", MessageType::ControlResponse),
+    ("control_cancel_request", MessageType::ControlCancelRequest),
+    ("keep_alive", MessageType::KeepAlive),
+    ("command_lifecycle", MessageType::CommandLifecycle),
+    (
+        "update_environment_variables",
+        MessageType::UpdateEnvironmentVariables,
+    ),
+];
+
+impl<'a> MessageType<'a> {
+    /// The type of a frame, or `None` when it is not an object with a string `type`.
+    pub fn of(frame: &'a Value) -> Option<Self> {
+        frame
+            .get("type")
+            .and_then(Value::as_str)
+            .map(Self::from_tag)
+    }
+
+    /// The type named by a `type` tag.
+    pub fn from_tag(tag: &'a str) -> Self {
+        TAGS.iter()
+            .find(|(t, _)| *t == tag)
+            .map_or(Self::Other(tag), |(_, ty)| *ty)
+    }
+
+    /// The `type` tag.
+    pub fn as_str(self) -> &'a str {
+        match self {
+            Self::Other(tag) => tag,
+            named => TAGS
+                .iter()
+                .find(|(_, ty)| *ty == named)
+                .map_or("", |(t, _)| t),
+        }
+    }
+}
+
+/// The `subtype` of a `system` frame (`None` for any other frame, or without a string subtype).
+pub fn system_subtype(frame: &Value) -> Option<&str> {
+    match MessageType::of(frame)? {
+        MessageType::System => frame.get("subtype").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// `true` for the frames the relay does not store: `stream_event` and the ephemeral `system`
+/// subtypes ([`SystemMessage::EPHEMERAL_SUBTYPES`]). The raw-frame form of
+/// [`CliMessage::is_ephemeral`](crate::CliMessage::is_ephemeral).
+pub fn is_ephemeral(frame: &Value) -> bool {
+    match MessageType::of(frame) {
+        Some(MessageType::StreamEvent) => true,
+        Some(MessageType::System) => system_subtype(frame)
+            .is_some_and(|sub| SystemMessage::EPHEMERAL_SUBTYPES.contains(&sub)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{CliMessage, ClientMessage};
+
+    #[test]
+    fn the_table_is_the_typed_unions_tags() {
+        let mut known: Vec<&str> = CliMessage::KNOWN_TYPES.to_vec();
+        for t in ClientMessage::KNOWN_TYPES {
+            if !known.contains(t) {
+                known.push(t);
+            }
+        }
+        let mut ours: Vec<&str> = TAGS.iter().map(|(t, _)| *t).collect();
+        known.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(ours, known);
+        for (tag, ty) in TAGS {
+            assert_eq!(MessageType::from_tag(tag), *ty);
+            assert_eq!(ty.as_str(), *tag);
+        }
+    }
+
+    #[test]
+    fn frames_are_classified_by_their_tag() {
+        let v = json!({"type": "stream_event", "event": {"type": "ping"}});
+        assert_eq!(MessageType::of(&v), Some(MessageType::StreamEvent));
+        let v = json!({"type": "sources_changed"});
+        assert_eq!(
+            MessageType::of(&v),
+            Some(MessageType::Other("sources_changed"))
+        );
+        assert_eq!(MessageType::Other("x").as_str(), "x");
+        assert_eq!(MessageType::of(&json!({"type": 3})), None);
+        assert_eq!(MessageType::of(&json!({})), None);
+        assert_eq!(MessageType::of(&json!("keep_alive")), None);
+        let init = json!({"type": "system", "subtype": "init"});
+        assert_eq!(system_subtype(&init), Some("init"));
+        assert_eq!(
+            system_subtype(&json!({"type": "user", "subtype": "init"})),
+            None
+        );
+    }
+
+    #[test]
+    fn ephemeral_frames_match_the_typed_rule() {
+        let cases = [
+            json!({"type": "stream_event"}),
+            json!({"type": "system", "subtype": "thinking_tokens"}),
+            json!({"type": "system", "subtype": "commands_changed"}),
+            json!({"type": "system", "subtype": "post_turn_summary"}),
+            json!({"type": "system", "subtype": "task_summary"}),
+        ];
+        for v in &cases {
+            assert!(is_ephemeral(v), "{v}");
+        }
+        for v in [
+            json!({"type": "system", "subtype": "init"}),
+            json!({"type": "system"}),
+            json!({"type": "assistant"}),
+            json!({"type": "keep_alive"}),
+            json!({"type": "brand_new"}),
+        ] {
+            assert!(!is_ephemeral(&v), "{v}");
+        }
+        for sub in SystemMessage::EPHEMERAL_SUBTYPES {
+            assert!(is_ephemeral(&json!({"type": "system", "subtype": sub})));
+        }
+    }
+}
