@@ -5,10 +5,11 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::components::{
-    LoginScreen, NotificationsSettings, OfflineBanner, SessionList, SessionView, UpdateBanner,
+    LoginScreen, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
 };
 use crate::dom;
 use crate::embed;
+use crate::lazy::{self, Part};
 use crate::nav::Nav;
 use crate::net::NetError;
 use crate::store::{RelayOffline, Store};
@@ -104,6 +105,16 @@ async fn check_me(
     }
 }
 
+/// What the main pane shows while the session view's part loads.
+fn loading_session() -> AnyView {
+    view! {
+        <section class="session-view session-loading" aria-label="Session" aria-busy="true">
+            <p class="loading" role="status" data-testid="session-loading">"Loading the session…"</p>
+        </section>
+    }
+    .into_any()
+}
+
 /// The console. On load it exchanges a `#login=<token>` fragment for a session cookie
 /// (`POST /v1/auth/login`), removes the fragment from the address bar, asks `GET /v1/me` for the
 /// role, and opens the session the URL names (`/s/<id>`). When the relay cannot be reached it shows
@@ -119,6 +130,10 @@ pub fn App() -> impl IntoView {
     store.init_device(open.clone());
     store.watch_prompts(open);
     let auth = RwSignal::new(Auth::Checking);
+    if nav.session.get_untracked().is_some() {
+        // A deep link to a session: its view's part loads while `/v1/me` is asked.
+        lazy::prefetch(Part::Session);
+    }
     let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
     let observer = address.switches.observer;
     let embedded = address.switches.embed;
@@ -126,6 +141,7 @@ pub fn App() -> impl IntoView {
         && nav.session.get_untracked().is_none()
     {
         nav.session.set(Some(sid.clone()));
+        lazy::prefetch(Part::Session);
     }
     // A host hands a token (`auth` message): exchanged for the cookie; if the cookie does not come
     // back (a cross-site iframe), the token stays in memory as a bearer token.
@@ -176,6 +192,19 @@ pub fn App() -> impl IntoView {
             None => store.close_session(),
         }
     });
+    // The static shell of index.html gives way once the first real screen is rendered beneath it:
+    // the session list with its sessions (or after boot::LIST_WAIT_MS), the sign-in screen, an error.
+    Effect::new(move |prev: Option<()>| {
+        store.sessions.track();
+        if prev.is_some() {
+            crate::boot::done();
+        }
+    });
+    Effect::new(move |_| match auth.get() {
+        Auth::Checking => {}
+        Auth::SignedIn if !embedded => crate::boot::done_later(),
+        _ => crate::boot::done(),
+    });
     let has_session = Memo::new(move |_| nav.session.with(Option::is_some));
     // Offline and signed in show the same shell: going from one to the other re-renders nothing
     // (a draft in the composer stays).
@@ -206,7 +235,12 @@ pub fn App() -> impl IntoView {
                 <main class="main">
                     {move || {
                         if has_session.get() {
-                            view! { <SessionView /> }.into_any()
+                            // The session view is a lazily loaded part: opening a session (a deep
+                            // link too) loads it at once if the idle prefetch has not.
+                            lazy::ready(Part::Session)
+                                .then(lazy::session_view)
+                                .flatten()
+                                .unwrap_or_else(loading_session)
                         } else {
                             view! {
                                 <div class="welcome">

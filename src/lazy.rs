@@ -39,11 +39,21 @@ pub enum Part {
     Dialogs,
     /// The notification settings panel.
     Settings,
+    /// The open session's view (header and its menus, transcript, message rows, tool cards,
+    /// changes panel, task list, prompt dock, composer): the session list does not need it.
+    Session,
 }
 
 impl Part {
-    /// Every part, in the order [`prefetch_all`] loads them.
-    pub const ALL: [Part; 4] = [Part::Markdown, Part::Dialogs, Part::Diff, Part::Settings];
+    /// Every part, in the order [`prefetch_all`] loads them (the session view first: opening a
+    /// session waits for it).
+    pub const ALL: [Part; 5] = [
+        Part::Session,
+        Part::Markdown,
+        Part::Dialogs,
+        Part::Diff,
+        Part::Settings,
+    ];
 }
 
 #[cfg(all(feature = "split", target_family = "wasm"))]
@@ -86,6 +96,11 @@ mod split {
     #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings), fallible)]
     fn settings() -> Result<AnyView, SplitLoaderError> {
         Ok(crate::components::notifications_settings::settings_view())
+    }
+
+    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_session), fallible)]
+    fn session() -> Result<AnyView, SplitLoaderError> {
+        Ok(crate::components::session_view::session_view())
     }
 
     struct Flag {
@@ -138,6 +153,7 @@ mod split {
                 Part::Diff => preload_diff().await,
                 Part::Dialogs => preload_dialog().await,
                 Part::Settings => preload_settings().await,
+                Part::Session => preload_session().await,
             };
             match loaded {
                 Ok(()) => flag(part, |f| f.ready.clone()).set(true),
@@ -171,6 +187,10 @@ mod split {
 
     pub fn settings_now() -> Option<AnyView> {
         now(settings())
+    }
+
+    pub fn session_now() -> Option<AnyView> {
+        now(session())
     }
 }
 
@@ -287,4 +307,13 @@ pub fn settings() -> Option<AnyView> {
     return split::settings_now();
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     Some(crate::components::notifications_settings::settings_view())
+}
+
+/// The open session's view ([`crate::components::session_view::session_view`]), or `None` while
+/// the session part is not loaded.
+pub fn session_view() -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::session_now();
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::components::session_view::session_view())
 }

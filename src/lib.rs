@@ -10,6 +10,7 @@
 //! * [`components`] — one component per file; [`App`] is the root.
 
 pub mod app;
+pub mod boot;
 pub mod components;
 pub mod diff;
 pub mod dom;

@@ -53,3 +53,8 @@ pub fn SessionView() -> impl IntoView {
         </section>
     }
 }
+
+/// [`SessionView`] as a view: the entry point of the lazily loaded session part (`crate::lazy`).
+pub fn session_view() -> AnyView {
+    view! { <SessionView /> }.into_any()
+}
