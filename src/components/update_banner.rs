@@ -6,25 +6,35 @@ use crate::store::Store;
 
 /// Offers a new build of the console once it has installed in the background
 /// (`data-testid="update-available"`, a button). Nothing reloads until it is clicked; then the new
-/// service worker takes over and the page reloads, keeping the composer's draft. "Later" hides the
-/// offer until the next page load.
+/// service worker takes over and the page reloads, keeping the composer's draft; if it has not taken
+/// over within a few seconds, the banner says so (`update-text`) and the page reloads anyway.
+/// "Later" hides the offer until the next page load.
 #[component]
 pub fn UpdateBanner() -> impl IntoView {
     let store = Store::expect();
     let dismissed = RwSignal::new(false);
     let reloading = RwSignal::new(false);
+    let stuck = RwSignal::new(false);
     move || {
         (store.update_ready.get() && !dismissed.get()).then(|| {
             view! {
                 <div class="update-banner" role="region" aria-label="Update">
-                    <span class="update-text">"A new version of Bridge Console is ready."</span>
+                    <span class="update-text" role="status" data-testid="update-text">
+                        {move || if stuck.get() {
+                            "The new version did not take over in time — reloading anyway…"
+                        } else {
+                            "A new version of Bridge Console is ready."
+                        }}
+                    </span>
                     <button
                         class="primary"
                         data-testid="update-available"
                         disabled=move || reloading.get()
                         on:click=move |_| {
                             reloading.set(true);
-                            store.apply_update();
+                            store.apply_update(move || {
+                                stuck.try_set(true);
+                            });
                         }
                     >
                         {move || if reloading.get() { "Reloading…" } else { "New version — reload" }}

@@ -12,6 +12,12 @@ use super::Store;
 use crate::net::{self, NetError};
 use crate::pwa::{self, Capabilities, DeviceRecord, Permission, PushSupport};
 
+/// How long "New version — reload" waits for the new service worker to take over before it
+/// reloads the page anyway.
+pub const UPDATE_TAKEOVER_MS: u32 = 4000;
+/// How long the banner says "reloading anyway" before it does.
+pub const UPDATE_STUCK_NOTICE_MS: u32 = 1200;
+
 /// The relay could not be reached when the console started (it opened from the service worker's
 /// cache); `GET /v1/me` is tried again with backoff.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,7 +140,11 @@ impl Store {
 
     /// Switches to the new build: keeps the composer's draft for the reload, then reloads once the
     /// new service worker has taken over. Only ever called from the person's click.
-    pub fn apply_update(&self) {
+    ///
+    /// If the new build has not taken over (and reloaded the page) within
+    /// [`UPDATE_TAKEOVER_MS`], `on_stuck` is called — the banner says it reloads anyway — and the
+    /// page reloads [`UPDATE_STUCK_NOTICE_MS`] later.
+    pub fn apply_update(&self, on_stuck: impl FnOnce() + 'static) {
         if let Some(sid) = self.session_id.get_untracked() {
             let draft = self.draft.get_value();
             if !draft.trim().is_empty() {
@@ -142,6 +152,14 @@ impl Store {
             }
         }
         pwa::activate_update();
+        leptos::task::spawn_local(async move {
+            gloo_timers::future::TimeoutFuture::new(UPDATE_TAKEOVER_MS).await;
+            on_stuck();
+            gloo_timers::future::TimeoutFuture::new(UPDATE_STUCK_NOTICE_MS).await;
+            if let Some(w) = web_sys::window() {
+                let _ = w.location().reload();
+            }
+        });
     }
 
     /// The composer reports its text (kept across an update reload).
