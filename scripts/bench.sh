@@ -3,7 +3,8 @@
 #   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS,
 #   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
 #   console transfer size (gzipped wasm + js + css), the bytes the relay really sends (br / gzip), and
-#   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript).
+#   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript),
+#   and the end-to-end latency of a streamed delta (agent stdout line to its paint, p50/p99 over 1,000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -73,3 +74,5 @@ echo "== what the relay sends (release relay, console compressed at startup)"
   node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "trunk=$base1@$sid1" "split=$base" 2>&1 | tee "$out/first-load.txt"
   kill $relay $relay1 2>/dev/null || true
 } | tee "$out/relay-transfer.txt"
+echo "== end-to-end latency: an agent's stdout line to its paint in the console (release relay, loopback, 1,000 deltas)"
+node tests/e2e/bench/latency.mjs "$CARGO_TARGET_DIR/release/bridge-relay" dist 2>&1 | tee "$out/latency.txt"
