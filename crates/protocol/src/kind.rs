@@ -74,6 +74,19 @@ impl<'a> MessageType<'a> {
             .map_or(Self::Other(tag), |(_, ty)| *ty)
     }
 
+    /// `true` if `frame`, of this type, is one the relay does not store (see [`is_ephemeral`]; the
+    /// `subtype` is read only for `system`).
+    pub fn is_ephemeral(self, frame: &Value) -> bool {
+        match self {
+            Self::StreamEvent => true,
+            Self::System => frame
+                .get("subtype")
+                .and_then(Value::as_str)
+                .is_some_and(|sub| SystemMessage::EPHEMERAL_SUBTYPES.contains(&sub)),
+            _ => false,
+        }
+    }
+
     /// The `type` tag.
     pub fn as_str(self) -> &'a str {
         match self {
@@ -98,12 +111,7 @@ pub fn system_subtype(frame: &Value) -> Option<&str> {
 /// subtypes ([`SystemMessage::EPHEMERAL_SUBTYPES`]). The raw-frame form of
 /// [`CliMessage::is_ephemeral`](crate::CliMessage::is_ephemeral).
 pub fn is_ephemeral(frame: &Value) -> bool {
-    match MessageType::of(frame) {
-        Some(MessageType::StreamEvent) => true,
-        Some(MessageType::System) => system_subtype(frame)
-            .is_some_and(|sub| SystemMessage::EPHEMERAL_SUBTYPES.contains(&sub)),
-        _ => false,
-    }
+    MessageType::of(frame).is_some_and(|ty| ty.is_ephemeral(frame))
 }
 
 #[cfg(test)]

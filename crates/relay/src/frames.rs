@@ -4,6 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use axum::extract::ws::Utf8Bytes;
+use bridge_protocol::MessageType;
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -237,13 +238,8 @@ pub const WS_CATCH_UP_TRUNCATED: &str =
     "{\"event\":\"catch_up_truncated\",\"id\":null,\"data\":{}}";
 pub const SSE_KEEPALIVE: &str = ": keepalive\n\n";
 
-/// System subtypes the SDK accepts only on the ephemeral channel (CCR-WIRE §2.7).
-const EPHEMERAL_SYSTEM_SUBTYPES: &[&str] = &[
-    "thinking_tokens",
-    "post_turn_summary",
-    "task_summary",
-    "commands_changed",
-];
+/// The relay's own frame type for a change in the session's sources (never from the CLI).
+const SOURCES_CHANGED: &str = "sources_changed";
 
 /// How a CLI stdout message is routed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,19 +250,14 @@ pub enum Route {
     Drop,
 }
 
+/// `stream_event`, `sources_changed` and the system subtypes the SDK accepts only on the
+/// ephemeral channel (CCR-WIRE §2.7, [`MessageType::is_ephemeral`]) are ephemeral,
+/// `keep_alive` is dropped, everything else (unknown types too) is stored.
 pub fn route_worker(v: &Value) -> Route {
-    let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-    match ty {
-        "stream_event" | "sources_changed" => Route::Ephemeral,
-        "keep_alive" => Route::Drop,
-        "system" => {
-            let sub = v.get("subtype").and_then(Value::as_str).unwrap_or("");
-            if EPHEMERAL_SYSTEM_SUBTYPES.contains(&sub) {
-                Route::Ephemeral
-            } else {
-                Route::Durable
-            }
-        }
+    match MessageType::of(v) {
+        Some(MessageType::KeepAlive) => Route::Drop,
+        Some(MessageType::Other(SOURCES_CHANGED)) => Route::Ephemeral,
+        Some(ty) if ty.is_ephemeral(v) => Route::Ephemeral,
         _ => Route::Durable,
     }
 }
@@ -294,6 +285,21 @@ mod tests {
         assert_eq!(route_worker(&json!({"type":"assistant"})), Route::Durable);
         assert_eq!(
             route_worker(&json!({"type":"something_new"})),
+            Route::Durable
+        );
+        for sub in bridge_protocol::SystemMessage::EPHEMERAL_SUBTYPES {
+            assert_eq!(
+                route_worker(&json!({"type":"system","subtype":sub})),
+                Route::Ephemeral
+            );
+        }
+        assert_eq!(
+            route_worker(&json!({"type":"sources_changed"})),
+            Route::Ephemeral
+        );
+        assert_eq!(route_worker(&json!({"type":"system"})), Route::Durable);
+        assert_eq!(
+            route_worker(&json!({"type":"user","subtype":"thinking_tokens"})),
             Route::Durable
         );
     }

@@ -3,6 +3,7 @@
 //! `update_environment_variables` are replaced before the client's message is stored (the agent still
 //! gets the real values on stdin).
 
+use bridge_protocol::MessageType;
 use serde_json::Value;
 
 /// The placeholder for a value kept out of sight.
@@ -15,9 +16,9 @@ const PRIVATE_INIT_KEYS: &[&str] = &["account", "pid", "email", "organization", 
 /// `update_environment_variables` message (top level or as a control request), else `None` (store
 /// the original).
 pub fn stored_client_line(ty: &str, value: &Value) -> Option<String> {
-    let path = match ty {
-        "update_environment_variables" => "/variables",
-        "control_request"
+    let path = match MessageType::from_tag(ty) {
+        MessageType::UpdateEnvironmentVariables => "/variables",
+        MessageType::ControlRequest
             if value.pointer("/request/subtype").and_then(Value::as_str)
                 == Some("update_environment_variables") =>
         {
@@ -54,7 +55,7 @@ pub fn initialize_for_observer(v: &mut Value) {
 /// An event payload as an observer may see it: `Some` when it had to change (a control response
 /// carrying an `initialize` answer, i.e. one with an account or pid), else `None`.
 pub fn payload_for_observer(payload: &Value) -> Option<Value> {
-    if payload.get("type").and_then(Value::as_str) != Some("control_response") {
+    if MessageType::of(payload) != Some(MessageType::ControlResponse) {
         return None;
     }
     let inner = payload.pointer("/response/response")?.as_object()?;

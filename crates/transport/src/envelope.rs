@@ -7,7 +7,7 @@
 //! that keeps the typed decoder out of consumers (the wasm console) that only
 //! want the JSON.
 
-use bridge_protocol::{CliMessage, ParseError};
+use bridge_protocol::{CliMessage, MessageType, ParseError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -296,7 +296,7 @@ fn decode(
 
 fn take_payload(data: &mut Value, event: &str) -> Result<Value, DecodeError> {
     let payload = data.get_mut("payload").map(Value::take).unwrap_or_default();
-    if !payload.get("type").is_some_and(Value::is_string) {
+    if MessageType::of(&payload).is_none() {
         return Err(DecodeError::MissingType {
             event: event.to_owned(),
         });

@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 
+use bridge_protocol::MessageType;
 use serde_json::{Map, Value};
 
 /// Outbox knobs (defaults per issue 4).
@@ -242,14 +243,18 @@ impl Outbox {
         let Value::Object(mut map) = payload else {
             return Err(SendError::NotAMessage);
         };
-        let Some(ty) = map.get("type").and_then(Value::as_str) else {
+        let Some(ty) = map
+            .get("type")
+            .and_then(Value::as_str)
+            .map(MessageType::from_tag)
+        else {
             return Err(SendError::NotAMessage);
         };
         if self.len() >= self.config.max_queued {
             return Err(SendError::QueueFull(self.len()));
         }
-        let stream_event = ty == "stream_event";
-        let fire_and_forget = ty == "keep_alive";
+        let stream_event = ty == MessageType::StreamEvent;
+        let fire_and_forget = ty == MessageType::KeepAlive;
         let uuid = match map.get("uuid").and_then(Value::as_str) {
             Some(u) if !u.is_empty() => u.to_owned(),
             _ => {

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use bridge_protocol::{MessageType, kind};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -21,7 +22,7 @@ impl Session {
             return;
         }
         let value: Value = match serde_json::from_str::<Value>(text) {
-            Ok(v) if v.get("type").is_some_and(Value::is_string) => v,
+            Ok(v) if MessageType::of(&v).is_some() => v,
             Ok(_) => {
                 return self.relay_error(
                     "agent wrote JSON that is not an object with a string \"type\"",
@@ -52,7 +53,7 @@ impl Session {
         let ty = value["type"].as_str().unwrap_or_default().to_owned();
 
         let mut g = self.lock();
-        if ty == "control_response" {
+        if MessageType::from_tag(&ty) == MessageType::ControlResponse {
             let rid = str_at(&value, &["response", "request_id"]);
             if rid.is_some() && rid == g.relay_init_id.as_deref() {
                 g.relay_init_id = None;
@@ -98,8 +99,8 @@ impl Session {
         seq: u64,
         payload: String,
     ) {
-        match ty {
-            "control_request" => {
+        match MessageType::from_tag(ty) {
+            MessageType::ControlRequest => {
                 let Some(rid) = v.get("request_id").and_then(Value::as_str) else {
                     return;
                 };
@@ -165,7 +166,7 @@ impl Session {
                     });
                 }
             }
-            "control_cancel_request" => {
+            MessageType::ControlCancelRequest => {
                 if let Some(rid) = v.get("request_id").and_then(Value::as_str)
                     && let Some(pos) = g.pending.iter().position(|p| p.request_id == rid)
                 {
@@ -174,7 +175,7 @@ impl Session {
                     self.notify_resolved(g, &p, crate::push::Resolution::Withdrawn);
                 }
             }
-            "result" => {
+            MessageType::Result => {
                 g.activity = SessionState::Idle;
                 self.set_delivery(g, |_| true, Delivery::Processed);
                 let started = g.turn_started.take();
@@ -182,7 +183,7 @@ impl Session {
                     self.notify_turn_done(g, v, started);
                 }
             }
-            "system" => match v.get("subtype").and_then(Value::as_str) {
+            MessageType::System => match kind::system_subtype(v) {
                 Some("session_state_changed") => {
                     if let Some(s) = v
                         .get("state")
@@ -216,14 +217,14 @@ impl Session {
                 }
                 _ => {}
             },
-            "user" => {
+            MessageType::User => {
                 if v.get("isReplay").and_then(Value::as_bool) == Some(true)
                     && let Some(u) = v.get("uuid").and_then(Value::as_str)
                 {
                     self.set_delivery(g, |d| d.uuid.as_deref() == Some(u), Delivery::Processing);
                 }
             }
-            "command_lifecycle" => {
+            MessageType::CommandLifecycle => {
                 if let Some(u) = v.get("command_uuid").and_then(Value::as_str) {
                     let status = match v.get("state").and_then(Value::as_str) {
                         Some("started") => Some(Delivery::Processing),
