@@ -89,7 +89,7 @@ fn frame(payload: Value) -> Incoming {
 fn delta(msg: &str, text: &str) -> Incoming {
     frame(
         json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0,
-        "delta": {"type": "text_delta", "text": text}}, "parent_tool_use_id": null, "uuid": "d", "api_message_id": msg}),
+        "delta": {"type": "text_delta", "text": text}}, "parent_tool_use_id": null, "uuid": "d", "session_id": "s", "api_message_id": msg}),
     )
 }
 
@@ -112,10 +112,11 @@ struct StreamRun {
 async fn stream_run(naive: bool, n: usize, rate: f64) -> StreamRun {
     let (root, store, handle) = mount_transcript();
     let msg = if naive { "msg_naive" } else { "msg_coalesced" };
-    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "model": "m", "content": []}},
-        "parent_tool_use_id": null, "uuid": "s", "api_message_id": msg})));
+    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant", "model": "m", "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        "parent_tool_use_id": null, "uuid": "s", "session_id": "s", "api_message_id": msg})));
     store.ingest(frame(json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
-        "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "api_message_id": msg})));
+        "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "session_id": "s", "api_message_id": msg})));
     next_frame().await;
     next_frame().await;
     store.set_naive(naive);
@@ -201,20 +202,21 @@ fn ten_thousand_messages() -> Vec<Incoming> {
         push(
             json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "m",
             "content": [{"type": "text", "text": format!("Answer **{i}**: a paragraph of text with `code`, a [link](https://example.com) and a list:\n\n- one\n- two\n")}],
-            "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("a-{i}")}),
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("a-{i}")}),
         );
         push(
             json!({"type": "assistant", "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "m",
             "content": [{"type": "tool_use", "id": format!("toolu_{i}"), "name": "Bash", "input": {"command": format!("echo {i}")}}],
-            "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("t-{i}")}),
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("t-{i}")}),
         );
         push(
             json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"),
             "content": format!("{i}"), "is_error": false}]}, "parent_tool_use_id": null, "session_id": "s", "uuid": format!("r-{i}")}),
         );
         push(
-            json!({"type": "result", "subtype": "success", "is_error": false, "duration_ms": 1000, "num_turns": 1,
-            "total_cost_usd": 0.001 * (i as f64 + 1.0), "usage": {"input_tokens": 10, "output_tokens": 20},
+            json!({"type": "result", "subtype": "success", "is_error": false, "duration_ms": 1000, "duration_api_ms": 900,
+            "num_turns": 1, "stop_reason": "end_turn", "total_cost_usd": 0.001 * (i as f64 + 1.0),
+            "usage": {"input_tokens": 10, "output_tokens": 20}, "modelUsage": {}, "permission_denials": [],
             "uuid": format!("res-{i}"), "session_id": "s"}),
         );
         i += 5;

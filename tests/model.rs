@@ -1272,3 +1272,21 @@ fn a_known_type_whose_body_does_not_fit_is_shown_raw_with_the_error() {
     assert_eq!(rows_of_role(&s, "result"), 0);
     assert_eq!(rows_of_role(&s, "assistant"), 0);
 }
+
+#[test]
+fn a_prompt_whose_request_does_not_fit_is_still_offered_with_the_error_shown() {
+    let mut s = Session::new();
+    // `tool_use_id` must be a string: the request does not decode, but the CLI waits on it.
+    s.apply_value(&json!({"type": "control_request", "request_id": "r-odd", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": 7}}));
+    assert_eq!(s.prompts().len(), 1, "still answerable");
+    assert_eq!(s.prompts()[0].kind, PromptKind::Permission);
+    assert_eq!(rows_of_role(&s, "raw"), 1, "and shown raw with the error");
+    // A request nobody answers here (not a prompt) that does not fit: shown raw once.
+    s.apply_value(
+        &json!({"type": "control_request", "request_id": "r-hook", "request": {
+        "subtype": "hook_callback", "callback_id": 3}}),
+    );
+    assert_eq!(s.prompts().len(), 1);
+    assert_eq!(rows_of_role(&s, "raw"), 2);
+}

@@ -129,7 +129,7 @@ fn stream(msg: &str, event: Value) -> Incoming {
 
 fn assistant(msg: &str, uuid: &str, block: Value) -> Value {
     json!({"type": "assistant", "message": {"id": msg, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-           "content": [block], "stop_reason": null, "usage": {}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid})
+           "content": [block], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid})
 }
 
 #[wasm_bindgen_test]
@@ -137,7 +137,7 @@ async fn streaming_text_appears_once_per_frame_and_settles() {
     let m = mount(false, || view! { <Transcript /> });
     m.store.ingest(stream(
         "msg_1",
-        json!({"type": "message_start", "message": {"id": "msg_1", "model": "m", "content": []}}),
+        json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
     ));
     m.store.ingest(stream("msg_1", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
     for piece in ["Hello ", "**streaming** ", "world"] {
@@ -897,7 +897,8 @@ async fn a_message_sent_while_claude_works_is_queued_and_sent_after_the_result()
         seq: Some(n),
         payload: json!({"type": "result", "subtype": "success", "is_error": false, "uuid": format!("r-{n}"),
             "session_id": "s", "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
-            "total_cost_usd": 0.0, "usage": {}}),
+            "total_cost_usd": 0.0, "usage": {"input_tokens": 1, "output_tokens": 1},
+            "modelUsage": {}, "permission_denials": []}),
     };
     // Idle: sent at once.
     assert!(matches!(

@@ -33,6 +33,12 @@ impl Session {
         match &frame.msg {
             Decoded::Cli(m) => self.apply_cli(&frame.source, m, &frame.raw),
             Decoded::Client(m) => self.apply_client(m),
+            Decoded::Invalid(error)
+                if frame.raw.get("type").and_then(Value::as_str) == Some("control_request")
+                    && frame.source != Source::Client =>
+            {
+                self.on_undecoded_control_request(&frame.raw, error)
+            }
             Decoded::Invalid(error) => self.push_raw(&frame.raw, Some(error)),
         }
     }

@@ -12,6 +12,25 @@ fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// Which dialog a `can_use_tool` request gets (`v` is the frame).
+fn can_use_tool_kind(tool_name: &str, v: &Value) -> PromptKind {
+    let req = v.get("request").unwrap_or(&Value::Null);
+    if tool_name == "AskUserQuestion" {
+        PromptKind::Question
+    } else if tool_name == "ExitPlanMode" {
+        PromptKind::PlanApproval
+    } else if req
+        .get("requires_user_interaction")
+        .and_then(Value::as_bool)
+        == Some(true)
+        && req.get("input").and_then(|i| i.get("questions")).is_some()
+    {
+        PromptKind::Question
+    } else {
+        PromptKind::Permission
+    }
+}
+
 impl Session {
     // ------------------------------------------------------------------ internals: control
 
@@ -33,36 +52,54 @@ impl Session {
     /// A control request the CLI sent: the ones a person answers become prompts (their fields
     /// are kept as the frame's `request` JSON for the dialogs); any other is shown raw.
     pub(super) fn on_control_request(&mut self, r: &ControlRequest, v: &Value) {
-        let rid = r.request_id.clone();
-        let req = v.get("request").cloned().unwrap_or(Value::Null);
         let kind = match &r.request {
-            ControlRequestBody::CanUseTool(c) => {
-                if c.tool_name == "AskUserQuestion" {
-                    PromptKind::Question
-                } else if c.tool_name == "ExitPlanMode" {
-                    PromptKind::PlanApproval
-                } else if req
-                    .get("requires_user_interaction")
-                    .and_then(Value::as_bool)
-                    == Some(true)
-                    && req.get("input").and_then(|i| i.get("questions")).is_some()
-                {
-                    PromptKind::Question
-                } else {
-                    PromptKind::Permission
-                }
-            }
-            ControlRequestBody::Elicitation(_) => PromptKind::Elicitation,
-            ControlRequestBody::RequestUserDialog(_) => PromptKind::UserDialog,
+            ControlRequestBody::CanUseTool(c) => Some(can_use_tool_kind(&c.tool_name, v)),
+            ControlRequestBody::Elicitation(_) => Some(PromptKind::Elicitation),
+            ControlRequestBody::RequestUserDialog(_) => Some(PromptKind::UserDialog),
             // Every other subtype (hook callbacks, MCP messages, the client-to-CLI requests, and
             // subtypes not modelled yet) is nothing a person answers here: shown raw, once.
-            _not_a_prompt => {
-                if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
-                    e.insert(SettledBy::Other);
-                    self.push_raw(v, None);
-                }
-                return;
+            _not_a_prompt => None,
+        };
+        self.request_prompt(r.request_id.clone(), kind, v, None);
+    }
+
+    /// A `control_request` that did not decode (a field of a known subtype does not fit). The CLI
+    /// waits for its answer, so a prompt a person answers is still offered (from the frame's JSON)
+    /// besides the raw row with the error.
+    pub(super) fn on_undecoded_control_request(&mut self, v: &Value, error: &str) {
+        let Some(rid) = s(v, "request_id") else {
+            return self.push_raw(v, Some(error));
+        };
+        let req = v.get("request").unwrap_or(&Value::Null);
+        let kind = match s(req, "subtype") {
+            Some("can_use_tool") => Some(can_use_tool_kind(
+                s(req, "tool_name").unwrap_or_default(),
+                v,
+            )),
+            Some("elicitation") => Some(PromptKind::Elicitation),
+            Some("request_user_dialog") => Some(PromptKind::UserDialog),
+            _ => None,
+        };
+        if kind.is_some() {
+            self.push_raw(v, Some(error));
+        }
+        self.request_prompt(rid.to_string(), kind, v, Some(error));
+    }
+
+    fn request_prompt(
+        &mut self,
+        rid: String,
+        kind: Option<PromptKind>,
+        v: &Value,
+        error: Option<&str>,
+    ) {
+        let req = v.get("request").cloned().unwrap_or(Value::Null);
+        let Some(kind) = kind else {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
+                e.insert(SettledBy::Other);
+                self.push_raw(v, error);
             }
+            return;
         };
         if self.settled.contains_key(&rid) || self.prompts.iter().any(|p| p.request_id == rid) {
             return;
