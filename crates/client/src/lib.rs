@@ -166,6 +166,7 @@ pub fn state_name(state: &ConnectionState) -> &'static str {
     }
 }
 
+/// A hint for a connect failure, by what the relay said.
 pub fn connect_hint(error: &str) -> &'static str {
     if error.contains("HTTP 401") || error.contains("code 1008") || error.contains("code 4001") {
         " (check the token, or log in first when relying on the cookie)"

@@ -208,8 +208,6 @@ pub fn set_permission_mode(request_id: &str, mode: &str) -> Result<Value, String
     ))
 }
 
-/// A hint for a connect failure, by what the relay said.
-
 #[cfg(test)]
 mod tests {
     use super::*;
