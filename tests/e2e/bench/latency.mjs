@@ -64,6 +64,26 @@ const api = (path, body) =>
   });
 const { session_id: sid } = await api('/v1/code/sessions', { title: 'latency bench' });
 
+// The same stream as a plain SSE client sees it (Node, no browser): the relay's own share.
+const sseSeen = new Map();
+const sseAbort = new AbortController();
+const sse = fetch(`${base}/v1/code/sessions/${sid}/events/stream`, {
+  headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+  signal: sseAbort.signal,
+})
+  .then(async (r) => {
+    const dec = new TextDecoder();
+    const re = /lat(\d+)_0*(\d+\.\d+)/g;
+    for await (const chunk of r.body) {
+      const now = performance.timeOrigin + performance.now();
+      const text = dec.decode(chunk, { stream: true });
+      re.lastIndex = 0;
+      let m;
+      while ((m = re.exec(text))) if (!sseSeen.has(m[1])) sseSeen.set(m[1], now - Number(m[2]));
+    }
+  })
+  .catch(() => {});
+
 const browser = await chromium.launch({
   executablePath: process.env.E2E_CHROMIUM ?? '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
@@ -125,6 +145,8 @@ while (Date.now() < deadline) {
 await new Promise((r) => setTimeout(r, 200));
 const recs = await page.evaluate(() => [...window.__latency.values()]);
 await browser.close();
+sseAbort.abort();
+await sse;
 
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const stats = (xs) => {
@@ -136,6 +158,7 @@ if (recs.length === 0) {
   console.log(`no delta reached the page; relay log:\n${log.slice(-3000)}`);
   process.exit(1);
 }
+if (sseSeen.size) console.log(`  relay's SSE (Node client)       ${stats([...sseSeen.values()])}  (${sseSeen.size} deltas)`);
 console.log(`  in the DOM (MutationObserver)   ${stats(recs.map((r) => r.dom - r.sent))}`);
 console.log(`  painted (task after the frame) ${stats(recs.filter((r) => r.frame).map((r) => r.frame - r.sent))}`);
 console.log('  (goal: p50 <= 5 ms, p99 <= 20 ms)');
