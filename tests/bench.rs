@@ -224,6 +224,70 @@ fn ten_thousand_messages() -> Vec<Incoming> {
     out
 }
 
+/// What the CLI writes in a real session: the stdout lines (`<< `) of the three real captures, and
+/// four times as many streamed text deltas (the bulk of a turn's frames).
+fn decode_corpus() -> Vec<String> {
+    let captures = [
+        include_str!("fixtures/real-cli-2.1.332/live-capture-autoallowed.ndjson"),
+        include_str!("fixtures/real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
+        include_str!("fixtures/real-cli-2.1.332/live-capture-allow-updatedInput-replay.ndjson"),
+    ];
+    let mut lines: Vec<String> = captures
+        .iter()
+        .flat_map(|c| c.lines())
+        .filter_map(|l| l.strip_prefix("<< "))
+        .map(str::to_string)
+        .collect();
+    let words = [
+        "The ",
+        "answer ",
+        "is ",
+        "in ",
+        "`src/lib.rs`",
+        ", line ",
+        "42",
+        ".\n",
+    ];
+    for i in 0..lines.len() * 4 {
+        lines.push(
+            json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 1,
+                "delta": {"type": "text_delta", "text": words[i % words.len()]}},
+                "session_id": "5b0a2a4e-6b7e-4c43-9d3f-1f2e3d4c5b6a", "parent_tool_use_id": null,
+                "uuid": format!("7d1c9c36-2f0e-4d6b-8a51-{i:012}"), "api_message_id": "msg_01XyZ"})
+            .to_string(),
+        );
+    }
+    lines
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `JSON.parse` of a string already in JS.
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse)]
+    fn json_parse(text: &wasm_bindgen::JsValue) -> wasm_bindgen::JsValue;
+}
+
+struct DecodeRun {
+    mb_per_s: f64,
+    frames_per_s: f64,
+}
+
+/// Runs `pass` over the corpus until at least 400 ms have gone by; bytes and frames per second.
+fn decode_run(bytes: usize, frames: usize, mut pass: impl FnMut()) -> DecodeRun {
+    pass(); // warm-up
+    let t0 = dom::now_ms();
+    let mut passes = 0u32;
+    while dom::now_ms() - t0 < 400.0 {
+        pass();
+        passes += 1;
+    }
+    let secs = (dom::now_ms() - t0) / 1000.0;
+    DecodeRun {
+        mb_per_s: bytes as f64 * f64::from(passes) / secs / 1e6,
+        frames_per_s: frames as f64 * f64::from(passes) / secs,
+    }
+}
+
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]
 async fn benchmark_table() {
@@ -252,6 +316,36 @@ async fn benchmark_table() {
     let nodes = dom::count_elements(&root);
     drop(handle);
     root.remove();
+
+    // Decoding: the same lines, typed in wasm (serde_json + bridge-protocol, as the console reads
+    // a frame) and by the browser's JSON.parse (the strings already in JS, so only parsing counts).
+    let corpus = decode_corpus();
+    let bytes: usize = corpus.iter().map(String::len).sum();
+    let mut undecoded = 0usize;
+    let typed = decode_run(bytes, corpus.len(), || {
+        undecoded = 0;
+        for l in &corpus {
+            match bridge_protocol::parse_cli_line(l) {
+                Ok(m) => drop(std::hint::black_box(m)),
+                Err(_) => undecoded += 1,
+            }
+        }
+    });
+    let js_lines: Vec<wasm_bindgen::JsValue> = corpus
+        .iter()
+        .map(|l| wasm_bindgen::JsValue::from_str(l))
+        .collect();
+    let js = decode_run(bytes, corpus.len(), || {
+        for l in &js_lines {
+            drop(std::hint::black_box(json_parse(l)));
+        }
+    });
+    // js_sys::JSON::parse(&str): the text copied from wasm memory into a JS string first.
+    let js_copy = decode_run(bytes, corpus.len(), || {
+        for l in &corpus {
+            drop(std::hint::black_box(js_sys::JSON::parse(l)));
+        }
+    });
 
     let line =
         "+------------------------------------------+--------------+--------------+--------------+";
@@ -322,6 +416,33 @@ async fn benchmark_table() {
         format!(
             "| {:<40} | {:>27} |",
             "  DOM elements in the transcript", nodes
+        ),
+        line.to_string(),
+        format!(
+            "| {:<40} | {:>27} |",
+            format!("decode {} frames ({} KB)", corpus.len(), bytes / 1024),
+            "MB/s  |  frames/s"
+        ),
+        format!(
+            "| {:<40} | {:>12.1} | {:>12.0} |",
+            "  typed, wasm (parse_cli_line)", typed.mb_per_s, typed.frames_per_s
+        ),
+        format!(
+            "| {:<40} | {:>12.1} | {:>12.0} |",
+            "  JSON.parse, same page", js.mb_per_s, js.frames_per_s
+        ),
+        format!(
+            "| {:<40} | {:>12.1} | {:>12.0} |",
+            "  js_sys::JSON::parse(&str) (with copy)", js_copy.mb_per_s, js_copy.frames_per_s
+        ),
+        format!(
+            "| {:<40} | {:>27.2} |",
+            "  typed / JSON.parse (goal >= 0.8)",
+            typed.mb_per_s / js.mb_per_s.max(1e-9)
+        ),
+        format!(
+            "| {:<40} | {:>27} |",
+            "  lines that did not decode", undecoded
         ),
         line.to_string(),
     ]);
