@@ -33,31 +33,6 @@ pub enum MessageType<'a> {
     Other(&'a str),
 }
 
-/// Every named [`MessageType`] with its tag, in one table.
-const TAGS: &[(&str, MessageType<'static>)] = &[
-    ("assistant", MessageType::Assistant),
-    ("user", MessageType::User),
-    ("result", MessageType::Result),
-    ("system", MessageType::System),
-    ("stream_event", MessageType::StreamEvent),
-    ("tool_progress", MessageType::ToolProgress),
-    ("tool_use_summary", MessageType::ToolUseSummary),
-    ("auth_status", MessageType::AuthStatus),
-    ("rate_limit_event", MessageType::RateLimitEvent),
-    ("prompt_suggestion", MessageType::PromptSuggestion),
-    ("conversation_reset", MessageType::ConversationReset),
-    ("active_goal", MessageType::ActiveGoal),
-    ("control_request", MessageType::ControlRequest),
-    ("control_response", MessageType::ControlResponse),
-    ("control_cancel_request", MessageType::ControlCancelRequest),
-    ("keep_alive", MessageType::KeepAlive),
-    ("command_lifecycle", MessageType::CommandLifecycle),
-    (
-        "update_environment_variables",
-        MessageType::UpdateEnvironmentVariables,
-    ),
-];
-
 impl<'a> MessageType<'a> {
     /// The type of a frame, or `None` when it is not an object with a string `type`.
     pub fn of(frame: &'a Value) -> Option<Self> {
@@ -67,11 +42,29 @@ impl<'a> MessageType<'a> {
             .map(Self::from_tag)
     }
 
-    /// The type named by a `type` tag.
+    /// The type named by a `type` tag (a `match`: this runs for every frame the relay routes).
     pub fn from_tag(tag: &'a str) -> Self {
-        TAGS.iter()
-            .find(|(t, _)| *t == tag)
-            .map_or(Self::Other(tag), |(_, ty)| *ty)
+        match tag {
+            "assistant" => Self::Assistant,
+            "user" => Self::User,
+            "result" => Self::Result,
+            "system" => Self::System,
+            "stream_event" => Self::StreamEvent,
+            "tool_progress" => Self::ToolProgress,
+            "tool_use_summary" => Self::ToolUseSummary,
+            "auth_status" => Self::AuthStatus,
+            "rate_limit_event" => Self::RateLimitEvent,
+            "prompt_suggestion" => Self::PromptSuggestion,
+            "conversation_reset" => Self::ConversationReset,
+            "active_goal" => Self::ActiveGoal,
+            "control_request" => Self::ControlRequest,
+            "control_response" => Self::ControlResponse,
+            "control_cancel_request" => Self::ControlCancelRequest,
+            "keep_alive" => Self::KeepAlive,
+            "command_lifecycle" => Self::CommandLifecycle,
+            "update_environment_variables" => Self::UpdateEnvironmentVariables,
+            other => Self::Other(other),
+        }
     }
 
     /// `true` if `frame`, of this type, is one the relay does not store (see [`is_ephemeral`]; the
@@ -90,11 +83,25 @@ impl<'a> MessageType<'a> {
     /// The `type` tag.
     pub fn as_str(self) -> &'a str {
         match self {
+            Self::Assistant => "assistant",
+            Self::User => "user",
+            Self::Result => "result",
+            Self::System => "system",
+            Self::StreamEvent => "stream_event",
+            Self::ToolProgress => "tool_progress",
+            Self::ToolUseSummary => "tool_use_summary",
+            Self::AuthStatus => "auth_status",
+            Self::RateLimitEvent => "rate_limit_event",
+            Self::PromptSuggestion => "prompt_suggestion",
+            Self::ConversationReset => "conversation_reset",
+            Self::ActiveGoal => "active_goal",
+            Self::ControlRequest => "control_request",
+            Self::ControlResponse => "control_response",
+            Self::ControlCancelRequest => "control_cancel_request",
+            Self::KeepAlive => "keep_alive",
+            Self::CommandLifecycle => "command_lifecycle",
+            Self::UpdateEnvironmentVariables => "update_environment_variables",
             Self::Other(tag) => tag,
-            named => TAGS
-                .iter()
-                .find(|(_, ty)| *ty == named)
-                .map_or("", |(t, _)| t),
         }
     }
 }
@@ -121,6 +128,27 @@ mod tests {
     use super::*;
     use crate::{CliMessage, ClientMessage};
 
+    const ALL: &[MessageType<'static>] = &[
+        MessageType::Assistant,
+        MessageType::User,
+        MessageType::Result,
+        MessageType::System,
+        MessageType::StreamEvent,
+        MessageType::ToolProgress,
+        MessageType::ToolUseSummary,
+        MessageType::AuthStatus,
+        MessageType::RateLimitEvent,
+        MessageType::PromptSuggestion,
+        MessageType::ConversationReset,
+        MessageType::ActiveGoal,
+        MessageType::ControlRequest,
+        MessageType::ControlResponse,
+        MessageType::ControlCancelRequest,
+        MessageType::KeepAlive,
+        MessageType::CommandLifecycle,
+        MessageType::UpdateEnvironmentVariables,
+    ];
+
     #[test]
     fn the_table_is_the_typed_unions_tags() {
         let mut known: Vec<&str> = CliMessage::KNOWN_TYPES.to_vec();
@@ -129,13 +157,23 @@ mod tests {
                 known.push(t);
             }
         }
-        let mut ours: Vec<&str> = TAGS.iter().map(|(t, _)| *t).collect();
-        known.sort_unstable();
-        ours.sort_unstable();
-        assert_eq!(ours, known);
-        for (tag, ty) in TAGS {
-            assert_eq!(MessageType::from_tag(tag), *ty);
-            assert_eq!(ty.as_str(), *tag);
+        let named: Vec<&str> = known
+            .iter()
+            .copied()
+            .filter(|t| !matches!(MessageType::from_tag(t), MessageType::Other(_)))
+            .collect();
+        assert_eq!(named, known, "every typed tag has a named MessageType");
+        for tag in &known {
+            assert_eq!(MessageType::from_tag(tag).as_str(), *tag);
+        }
+        let named_count = ALL.len();
+        assert_eq!(
+            named_count,
+            known.len(),
+            "no named MessageType without a typed tag"
+        );
+        for ty in ALL {
+            assert_eq!(MessageType::from_tag(ty.as_str()), *ty);
         }
     }
 
