@@ -356,3 +356,78 @@ async fn events_written_while_nats_is_down_arrive_when_it_returns() {
     );
     assert_eq!(durable(&after_b), durable(&after_a), "B: the same events");
 }
+
+/// A second writer on a session's subject (here: the test, pretending to be another host) cannot
+/// fork the log: the host's next publish carries the expected last subject sequence, NATS refuses
+/// it, and the host stops publishing that log and says so in `/healthz` instead of interleaving.
+#[tokio::test]
+async fn a_second_writer_cannot_fork_a_log() {
+    use bridge_relay::cluster::wire;
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(c.a.post(&sid, TOKEN, user("fork")).await.status(), 200);
+    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let k = ask.id.unwrap();
+
+    let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let rogue = bridge_relay::store::StoredEvent {
+        session_id: sid.clone(),
+        seq: k + 1,
+        event_id: "rogue-writer-event".into(),
+        event_type: "assistant".into(),
+        source: bridge_relay::store::Source::Worker,
+        created_at: "2026-01-01T00:00:00Z".into(),
+        payload: r#"{"type":"assistant","rogue":true}"#.into(),
+        client_uuid: None,
+    };
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(wire::SEQ_HEADER, (k + 1).to_string().as_str());
+    js.publish_with_headers(
+        wire::events_subject(&sid),
+        headers,
+        wire::encode_event(&rogue, false),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
+
+    // The host appends k+1… (the answer and the rest of the turn) and cannot publish them.
+    assert_eq!(
+        c.agents
+            .post(&sid, TOKEN, answer_to(&ask, "echo x"))
+            .await
+            .status(),
+        200
+    );
+    let h = health_until(&c.agents, "the host reports the forked log", |s, v| {
+        s == 503 && v["nats"]["forked_logs"] == 1
+    })
+    .await;
+    assert!(
+        h["nats"]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("did not write"),
+        "{h}"
+    );
+    // On NATS the log holds the rogue event at k+1 and nothing of the host's after it.
+    let events = js.get_stream(wire::EVENTS_STREAM).await.unwrap();
+    let last = events
+        .get_last_raw_message_by_subject(&wire::events_subject(&sid))
+        .await
+        .unwrap();
+    let (tail, _) = wire::decode_event(&sid, &last.payload).unwrap();
+    assert_eq!(
+        (tail.seq, tail.event_id.as_str()),
+        (k + 1, "rogue-writer-event")
+    );
+    assert!(
+        c.agents.session(&sid).await["last_sequence_num"]
+            .as_u64()
+            .unwrap()
+            > k + 1
+    );
+}

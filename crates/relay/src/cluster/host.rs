@@ -151,8 +151,8 @@ impl Cluster {
                     Ok(ack) => return Ok(ack.sequence),
                     Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
                         // Ours already (an ack lost on the way)? Otherwise another writer.
-                        if let Ok((stream_seq, seq)) = self.subject_tail(&ev.session_id).await
-                            && seq == ev.seq
+                        if let Some((stream_seq, event_id)) = self.tail_event(&ev.session_id).await
+                            && event_id == ev.event_id
                         {
                             return Ok(stream_seq);
                         }
@@ -170,6 +170,19 @@ impl Cluster {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
+    }
+}
+
+impl Cluster {
+    /// `(stream sequence, event_id)` of the last event on a session's subject.
+    async fn tail_event(&self, id: &str) -> Option<(u64, String)> {
+        let m = self
+            .events
+            .get_last_raw_message_by_subject(&wire::events_subject(id))
+            .await
+            .ok()?;
+        let (ev, _) = wire::decode_event(id, &m.payload)?;
+        Some((m.sequence, ev.event_id))
     }
 }
 
