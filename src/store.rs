@@ -16,6 +16,7 @@ mod new_session;
 
 use std::rc::Rc;
 
+use bridge_protocol::api::SessionDetail;
 use bridge_protocol::{PermissionUpdate, build};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -340,19 +341,28 @@ impl Store {
             let mut first = true;
             while current(&store) {
                 match net::get_session(&sid).await {
-                    Ok(detail) if current(&store) => {
-                        let has_init = detail.get("initialize").is_some_and(Value::is_object);
+                    Ok(raw) if current(&store) => {
+                        let detail = serde_json::from_value::<SessionDetail>(raw);
+                        let Ok(detail) = detail else {
+                            // Not a session object: nothing to seed from; the frames still come.
+                            if first {
+                                store.history_end.try_set_value(Some(0));
+                                store.check_caught_up();
+                            }
+                            break;
+                        };
+                        let has_init = detail.initialize.is_object();
                         if first {
-                            let last = detail.get("last_sequence_num").and_then(Value::as_u64);
+                            let last = detail.summary.last_sequence_num;
                             store.history_end.try_set_value(Some(last.unwrap_or(0)));
                             store.check_caught_up();
                             store.restore_unsent_after(last.unwrap_or(0));
                         }
                         store.session.try_update(|s| {
                             if first {
-                                s.set_summary(&detail);
-                            } else if let Some(init) = detail.get("initialize") {
-                                s.set_initialize(init);
+                                s.set_detail(&detail);
+                            } else {
+                                s.set_initialize(&detail.initialize);
                             }
                         });
                         first = false;

@@ -26,6 +26,7 @@ use crate::state::item::{
 use crate::state::prompt::{Notice, Prompt, SettledBy};
 use crate::state::tasks::TaskList;
 
+use bridge_protocol::api::SessionDetail;
 /// Who wrote a frame, as the relay's envelope says (`source`: worker, client or relay; the network
 /// layer reads anything else as the worker). The session state shown in the header (`data-state`;
 /// [`Session::state`] is never `Other`). Both are bridge-protocol's, shared with the relay.
@@ -398,28 +399,42 @@ impl Session {
 
     // ------------------------------------------------------------------ outside facts
 
-    /// Seeds state from the relay's session object (`GET /v1/code/sessions/{id}`).
-    pub fn set_summary(&mut self, summary: &Value) {
-        if let Some(m) = s(summary, "model") {
-            self.info.model.get_or_insert_with(|| m.to_string());
+    /// Seeds state from the relay's session detail (`GET /v1/code/sessions/{id}`).
+    pub fn set_detail(&mut self, detail: &SessionDetail) {
+        let d = &detail.summary;
+        if let Some(m) = &d.model {
+            self.info.model.get_or_insert_with(|| m.clone());
         }
-        if let Some(m) = s(summary, "permission_mode") {
-            self.info
-                .permission_mode
-                .get_or_insert_with(|| m.to_string());
+        if let Some(m) = &d.permission_mode {
+            self.info.permission_mode.get_or_insert_with(|| m.clone());
         }
-        if let Some(c) = s(summary, "cwd") {
-            self.info.cwd.get_or_insert_with(|| c.to_string());
+        if let Some(c) = &d.cwd {
+            self.info.cwd.get_or_insert_with(|| c.clone());
         }
-        match s(summary, "state").map(SessionState::from) {
-            Some(SessionState::Ended) => self.ended = true,
-            Some(SessionState::Running) => self.turn_running = true,
+        match d.state {
+            SessionState::Ended => self.ended = true,
+            SessionState::Running => self.turn_running = true,
             _ => {}
         }
-        if let Some(init) = summary.get("initialize").filter(|v| v.is_object()) {
-            self.set_initialize(init);
+        if detail.initialize.is_object() {
+            self.set_initialize(&detail.initialize);
         }
         self.bump();
+    }
+
+    /// Seeds state from a session object given as JSON: read as a [`SessionDetail`] (the fields it
+    /// lacks — `id`, a state — are not needed here, so a partial object such as
+    /// `{"state":"ended"}` works too).
+    pub fn set_summary(&mut self, summary: &Value) {
+        let mut v = summary.clone();
+        if let Value::Object(m) = &mut v {
+            m.entry("id")
+                .or_insert_with(|| Value::String(String::new()));
+        }
+        match serde_json::from_value::<SessionDetail>(v) {
+            Ok(d) => self.set_detail(&d),
+            Err(e) => self.notice(format!("Could not read the session's details: {e}")),
+        }
     }
 
     /// Takes models, commands and the permission mode from an `initialize` response body.
