@@ -79,7 +79,10 @@ impl ClusterConfig {
     ) -> anyhow::Result<ClusterConfig> {
         let url = url.trim();
         if !(url.starts_with("nats://") || url.starts_with("tls://")) {
-            anyhow::bail!("--nats {url:?} is not a NATS URL: write nats://HOST:PORT");
+            anyhow::bail!(
+                "--nats {:?} is not a NATS URL: write nats://HOST:PORT",
+                redact_url(url)
+            );
         }
         let node = match node_name {
             Some(n) => {
@@ -160,7 +163,7 @@ const LIVE_QUEUE: usize = 8192;
 
 /// Connects to NATS, makes the stream and buckets if missing, and starts this node's roles.
 pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<Arc<Cluster>> {
-    let url = config.url.clone();
+    let (url, shown) = (config.url.clone(), redact_url(&config.url));
     // Counts (re)connections: mirrors restart their consumers after NATS comes back.
     let (connected_tx, connected) = tokio::sync::watch::channel(0u64);
     let client = tokio::time::timeout(
@@ -185,10 +188,10 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
             .connect(url.as_str()),
     )
     .await
-    .map_err(|_| anyhow::anyhow!("cannot reach NATS at {url} within 10 s (--nats)"))?
+    .map_err(|_| anyhow::anyhow!("cannot reach NATS at {shown} within 10 s (--nats)"))?
     .map_err(|e| {
         anyhow::anyhow!(
-            "cannot connect to NATS at {url} (--nats): {e}; start one with `nats-server -js -sd DIR`"
+            "cannot connect to NATS at {shown} (--nats): {e}; start one with `nats-server -js -sd DIR`"
         )
     })?;
     let js = jetstream::new(client.clone());
@@ -200,7 +203,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
             ..Default::default()
         })
         .await
-        .map_err(|e| anyhow::anyhow!("NATS at {url}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
+        .map_err(|e| anyhow::anyhow!("NATS at {shown}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
     let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
     let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
     let mirror_ctx = Arc::new(SessionCtx {
@@ -236,7 +239,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
     if cluster.config.role.runs_agents() {
         serve::start(&cluster).await?;
     }
-    tracing::info!(nats = %url, role = cluster.config.role.as_str(), node = %cluster.config.node, "scale-out through NATS JetStream");
+    tracing::info!(nats = %shown, role = cluster.config.role.as_str(), node = %cluster.config.node, "scale-out through NATS JetStream");
     Ok(cluster)
 }
 
@@ -341,4 +344,28 @@ pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError 
         "cluster_unavailable",
         message,
     )
+}
+
+/// The URL without its user and password (`nats://user:pass@host` → `nats://…@host`), for logs
+/// and errors.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}…{}", &url[..s + 3], &url[at..]),
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn credentials_in_the_nats_url_are_never_shown() {
+        assert_eq!(
+            super::redact_url("nats://alice:s3cret@nats.example:4222"),
+            "nats://…@nats.example:4222"
+        );
+        assert_eq!(
+            super::redact_url("nats://127.0.0.1:4222"),
+            "nats://127.0.0.1:4222"
+        );
+    }
 }
