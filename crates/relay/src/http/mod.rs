@@ -103,6 +103,11 @@ pub fn app(state: AppState) -> Router {
         api.fallback(placeholder_page)
     };
     router
+        // Scale-out (--nats): a no-op without it; inside the guard (it reads the request's External).
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::cluster::middleware,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
             crate::headers::add(csp.clone(), req, next)
