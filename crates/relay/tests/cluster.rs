@@ -431,3 +431,27 @@ async fn a_second_writer_cannot_fork_a_log() {
             > k + 1
     );
 }
+
+/// A node with role `all` runs agents and serves every session: one created through its own API
+/// is served by a gateway at once (it is listed before the creation is answered).
+#[tokio::test]
+async fn a_session_made_on_an_all_node_is_served_by_a_gateway_at_once() {
+    let nats = NatsServer::start();
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let all = node(&nats, d1.path(), "all", "both");
+    let gw = node(&nats, d2.path(), "gateway", "gw");
+    let sid = all.create_session().await;
+    let mut on_gw = gw.sse(&sid, None).await;
+    assert_eq!(on_gw.status, 200, "the gateway knows the session at once");
+    assert_eq!(gw.post(&sid, TOKEN, user("hi")).await.status(), 200);
+    let ask = on_gw.until("prompt", is_can_use_tool).await.pop().unwrap();
+    assert_eq!(
+        all.post(&sid, TOKEN, answer_to(&ask, "echo both"))
+            .await
+            .status(),
+        200
+    );
+    on_gw.until("result", is_result).await;
+    let list = get_json(&all.url("/v1/code/sessions"), TOKEN).await;
+    assert_eq!(list["sessions"][0]["host"], "both", "{list}");
+}

@@ -37,6 +37,15 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
         };
         return (status, Json(v)).into_response();
     }
+    // A session made through this host's own API is published and listed before the answer, so
+    // another gateway can serve it as soon as the client has its id.
+    if cluster.config.role.runs_agents()
+        && req.method() == Method::POST
+        && matches!(req.uri().path(), "/v1/code/sessions" | "/v1/code/sessions/")
+    {
+        let resp = next.run(req).await;
+        return host_created(&app, &cluster, resp).await;
+    }
     if !cluster.config.role.serves_all() {
         return next.run(req).await;
     }
@@ -151,6 +160,23 @@ async fn route(
     };
     let (status, body) = cluster.ask(&id, &input).await;
     Ok(verdict_response(status, body))
+}
+
+async fn host_created(app: &AppState, cluster: &Arc<Cluster>, resp: Response) -> Response {
+    if resp.status() != StatusCode::CREATED {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "unreadable answer").into_response();
+    };
+    let id = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|v| v["session_id"].as_str().map(str::to_owned));
+    if let Some(s) = id.and_then(|id| app.get(&id)) {
+        cluster.host(&s).await;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
