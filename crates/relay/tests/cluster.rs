@@ -455,3 +455,107 @@ async fn a_session_made_on_an_all_node_is_served_by_a_gateway_at_once() {
     let list = get_json(&all.url("/v1/code/sessions"), TOKEN).await;
     assert_eq!(list["sessions"][0]["host"], "both", "{list}");
 }
+
+fn is_host_lost(f: &Frame) -> bool {
+    is_durable(f)
+        && f.ptype() == "system"
+        && f.payload()["subtype"] == "session_state_changed"
+        && f.payload()["state"] == "ended"
+}
+
+/// (4) The agents node is SIGKILLed mid-turn: within 5 s both gateways list its session as ended
+/// with the reason, followers get the ended event (as a single relay's crashed agent), the detail
+/// says so, input is refused as for any ended session, and its log is still replayed in full.
+#[tokio::test]
+async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
+    let mut c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    let mut on_b = c.b.sse(&sid, None).await;
+    assert_eq!(
+        c.a.post(&sid, TOKEN, user("then the host dies"))
+            .await
+            .status(),
+        200
+    );
+    let before = on_b.until("prompt", is_can_use_tool).await;
+    let last_before = before.last().unwrap().id.unwrap();
+    let killed = std::time::Instant::now();
+    c.agents.kill();
+
+    let reason = "host host1 stopped answering";
+    for gw in [&c.a, &c.b] {
+        loop {
+            let list = get_json(&gw.url("/v1/code/sessions"), TOKEN).await;
+            let s = list["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["id"] == sid.as_str())
+                .unwrap_or_else(|| panic!("listed: {list}"))
+                .clone();
+            if s["state"] == "ended" {
+                assert_eq!(s["exit"]["reason"], reason, "{s}");
+                assert_eq!(s["host"], "host1");
+                break;
+            }
+            assert!(
+                killed.elapsed() < std::time::Duration::from_secs(5),
+                "not listed as ended within 5 s: {s}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    assert!(killed.elapsed() < std::time::Duration::from_secs(5));
+    for (name, sse) in [("A", &mut on_a), ("B", &mut on_b)] {
+        let frames = sse
+            .until(&format!("the ended event on {name}"), is_host_lost)
+            .await;
+        let end = frames.last().unwrap();
+        assert_eq!(end.payload()["reason"], reason);
+        assert_eq!(end.payload()["relay_generated"], true);
+        sse.expect_end(T).await;
+    }
+    for gw in [&c.a, &c.b] {
+        let detail = gw.session(&sid).await;
+        assert_eq!(detail["state"], "ended", "{detail}");
+        assert_eq!(detail["exit"]["reason"], reason, "{detail}");
+        let r = gw.post(&sid, TOKEN, user("anyone there?")).await;
+        assert_eq!(r.status(), 410);
+        let err: Value = r.json().await.unwrap();
+        assert!(
+            err["error"]["message"].as_str().unwrap().contains(reason),
+            "{err}"
+        );
+        // The log stays readable: every event, dense, the ended one last (exactly one of them).
+        let page = gw.events(&sid, 0).await;
+        let events = page["events"].as_array().unwrap();
+        let seqs: Vec<u64> = events
+            .iter()
+            .map(|e| e["sequence_num"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+        assert!(seqs.len() as u64 > last_before);
+        let ended: Vec<&Value> = events
+            .iter()
+            .filter(|e| {
+                e["payload"]["subtype"] == "session_state_changed"
+                    && e["payload"]["state"] == "ended"
+            })
+            .collect();
+        assert_eq!(
+            ended.len(),
+            1,
+            "one ended event, whichever gateway wrote it"
+        );
+        assert_eq!(events.last().unwrap()["payload"]["reason"], reason);
+        // Resuming from a cursor replays the rest.
+        let mut resumed = gw.sse(&sid, Some(last_before)).await;
+        assert_eq!(resumed.status, 200);
+        let rest = resumed.until("the ended event again", is_host_lost).await;
+        assert_eq!(
+            rest.iter().find(|f| is_durable(f)).unwrap().id,
+            Some(last_before + 1)
+        );
+    }
+}

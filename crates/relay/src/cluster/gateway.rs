@@ -113,6 +113,26 @@ async fn route(
             "this observer token is scoped to another session",
         ));
     }
+    // Its host stopped answering: the session is ended; its log and detail come from the mirror.
+    if let Some(why) = super::lost::lost(&entry) {
+        return match (&method, tail.as_str()) {
+            (&Method::GET, "" | "/events" | "/events/stream" | "/ws") => {
+                let exit = entry.summary.exit.clone().flatten();
+                cluster
+                    .mirror(&id, &entry)
+                    .await?
+                    .mirror_meta(|m| m.exit = exit);
+                Ok(next.run(req).await)
+            }
+            (&Method::POST, "/events") => Err(ApiError::gone(format!(
+                "session {id} has ended ({why}); start a new session to continue"
+            ))),
+            (&Method::POST, "/archive") | (&Method::DELETE, "") => Err(super::unavailable(
+                format!("session {id} cannot be changed: {why}"),
+            )),
+            _ => Ok(next.run(req).await),
+        };
+    }
     let input = match (&method, tail.as_str()) {
         (&Method::GET, "") => Input::Detail { who: Who::of(&who) },
         (&Method::DELETE, "") => {

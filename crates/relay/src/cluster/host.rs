@@ -281,15 +281,20 @@ pub(super) async fn live_publisher(
 }
 
 /// Every 250 ms: hosts the sessions this node runs that are not yet published, refreshes their
-/// registry entries, drops deleted ones; every 2 s a heartbeat with the node's load.
+/// registry entries, drops deleted ones; every second a heartbeat with the node's load. A node
+/// that serves every session also watches the others' heartbeats ([`super::lost`]).
 pub(super) async fn node_loop(cluster: Weak<Cluster>) {
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut round = 0u64;
+    let mut watch = super::lost::Watch::new();
     loop {
         tick.tick().await;
         let Some(c) = cluster.upgrade() else { return };
         let Some(relay) = c.relay() else { return };
         round += 1;
+        if c.config.role.serves_all() && round.is_multiple_of(2) {
+            c.check_hosts(&mut watch).await;
+        }
         if !c.config.role.runs_agents() {
             continue;
         }
@@ -318,7 +323,7 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
                 tracing::warn!(session = %id, error = %e, "cannot remove a deleted session from the registry");
             }
         }
-        if round % 8 == 1 {
+        if round % (super::lost::HEARTBEAT_EVERY.as_millis() as u64 / 250) == 1 {
             let entry = NodeEntry {
                 node: c.config.node.clone(),
                 agents: true,

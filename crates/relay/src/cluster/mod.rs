@@ -29,6 +29,7 @@ use crate::session::SessionCtx;
 
 mod gateway;
 mod host;
+mod lost;
 mod mirror;
 mod serve;
 pub mod wire;
