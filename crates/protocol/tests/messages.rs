@@ -82,8 +82,51 @@ fn kind_and_envelope_helpers() {
     let CliMessage::Result(result) = result else {
         panic!()
     };
+    assert_eq!(result.stop_reason, Some(None));
+    assert_eq!(
+        result.total_cost_usd.as_ref().and_then(|n| n.as_f64()),
+        Some(0.0)
+    );
+}
+
+/// The `result` the relay's transcript replay closes a CLI session's history with
+/// (crates/relay/src/transcripts/parse.rs `history`): no `duration_ms`, `usage`, `modelUsage`,
+/// `num_turns`, `stop_reason` or `permission_denials`. It is a known `result`, and its absent fields
+/// stay absent when it is written back.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn a_replayed_transcript_result_without_the_turn_figures_decodes() {
+    let raw = json!({"type": "result", "subtype": "success", "is_error": false, "result": "",
+        "total_cost_usd": 0.259324, "session_id": SID, "uuid": "c791d243-75ca-42b8-a933-9952f7b16edd",
+        "from_transcript": true});
+    let message = cli(raw.clone());
+    assert_eq!(message.kind(), "result/success");
+    let CliMessage::Result(result) = &message else {
+        panic!("{message:?}")
+    };
+    assert_eq!(result.duration_ms, None);
+    assert_eq!(result.num_turns, None);
+    assert_eq!(result.usage, None);
     assert_eq!(result.stop_reason, None);
-    assert_eq!(result.total_cost_usd.as_f64(), Some(0.0));
+    assert_eq!(result.extra.get("from_transcript"), Some(&json!(true)));
+    assert_eq!(serde_json::to_value(&message).unwrap(), raw);
+
+    // A transcript's own compaction boundary, as the replay passes it on (camelCase metadata).
+    let boundary = json!({"type": "system", "subtype": "compact_boundary", "parentUuid": null,
+        "logicalParentUuid": "5d3f0e0a-6a57-4d55-9e0c-0d6c3b1d2a02", "isSidechain": false,
+        "content": "Conversation compacted", "isMeta": false, "timestamp": "2026-11-30T10:05:00.000Z",
+        "uuid": "5d3f0e0a-6a57-4d55-9e0c-0d6c3b1d2a03", "level": "info",
+        "compactMetadata": {"trigger": "manual", "preTokens": 41234}, "session_id": SID});
+    let message = cli(boundary.clone());
+    assert_eq!(message.kind(), "system/compact_boundary");
+    assert_eq!(serde_json::to_value(&message).unwrap(), boundary);
+
+    // The frame that follows it in the replay.
+    let idle = json!({"type": "system", "subtype": "session_state_changed", "state": "idle",
+        "uuid": "0b4c7a52-2a57-4a8e-9d39-5b0f3a0b8f11", "session_id": SID, "from_transcript": true});
+    let message = cli(idle.clone());
+    assert_eq!(message.kind(), "system/session_state_changed");
+    assert_eq!(serde_json::to_value(&message).unwrap(), idle);
 }
 
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]

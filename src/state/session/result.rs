@@ -11,7 +11,9 @@ impl Session {
 
     pub(super) fn on_result(&mut self, v: &ResultMessage) {
         self.close_streaming(None);
-        let total = v.total_cost_usd.as_f64().unwrap_or(0.0);
+        let total = v.total_cost_usd.as_ref().and_then(Number::as_f64);
+        // A result without a total (the transcript replay) leaves the running cost as it is.
+        let total = total.unwrap_or(self.cost.last_cli_total);
         let since: Option<f64> = v
             .extra
             .get("model_usage_since_last_result")
@@ -30,7 +32,7 @@ impl Session {
         let turn_cost = since.unwrap_or((total - self.cost.last_cli_total).max(0.0));
         self.cost.last_cli_total = total;
         self.cost.total = self.cost.base + total;
-        let usage = &v.usage;
+        let usage = v.usage.clone().unwrap_or_default();
         let input_tokens = usage.input_tokens + usage.cache_read() + usage.cache_creation();
         let is_error = v.is_error;
         let mut errors: Vec<String> = v.errors.clone().unwrap_or_default();
@@ -66,15 +68,15 @@ impl Session {
                 is_error,
                 terminal_reason: v.terminal_reason.as_ref().map(|r| r.as_str().to_string()),
                 api_error_status: v.api_error_status.flatten().map(u64::from),
-                duration_ms: v.duration_ms.as_f64(),
-                duration_api_ms: v.duration_api_ms.as_f64(),
-                num_turns: Some(v.num_turns),
+                duration_ms: v.duration_ms.as_ref().and_then(Number::as_f64),
+                duration_api_ms: v.duration_api_ms.as_ref().and_then(Number::as_f64),
+                num_turns: v.num_turns,
                 input_tokens,
                 output_tokens: usage.output_tokens,
                 turn_cost,
                 session_cost: self.cost.total,
                 errors,
-                denials: v.permission_denials.len(),
+                denials: v.permission_denials.as_ref().map_or(0, Vec::len),
             }),
         });
     }

@@ -167,18 +167,36 @@ pub struct PermissionDecisionMeta {
 pub struct ResultMessage {
     pub subtype: ResultSubtype,
     pub is_error: bool,
-    pub duration_ms: Number,
-    pub duration_api_ms: Number,
-    pub num_turns: u64,
+    /// The CLI always sends it; absent on the relay's transcript replay (no turn ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<Number>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_api_ms: Option<Number>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<u64>,
     /// Text of the turn's last text block (success only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
-    pub stop_reason: Option<StopReason>,
-    pub total_cost_usd: Number,
-    pub usage: Usage,
-    #[serde(rename = "modelUsage")]
-    pub model_usage: BTreeMap<String, ModelUsage>,
-    pub permission_denials: Vec<PermissionDenial>,
+    /// `StopReason | null`, may be absent.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stop_reason: Option<Option<StopReason>>,
+    /// The CLI process's running total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<Number>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(
+        rename = "modelUsage",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub model_usage: Option<BTreeMap<String, ModelUsage>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_denials: Option<Vec<PermissionDenial>>,
     /// Error subtypes only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<String>>,

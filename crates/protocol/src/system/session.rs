@@ -107,7 +107,10 @@ pub struct SystemStatus {
 /// `system/compact_boundary`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SystemCompactBoundary {
-    pub compact_metadata: CompactMetadata,
+    /// Always on stdout; a transcript's own boundary line (replayed by the relay) has
+    /// `compactMetadata` instead, kept in `extra`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_metadata: Option<CompactMetadata>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
