@@ -33,6 +33,8 @@ export interface RelayOptions {
   copyStatic?: boolean;
   /** The relay's --cwd (default: the backend's work directory), e.g. a git repository for --spawn-mode worktree. */
   cwd?: string;
+  /** Run the backend's agent (default true); false for a relay that runs none, e.g. a `--role gateway`. */
+  agent?: boolean;
 }
 
 export async function startRelay(backend: BackendInfo, name: string, extra: string[], opts: RelayOptions = {}): Promise<OwnRelay> {
@@ -49,9 +51,11 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     staticDir = copy;
   }
   const agent =
-    backend.name === 'real'
-      ? ['--claude', backend.claudeBin!, '--permission-mode', 'default']
-      : ['--demo', '--demo-scenario', path.join(E2E_DIR, 'scenarios/demo.json')];
+    opts.agent === false
+      ? []
+      : backend.name === 'real'
+        ? ['--claude', backend.claudeBin!, '--permission-mode', 'default']
+        : ['--demo', '--demo-scenario', path.join(E2E_DIR, 'scenarios/demo.json')];
   const tls = opts.tls === false ? [] : ['--tls-self-signed', '--tls-name', 'localhost', '--tls-name', '127.0.0.1'];
   const args = [...agent, ...tls, '--bind', '127.0.0.1:0', '--data-dir', dataDir, '--static-dir', staticDir, '--cwd', opts.cwd ?? backend.workDir, ...extra];
   const env: NodeJS.ProcessEnv = {
