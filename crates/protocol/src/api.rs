@@ -92,6 +92,7 @@ pub struct ForkedFrom {
 /// (`origin: "cli"`) carries `git_branch` (maybe `null`) and `size_bytes` instead. Fields absent
 /// from the JSON stay absent when serialized again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SessionSummary {
     pub id: String,
     #[serde(default = "unknown_state")]
@@ -150,7 +151,7 @@ pub struct SessionSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
     /// Fields not modelled here, kept as sent.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -244,3 +245,5 @@ pub struct SessionDetail {
     #[serde(default)]
     pub pending_requests: Vec<PendingRequest>,
 }
+
+crate::extra::with_extra!(SessionSummary,);

@@ -12,6 +12,7 @@ use crate::values::StopReason;
 /// context_management`; `type`, `context_management`, `container`, `stop_details`, `diagnostics`
 /// and anything newer are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct BetaMessage {
     /// `msg_…`, shared by every per-block `assistant` frame of one API response.
     pub id: String,
@@ -28,7 +29,7 @@ pub struct BetaMessage {
     /// Token usage (not final on per-block frames).
     pub usage: Usage,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -36,6 +37,7 @@ pub struct BetaMessage {
 /// (`output_tokens_details`, `server_tool_use`, `service_tier`, `cache_creation`, `inference_geo`,
 /// `iterations`, `speed`, `fallback_credit`, …).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -53,7 +55,7 @@ pub struct Usage {
         skip_serializing_if = "Option::is_none"
     )]
     pub cache_read_input_tokens: Option<Option<u64>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -133,11 +135,12 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 
 /// `MessageParam` of a `user` frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MessageParam {
     /// `user` (or `assistant` for a prefilled turn).
     pub role: String,
     pub content: MessageContent,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -181,6 +184,7 @@ impl ContentBlock {
 
 /// `text` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TextBlock {
     pub text: String,
     /// `citations: Array | null`, absent on live frames.
@@ -190,7 +194,7 @@ pub struct TextBlock {
         skip_serializing_if = "Option::is_none"
     )]
     pub citations: Option<Option<Vec<Value>>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -207,42 +211,46 @@ impl TextBlock {
 
 /// `thinking` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ThinkingBlock {
     pub thinking: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `redacted_thinking` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RedactedThinkingBlock {
     pub data: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_use` block. `input` is the JSON the CLI applied defaults to; a tool call truncated by
 /// `max_tokens` shows `{"__unparsedToolInput":{…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolUseBlock {
     pub id: String,
     pub name: String,
     pub input: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_result` block (in `user` frames).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolResultBlock {
     pub tool_use_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<MessageContent>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -262,37 +270,41 @@ impl ToolResultBlock {
 
 /// `server_tool_use` block (web search, web fetch, code execution, … run by the API).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ServerToolUseBlock {
     pub id: String,
     pub name: String,
     pub input: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// The result of a server tool (`web_search_tool_result`, `web_fetch_tool_result`, …); `content` is
 /// the tool-specific result or error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ServerToolResultBlock {
     pub tool_use_id: String,
     pub content: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `mcp_tool_use` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpToolUseBlock {
     pub id: String,
     pub name: String,
     pub server_name: String,
     pub input: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `mcp_tool_result` block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpToolResultBlock {
     pub tool_use_id: String,
     #[serde(
@@ -303,23 +315,25 @@ pub struct McpToolResultBlock {
     pub content: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `image` / `document` block: a `source` (`base64`, `url`, `file`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SourceBlock {
     pub source: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_reference` block (content of a `ToolSearch` tool_result).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolReferenceBlock {
     pub tool_name: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -330,3 +344,20 @@ pub struct OpaqueBlock {
     #[serde(flatten)]
     pub fields: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    BetaMessage,
+    Usage,
+    MessageParam,
+    TextBlock,
+    ThinkingBlock,
+    RedactedThinkingBlock,
+    ToolUseBlock,
+    ToolResultBlock,
+    ServerToolUseBlock,
+    ServerToolResultBlock,
+    McpToolUseBlock,
+    McpToolResultBlock,
+    SourceBlock,
+    ToolReferenceBlock,
+);

@@ -17,11 +17,12 @@ use crate::util::{present, tagged_union};
 /// `{"type":"control_request","request_id","request":{subtype,…}}`. The `request_id` is chosen by
 /// the sender; exactly one `control_response` answers it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ControlRequest {
     pub request_id: String,
     pub request: ControlRequestBody,
     /// Fields not modelled here (inside `pending_*` arrays this includes `"type"`).
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -120,10 +121,11 @@ impl ControlRequestBody {
 
 /// `{"type":"control_response","response":{subtype:"success"|"error",request_id,…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ControlResponse {
     pub response: ControlResponseBody,
     /// Fields not modelled here (e.g. the relay's `"source":"relay"`).
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -157,6 +159,7 @@ impl ControlResponseBody {
 /// A success answer. `response` is the request-specific payload (missing or `{}` for a bare
 /// acknowledgement); read it with [`ControlSuccess::payload`] or the typed accessors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ControlSuccess {
     pub request_id: String,
     #[serde(
@@ -171,7 +174,7 @@ pub struct ControlSuccess {
     pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -195,6 +198,7 @@ impl ControlSuccess {
 
 /// An error answer. `error_code` is internal but sent by the CLI (e.g. `unsupported_request`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ControlError {
     pub request_id: String,
     pub error: String,
@@ -206,14 +210,23 @@ pub struct ControlError {
     pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `{"type":"control_cancel_request","request_id"}`: the sender withdraws a request it made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ControlCancelRequest {
     pub request_id: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    ControlRequest,
+    ControlResponse,
+    ControlSuccess,
+    ControlError,
+    ControlCancelRequest,
+);

@@ -20,6 +20,7 @@ pub mod build;
 mod content;
 mod control;
 mod error;
+mod extra;
 pub mod framing;
 pub mod kind;
 mod message;
@@ -47,6 +48,9 @@ use serde_json::Value;
 
 /// Parses one line the CLI wrote. Errors quote the line.
 pub fn parse_cli_line(line: &str) -> Result<CliMessage, ParseError> {
+    if let Some(message) = CliMessage::from_line(line).map_err(|err| err.with_line(line))? {
+        return Ok(message);
+    }
     let value = parse_json(line)?;
     CliMessage::from_value(value).map_err(|err| err.with_line(line))
 }

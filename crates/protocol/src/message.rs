@@ -13,8 +13,25 @@ use serde_json::Value;
 
 use crate::control::{ControlCancelRequest, ControlRequest, ControlRequestBody, ControlResponse};
 use crate::error::ParseError;
+use crate::extra::SkipType;
 use crate::system::SystemMessage;
 use crate::util::str_field;
+
+/// What [`CliMessage::classify`] found.
+enum Class {
+    Known(String),
+    Internal,
+    Unknown,
+}
+
+/// A serde_json error's message without its " at line … column …" (the line is quoted instead).
+fn without_position(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" at line ") {
+        Some(at) if err.line() > 0 => text[..at].to_owned(),
+        _ => text,
+    }
+}
 
 /// Everything the CLI writes on stdout (`StdoutMessage`), keyed by `type`.
 ///
@@ -77,17 +94,39 @@ impl CliMessage {
     /// Classifies a JSON value. Errors name the message kind and the reason, not the line (use
     /// [`crate::parse_cli_line`] for that).
     pub fn from_value(value: Value) -> Result<Self, ParseError> {
-        let Value::Object(mut map) = value else {
+        match Self::classify(&value)? {
+            Class::Known(kind) => Self::from_body(&kind, &value),
+            Class::Internal => Ok(Self::Internal(value)),
+            Class::Unknown => Ok(Self::Unknown(value)),
+        }
+    }
+
+    /// [`Self::from_value`] without taking the value: the fields are read from it (strings
+    /// copied) and nothing else is cloned — for a caller that keeps the raw frame too.
+    pub fn from_value_ref(value: &Value) -> Result<Self, ParseError> {
+        match Self::classify(value)? {
+            Class::Known(kind) => Self::from_body(&kind, value),
+            Class::Internal => Ok(Self::Internal(value.clone())),
+            Class::Unknown => Ok(Self::Unknown(value.clone())),
+        }
+    }
+
+    /// What a frame is, from its `type` (and `subtype` for `system`).
+    fn classify(value: &Value) -> Result<Class, ParseError> {
+        let Value::Object(map) = value else {
             return Err(ParseError::not_a_message(""));
         };
-        let Some(kind) = str_field(&map, "type") else {
+        let Some(kind) = str_field(map, "type") else {
             return Err(ParseError::not_a_message(""));
         };
-        let kind = kind.to_owned();
+        Self::class_of(kind, str_field(map, "subtype"))
+    }
+
+    fn class_of(kind: &str, subtype: Option<&str>) -> Result<Class, ParseError> {
         if kind == "system" {
-            match str_field(&map, "subtype") {
+            match subtype {
                 Some(subtype) if SystemMessage::is_recognised_subtype(subtype) => {}
-                Some(_) => return Ok(Self::Unknown(Value::Object(map))),
+                Some(_) => return Ok(Class::Unknown),
                 None => {
                     return Err(ParseError::invalid_body(
                         "system",
@@ -96,36 +135,77 @@ impl CliMessage {
                     ));
                 }
             }
-        } else if Self::INTERNAL_TYPES.contains(&kind.as_str()) {
-            return Ok(Self::Internal(Value::Object(map)));
-        } else if !Self::KNOWN_TYPES.contains(&kind.as_str()) {
-            return Ok(Self::Unknown(Value::Object(map)));
+        } else if Self::INTERNAL_TYPES.contains(&kind) {
+            return Ok(Class::Internal);
+        } else if !Self::KNOWN_TYPES.contains(&kind) {
+            return Ok(Class::Unknown);
         }
-        map.shift_remove("type");
-        let body = Value::Object(map);
-        let parsed = match kind.as_str() {
-            "assistant" => serde_json::from_value(body).map(Self::Assistant),
-            "user" => serde_json::from_value(body).map(Self::User),
-            "result" => serde_json::from_value(body).map(Self::Result),
-            "system" => SystemMessage::from_value(body).map(Self::System),
-            "stream_event" => serde_json::from_value(body).map(Self::StreamEvent),
-            "tool_progress" => serde_json::from_value(body).map(Self::ToolProgress),
-            "tool_use_summary" => serde_json::from_value(body).map(Self::ToolUseSummary),
-            "auth_status" => serde_json::from_value(body).map(Self::AuthStatus),
-            "rate_limit_event" => serde_json::from_value(body).map(Self::RateLimitEvent),
-            "prompt_suggestion" => serde_json::from_value(body).map(Self::PromptSuggestion),
-            "conversation_reset" => serde_json::from_value(body).map(Self::ConversationReset),
-            "active_goal" => serde_json::from_value(body).map(Self::ActiveGoal),
-            "control_request" => serde_json::from_value(body).map(Self::ControlRequest),
-            "control_response" => serde_json::from_value(body).map(Self::ControlResponse),
-            "control_cancel_request" => {
-                serde_json::from_value(body).map(Self::ControlCancelRequest)
-            }
-            "keep_alive" => serde_json::from_value(body).map(Self::KeepAlive),
-            "command_lifecycle" => serde_json::from_value(body).map(Self::CommandLifecycle),
-            _ => unreachable!("every KNOWN_TYPES entry is dispatched"),
+        Ok(Class::Known(kind.to_owned()))
+    }
+
+    fn from_body(kind: &str, value: &Value) -> Result<Self, ParseError> {
+        Self::decode_body(kind, SkipType(value))
+            .map_err(|err| ParseError::invalid_body(kind, err.to_string(), ""))
+    }
+
+    /// Parses one line the CLI wrote, straight from the text (no intermediate `Value` for a known
+    /// type). Errors are those of [`Self::from_value`], without the line.
+    pub(crate) fn from_line(line: &str) -> Result<Option<Self>, ParseError> {
+        #[derive(Deserialize)]
+        struct Peek<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow)]
+            subtype: Option<std::borrow::Cow<'a, str>>,
+        }
+        // Anything odd (not an object, a non-string tag, bad JSON) takes the `Value` path, which
+        // words the error.
+        let Ok(Peek {
+            kind: Some(kind),
+            subtype,
+        }) = serde_json::from_str::<Peek>(line)
+        else {
+            return Ok(None);
         };
-        parsed.map_err(|err| ParseError::invalid_body(&kind, err.to_string(), ""))
+        let Class::Known(kind) = Self::class_of(&kind, subtype.as_deref())? else {
+            return Ok(None);
+        };
+        let mut de = serde_json::Deserializer::from_str(line);
+        Self::decode_body(&kind, SkipType(&mut de))
+            .and_then(|message| de.end().map(|()| message))
+            .map(Some)
+            .map_err(|err| ParseError::invalid_body(&kind, without_position(&err), ""))
+    }
+
+    fn decode_body<'de, D>(kind: &str, body: D) -> Result<Self, serde_json::Error>
+    where
+        D: Deserializer<'de, Error = serde_json::Error>,
+    {
+        match kind {
+            "assistant" => Deserialize::deserialize(body).map(Self::Assistant),
+            "user" => Deserialize::deserialize(body).map(Self::User),
+            "result" => Deserialize::deserialize(body).map(Self::Result),
+            "system" => {
+                let body = Value::deserialize(body)?;
+                SystemMessage::from_value(body).map(Self::System)
+            }
+            "stream_event" => Deserialize::deserialize(body).map(Self::StreamEvent),
+            "tool_progress" => Deserialize::deserialize(body).map(Self::ToolProgress),
+            "tool_use_summary" => Deserialize::deserialize(body).map(Self::ToolUseSummary),
+            "auth_status" => Deserialize::deserialize(body).map(Self::AuthStatus),
+            "rate_limit_event" => Deserialize::deserialize(body).map(Self::RateLimitEvent),
+            "prompt_suggestion" => Deserialize::deserialize(body).map(Self::PromptSuggestion),
+            "conversation_reset" => Deserialize::deserialize(body).map(Self::ConversationReset),
+            "active_goal" => Deserialize::deserialize(body).map(Self::ActiveGoal),
+            "control_request" => Deserialize::deserialize(body).map(Self::ControlRequest),
+            "control_response" => Deserialize::deserialize(body).map(Self::ControlResponse),
+            "control_cancel_request" => {
+                Deserialize::deserialize(body).map(Self::ControlCancelRequest)
+            }
+            "keep_alive" => Deserialize::deserialize(body).map(Self::KeepAlive),
+            "command_lifecycle" => Deserialize::deserialize(body).map(Self::CommandLifecycle),
+            _ => unreachable!("every KNOWN_TYPES entry is dispatched"),
+        }
     }
 
     /// The message kind: `type`, plus `/subtype` for `system`, `result` and `control_request`

@@ -32,6 +32,7 @@ impl PermissionResult {
 /// `{behavior:"allow", updatedInput?, updatedPermissions?, toolUseID?, decisionClassification?}`.
 /// The builders always set `updatedInput` (older CLIs require it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PermissionAllow {
     /// The (possibly edited) tool input the CLI will run with.
     #[serde(
@@ -51,13 +52,14 @@ pub struct PermissionAllow {
         skip_serializing_if = "Option::is_none"
     )]
     pub decision_classification: Option<PermissionDecisionClassification>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `{behavior:"deny", message, interrupt?, toolUseID?, decisionClassification?}`. `message` becomes
 /// the tool_result text; `interrupt: true` also aborts the turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PermissionDeny {
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,7 +71,7 @@ pub struct PermissionDeny {
         skip_serializing_if = "Option::is_none"
     )]
     pub decision_classification: Option<PermissionDecisionClassification>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -231,11 +233,12 @@ impl PermissionUpdate {
 
 /// Body of `addRules` / `replaceRules` / `removeRules`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RulesUpdate {
     pub rules: Vec<PermissionRuleValue>,
     pub behavior: PermissionBehavior,
     pub destination: PermissionUpdateDestination,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -257,31 +260,34 @@ impl RulesUpdate {
 
 /// Body of `setMode`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SetModeUpdate {
     pub mode: PermissionMode,
     pub destination: PermissionUpdateDestination,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Body of `addDirectories` / `removeDirectories`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct DirectoriesUpdate {
     pub directories: Vec<String>,
     pub destination: PermissionUpdateDestination,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `PermissionRuleValue`: `{toolName, ruleContent?}`. `ruleContent` is omitted (never `null`) for
 /// a whole-tool rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PermissionRuleValue {
     #[serde(rename = "toolName")]
     pub tool_name: String,
     #[serde(rename = "ruleContent", skip_serializing_if = "Option::is_none")]
     pub rule_content: Option<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -304,3 +310,12 @@ impl PermissionRuleValue {
         }
     }
 }
+
+crate::extra::with_extra!(
+    PermissionAllow,
+    PermissionDeny,
+    RulesUpdate,
+    SetModeUpdate,
+    DirectoriesUpdate,
+    PermissionRuleValue,
+);

@@ -42,24 +42,27 @@ impl StreamEvent {
 
 /// `message_start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MessageStartEvent {
     pub message: BetaMessage,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `message_delta`: the final `stop_reason` and output usage of a response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MessageDeltaEvent {
     pub delta: MessageDelta,
     pub usage: DeltaUsage,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `message_delta.delta`. `stop_reason` is `null` on the delta the CLI synthesizes after an
 /// interrupt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MessageDelta {
     pub stop_reason: Option<StopReason>,
     #[serde(
@@ -68,12 +71,13 @@ pub struct MessageDelta {
         skip_serializing_if = "Option::is_none"
     )]
     pub stop_sequence: Option<Option<String>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `BetaMessageDeltaUsage` (the other counters stay in `extra`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct DeltaUsage {
     pub output_tokens: u64,
     #[serde(
@@ -82,68 +86,75 @@ pub struct DeltaUsage {
         skip_serializing_if = "Option::is_none"
     )]
     pub input_tokens: Option<Option<u64>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `message_stop`. A CLI-synthesized stop after a cut-short stream may say which blocks were
 /// abandoned (the CLI puts `abandoned_blocks` on the frame; it is accepted here too).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MessageStopEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abandoned_blocks: Option<AbandonedBlocks>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `abandoned_blocks{api_message_id, from_block_index}`: blocks from this index on will never get
 /// an `assistant` frame; a console drops what it streamed for them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AbandonedBlocks {
     pub api_message_id: String,
     pub from_block_index: u64,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `content_block_start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ContentBlockStartEvent {
     pub index: u64,
     pub content_block: ContentBlock,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `content_block_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ContentBlockDeltaEvent {
     pub index: u64,
     pub delta: ContentDelta,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `content_block_stop`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ContentBlockStopEvent {
     pub index: u64,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `ping` (the CLI drops these upstream; accepted for completeness).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PingEvent {
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An SSE `error` event: `{"type":"error","error":{"type","message"}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StreamErrorEvent {
     pub error: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -162,23 +173,26 @@ tagged_union! {
 
 /// `text_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TextDelta {
     pub text: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `input_json_delta`: a fragment of the tool input JSON (fragments concatenate; not valid JSON
 /// on their own).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct InputJsonDelta {
     pub partial_json: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `thinking_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ThinkingDelta {
     pub thinking: String,
     #[serde(
@@ -187,29 +201,32 @@ pub struct ThinkingDelta {
         skip_serializing_if = "Option::is_none"
     )]
     pub estimated_tokens: Option<Option<u64>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `signature_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SignatureDelta {
     pub signature: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `citations_delta`: one citation (char / page / content-block / web-search / search-result
 /// location) to append to the text block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CitationsDelta {
     pub citation: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `compaction_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CompactionDelta {
     #[serde(
         default,
@@ -223,6 +240,26 @@ pub struct CompactionDelta {
         skip_serializing_if = "Option::is_none"
     )]
     pub encrypted_content: Option<Option<String>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    MessageStartEvent,
+    MessageDeltaEvent,
+    MessageDelta,
+    DeltaUsage,
+    MessageStopEvent,
+    AbandonedBlocks,
+    ContentBlockStartEvent,
+    ContentBlockDeltaEvent,
+    ContentBlockStopEvent,
+    PingEvent,
+    StreamErrorEvent,
+    TextDelta,
+    InputJsonDelta,
+    ThinkingDelta,
+    SignatureDelta,
+    CitationsDelta,
+    CompactionDelta,
+);

@@ -12,6 +12,7 @@ use crate::util::open_enum;
 
 /// `get_context_usage` answer (`SDKControlGetContextUsageResponse`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ContextUsageResponse {
     /// What fills the window: system prompt, tools, messages … plus the free space and the
     /// autocompact buffer (`kind` tells them apart).
@@ -44,12 +45,13 @@ pub struct ContextUsageResponse {
         skip_serializing_if = "Option::is_none"
     )]
     pub is_auto_compact_enabled: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// One category of `get_context_usage`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ContextCategory {
     /// Label (`System prompt`, `Messages`, `Free space` …).
     pub name: String,
@@ -67,7 +69,7 @@ pub struct ContextCategory {
     /// Loaded on demand, not in the window yet.
     #[serde(rename = "isDeferred", skip_serializing_if = "Option::is_none")]
     pub is_deferred: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -89,10 +91,11 @@ impl ContextCategory {
 
 /// `mcp_status` answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpStatusResponse {
     #[serde(rename = "mcpServers", default)]
     pub mcp_servers: Vec<McpServerStatus>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -109,6 +112,7 @@ open_enum! {
 
 /// `McpServerStatus`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpServerStatus {
     pub name: String,
     pub status: McpServerState,
@@ -129,26 +133,28 @@ pub struct McpServerStatus {
     pub transport: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<McpToolInfo>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `McpServerStatus.serverInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpServerVersion {
     pub name: String,
     pub version: String,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// One tool of an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpToolInfo {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
@@ -217,3 +223,12 @@ mod tests {
         assert!(serde_json::from_value::<ContextUsageResponse>(json!({"categories": []})).is_err());
     }
 }
+
+crate::extra::with_extra!(
+    ContextUsageResponse,
+    ContextCategory,
+    McpStatusResponse,
+    McpServerStatus,
+    McpServerVersion,
+    McpToolInfo,
+);

@@ -36,7 +36,7 @@ impl Frame {
         let msg = if source == Source::Client {
             ClientMessage::from_value(raw.clone()).map(Decoded::Client)
         } else {
-            CliMessage::from_value(raw.clone()).map(Decoded::Cli)
+            CliMessage::from_value_ref(&raw).map(Decoded::Cli)
         }
         .unwrap_or_else(|e| Decoded::Invalid(e.to_string()));
         Frame { source, raw, msg }

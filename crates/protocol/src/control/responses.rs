@@ -11,6 +11,7 @@ use crate::values::{
 /// `SDKControlInitializeResponse` (plus the internal keys a console uses:
 /// `current_permission_mode`, `session_state`, `pid`, `capabilities`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct InitializeResponse {
     pub commands: Vec<SlashCommand>,
     pub agents: Vec<AgentInfo>,
@@ -30,12 +31,13 @@ pub struct InitializeResponse {
     pub capabilities: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fast_mode_state: Option<FastModeState>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `SlashCommand`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SlashCommand {
     pub name: String,
     pub description: String,
@@ -45,23 +47,25 @@ pub struct SlashCommand {
     pub aliases: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub builtin: Option<bool>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `AgentInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AgentInfo {
     pub name: String,
     pub description: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `ModelInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ModelInfo {
     pub value: String,
     #[serde(rename = "displayName")]
@@ -76,12 +80,13 @@ pub struct ModelInfo {
         skip_serializing_if = "Option::is_none"
     )]
     pub supported_effort_levels: Option<Vec<String>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `AccountInfo`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AccountInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
@@ -95,31 +100,34 @@ pub struct AccountInfo {
     pub api_key_source: Option<String>,
     #[serde(rename = "apiProvider", skip_serializing_if = "Option::is_none")]
     pub api_provider: Option<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `interrupt` answer: `{still_queued, cancelled?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct InterruptResponse {
     pub still_queued: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cancelled: Option<Vec<String>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `set_permission_mode` answer: the mode in effect.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SetPermissionModeResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<PermissionMode>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `rewind_files` answer (`RewindFilesResult`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RewindFilesResponse {
     #[serde(rename = "canRewind")]
     pub can_rewind: bool,
@@ -131,30 +139,33 @@ pub struct RewindFilesResponse {
     pub insertions: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletions: Option<u64>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `update_environment_variables` answer: the keys actually applied (allowlisted ones only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct EnvironmentUpdateResponse {
     pub applied: Vec<String>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Answer to `elicitation`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ElicitationResponse {
     pub action: ElicitationAction,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Map<String, Value>>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Answer to `request_user_dialog`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct UserDialogResponse {
     pub behavior: DialogBehavior,
     #[serde(
@@ -163,21 +174,23 @@ pub struct UserDialogResponse {
         skip_serializing_if = "Option::is_none"
     )]
     pub result: Option<Value>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Answer to a CLI-sent `mcp_message`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpMessageResponse {
     pub mcp_response: Value,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `HookJSONOutput` (sync form; the async form is `{"async":true,"asyncTimeout"?}`), the answer to
 /// `hook_callback`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct HookOutput {
     #[serde(rename = "async", skip_serializing_if = "Option::is_none")]
     pub is_async: Option<bool>,
@@ -195,6 +208,22 @@ pub struct HookOutput {
     pub reason: Option<String>,
     #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
     pub hook_specific_output: Option<Value>,
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    InitializeResponse,
+    SlashCommand,
+    AgentInfo,
+    ModelInfo,
+    AccountInfo,
+    InterruptResponse,
+    SetPermissionModeResponse,
+    RewindFilesResponse,
+    EnvironmentUpdateResponse,
+    ElicitationResponse,
+    UserDialogResponse,
+    McpMessageResponse,
+    HookOutput,
+);

@@ -12,6 +12,7 @@ use crate::values::{CommandState, RateLimitStatus};
 
 /// `stream_event` (ephemeral): one Messages-API stream event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StreamEventMessage {
     pub event: StreamEvent,
     pub parent_tool_use_id: Option<String>,
@@ -32,12 +33,13 @@ pub struct StreamEventMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolProgressMessage {
     pub tool_use_id: String,
     pub tool_name: String,
@@ -58,24 +60,26 @@ pub struct ToolProgressMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_use_summary`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolUseSummaryMessage {
     pub summary: String,
     pub preceding_tool_use_ids: Vec<String>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `auth_status` (only with `--enable-auth-status`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AuthStatusMessage {
     #[serde(rename = "isAuthenticating")]
     pub is_authenticating: bool,
@@ -85,23 +89,25 @@ pub struct AuthStatusMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `rate_limit_event` (subscriber auth only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RateLimitEventMessage {
     pub rate_limit_info: RateLimitInfo,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `SDKRateLimitInfo` (the rarer overage fields stay in `extra`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RateLimitInfo {
     pub status: RateLimitStatus,
     #[serde(rename = "resetsAt", skip_serializing_if = "Option::is_none")]
@@ -124,23 +130,25 @@ pub struct RateLimitInfo {
     #[serde(rename = "surpassedThreshold", skip_serializing_if = "Option::is_none")]
     pub surpassed_threshold: Option<Number>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `prompt_suggestion`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PromptSuggestionMessage {
     pub suggestion: String,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `conversation_reset` (`/clear`, plan-mode exit, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ConversationResetMessage {
     pub new_conversation_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,23 +160,25 @@ pub struct ConversationResetMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `active_goal`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ActiveGoalMessage {
     pub value: Option<ActiveGoal>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `active_goal.value`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ActiveGoal {
     pub condition: String,
     pub iterations: u64,
@@ -177,22 +187,24 @@ pub struct ActiveGoal {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_reason: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `keep_alive` (either direction; ignore). May carry a `startup_mark`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(remote = "Self")]
 pub struct KeepAlive {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_mark: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `command_lifecycle` (internal): progress of a client `user` message that had a `uuid`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CommandLifecycleMessage {
     /// The client message `uuid`.
     pub command_uuid: String,
@@ -212,18 +224,35 @@ pub struct CommandLifecycleMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `update_environment_variables` (client → CLI). Only allowlisted token variables are applied;
 /// with a `request_id` the CLI answers `{applied:[…]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(remote = "Self")]
 pub struct UpdateEnvironmentVariables {
     pub variables: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    StreamEventMessage,
+    ToolProgressMessage,
+    ToolUseSummaryMessage,
+    AuthStatusMessage,
+    RateLimitEventMessage,
+    RateLimitInfo,
+    PromptSuggestionMessage,
+    ConversationResetMessage,
+    ActiveGoalMessage,
+    ActiveGoal,
+    KeepAlive,
+    CommandLifecycleMessage,
+    UpdateEnvironmentVariables,
+);

@@ -26,6 +26,7 @@ impl UserMessage {
 /// `assistant`: one completed content block of a model response (frames of one response share
 /// `message.id`). CLI-made error frames have `model:"<synthetic>"` and `error` set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AssistantMessage {
     /// The API message; `content` holds one block.
     pub message: BetaMessage,
@@ -70,13 +71,14 @@ pub struct AssistantMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `user` (both directions): a client prompt, a CLI tool_result / synthetic message, or an
 /// `isReplay` echo of a client message (same `uuid`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct UserMessage {
     pub message: MessageParam,
     /// Always sent (as `null` for top-level prompts): the CLI requires the field.
@@ -130,12 +132,13 @@ pub struct UserMessage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_description: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An entry of `user.tool_result_meta` (internal).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ToolResultMeta {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,12 +146,13 @@ pub struct ToolResultMeta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_execution_kind: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `tool_result_meta[].permission_decision`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PermissionDecisionMeta {
     /// `accept` or `reject`.
     pub decision: String,
@@ -157,13 +161,14 @@ pub struct PermissionDecisionMeta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason_type: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `result`: exactly one per turn, the turn-complete signal. API failures end with
 /// `subtype:"success"` and `is_error:true` (see REAL-CLI-NOTES §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ResultMessage {
     pub subtype: ResultSubtype,
     pub is_error: bool,
@@ -247,12 +252,13 @@ pub struct ResultMessage {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Per-model usage in `result.modelUsage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ModelUsage {
     #[serde(rename = "inputTokens")]
     pub input_tokens: u64,
@@ -273,17 +279,28 @@ pub struct ModelUsage {
     #[serde(rename = "thinkingTokens", skip_serializing_if = "Option::is_none")]
     pub thinking_tokens: Option<u64>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An entry of `result.permission_denials`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PermissionDenial {
     pub tool_name: String,
     pub tool_use_id: String,
     pub tool_input: Value,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    AssistantMessage,
+    UserMessage,
+    ToolResultMeta,
+    PermissionDecisionMeta,
+    ResultMessage,
+    ModelUsage,
+    PermissionDenial,
+);

@@ -11,6 +11,7 @@ use crate::values::{
 
 /// `system/init`: sent at the start of every turn (tools, model, permission mode, …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemInit {
     pub cwd: String,
     pub model: String,
@@ -54,24 +55,26 @@ pub struct SystemInit {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An entry of `system/init.mcp_servers`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct McpServerInfo {
     pub name: String,
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An entry of `system/init.plugins`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct PluginInfo {
     pub name: String,
     pub path: String,
@@ -80,13 +83,14 @@ pub struct PluginInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/status`: `requesting` before each model request, `compacting`, or `null` with a new
 /// `permissionMode` after `set_permission_mode`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemStatus {
     pub status: Option<StatusKind>,
     #[serde(rename = "permissionMode", skip_serializing_if = "Option::is_none")]
@@ -100,12 +104,13 @@ pub struct SystemStatus {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/compact_boundary`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemCompactBoundary {
     /// Always on stdout; a transcript's own boundary line (replayed by the relay) has
     /// `compactMetadata` instead, kept in `extra`.
@@ -114,12 +119,13 @@ pub struct SystemCompactBoundary {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `compact_boundary.compact_metadata` (segment details stay in `extra`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CompactMetadata {
     pub trigger: String,
     pub pre_tokens: u64,
@@ -128,12 +134,13 @@ pub struct CompactMetadata {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<Number>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/api_retry`: the CLI is retrying a failed API request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemApiRetry {
     pub attempt: u64,
     pub max_retries: u64,
@@ -149,12 +156,13 @@ pub struct SystemApiRetry {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/control_request_progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemControlRequestProgress {
     pub request_id: String,
     pub status: String,
@@ -173,12 +181,13 @@ pub struct SystemControlRequestProgress {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/model_refusal_fallback`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemModelRefusalFallback {
     pub trigger: String,
     pub direction: String,
@@ -211,12 +220,13 @@ pub struct SystemModelRefusalFallback {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/model_refusal_no_fallback`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemModelRefusalNoFallback {
     pub original_model: String,
     pub request_id: Option<String>,
@@ -242,23 +252,25 @@ pub struct SystemModelRefusalNoFallback {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/local_command_output`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemLocalCommandOutput {
     pub content: String,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/hook_started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemHookStarted {
     pub hook_id: String,
     pub hook_name: String,
@@ -266,12 +278,13 @@ pub struct SystemHookStarted {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/hook_progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemHookProgress {
     pub hook_id: String,
     pub hook_name: String,
@@ -282,12 +295,13 @@ pub struct SystemHookProgress {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/hook_response`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemHookResponse {
     pub hook_id: String,
     pub hook_name: String,
@@ -301,12 +315,13 @@ pub struct SystemHookResponse {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/plugin_install`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemPluginInstall {
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -316,6 +331,24 @@ pub struct SystemPluginInstall {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    SystemInit,
+    McpServerInfo,
+    PluginInfo,
+    SystemStatus,
+    SystemCompactBoundary,
+    CompactMetadata,
+    SystemApiRetry,
+    SystemControlRequestProgress,
+    SystemModelRefusalFallback,
+    SystemModelRefusalNoFallback,
+    SystemLocalCommandOutput,
+    SystemHookStarted,
+    SystemHookProgress,
+    SystemHookResponse,
+    SystemPluginInstall,
+);

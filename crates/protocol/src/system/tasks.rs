@@ -10,6 +10,7 @@ use crate::values::{DecisionReasonType, InformationalLevel, SessionState, TaskSt
 
 /// `system/task_notification`: a background task ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemTaskNotification {
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -32,23 +33,25 @@ pub struct SystemTaskNotification {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// Usage of a background task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TaskUsage {
     pub total_tokens: u64,
     pub tool_uses: u64,
     pub duration_ms: Number,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/task_started`: a subagent, background Bash or workflow task started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemTaskStarted {
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,12 +80,13 @@ pub struct SystemTaskStarted {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/task_updated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemTaskUpdated {
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,12 +95,13 @@ pub struct SystemTaskUpdated {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `task_updated.patch`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(remote = "Self")]
 pub struct TaskPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
@@ -111,12 +116,13 @@ pub struct TaskPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_backgrounded: Option<bool>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/task_progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemTaskProgress {
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,23 +140,25 @@ pub struct SystemTaskProgress {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/background_tasks_changed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemBackgroundTasksChanged {
     pub tasks: Vec<BackgroundTask>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// An entry of `background_tasks_changed.tasks`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct BackgroundTask {
     pub task_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,12 +172,13 @@ pub struct BackgroundTask {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ambient: Option<bool>,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/thinking_tokens` (ephemeral): accompanies every `thinking_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemThinkingTokens {
     pub estimated_tokens: u64,
     pub estimated_tokens_delta: i64,
@@ -178,46 +187,50 @@ pub struct SystemThinkingTokens {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/session_state_changed`. The relay also emits it with `state:"ended"`, `exit_code`,
 /// `signal` and `stderr_tail` (kept in `extra`) when the agent exits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemSessionStateChanged {
     pub state: SessionState,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/worker_shutting_down`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemWorkerShuttingDown {
     pub reason: String,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/commands_changed` (ephemeral).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemCommandsChanged {
     pub commands: Vec<SlashCommand>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/notification`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemNotification {
     pub key: String,
     pub text: String,
@@ -229,12 +242,13 @@ pub struct SystemNotification {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/files_persisted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemFilesPersisted {
     pub files: Vec<Value>,
     pub failed: Vec<Value>,
@@ -242,36 +256,39 @@ pub struct SystemFilesPersisted {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/memory_recall`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemMemoryRecall {
     pub mode: String,
     pub memories: Vec<Value>,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/elicitation_complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemElicitationComplete {
     pub mcp_server_name: String,
     pub elicitation_id: String,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/permission_denied`: a tool call was denied without asking the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemPermissionDenied {
     pub tool_name: String,
     pub tool_use_id: String,
@@ -285,24 +302,26 @@ pub struct SystemPermissionDenied {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/mirror_error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemMirrorError {
     pub error: String,
     pub key: Value,
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/informational`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemInformational {
     pub content: String,
     pub level: InformationalLevel,
@@ -315,12 +334,13 @@ pub struct SystemInformational {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
 
 /// `system/session_writes_lost`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SystemSessionWritesLost {
     pub error_code: String,
     pub lost: Vec<String>,
@@ -329,6 +349,29 @@ pub struct SystemSessionWritesLost {
     pub uuid: String,
     pub session_id: String,
     /// Fields not modelled here, kept verbatim.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub extra: Map<String, Value>,
 }
+
+crate::extra::with_extra!(
+    SystemTaskNotification,
+    TaskUsage,
+    SystemTaskStarted,
+    SystemTaskUpdated,
+    TaskPatch,
+    SystemTaskProgress,
+    SystemBackgroundTasksChanged,
+    BackgroundTask,
+    SystemThinkingTokens,
+    SystemSessionStateChanged,
+    SystemWorkerShuttingDown,
+    SystemCommandsChanged,
+    SystemNotification,
+    SystemFilesPersisted,
+    SystemMemoryRecall,
+    SystemElicitationComplete,
+    SystemPermissionDenied,
+    SystemMirrorError,
+    SystemInformational,
+    SystemSessionWritesLost,
+);
