@@ -1,5 +1,5 @@
 //! The one reactive store, provided by context: it wraps the pure [`Session`] model in a signal,
-//! applies incoming frames at most once per animation frame, and turns the person's actions into
+//! applies incoming frames as they come (once per animation frame under load, see [`inbox`]), and turns the person's actions into
 //! protocol messages sent through the [`Sender`] (the real HTTP one, or a fake in tests).
 //! [`device`] adds this device's side: updates, the relay being unreachable, push, notifications.
 
@@ -11,6 +11,7 @@ mod cli_sessions;
 mod compose;
 mod device;
 mod files;
+mod inbox;
 mod info;
 mod new_session;
 
@@ -27,6 +28,7 @@ use crate::net::{
     Subscription,
 };
 use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
+use inbox::{Inbox, Pace};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
 pub use changes::{Changes, writes_files};
@@ -50,14 +52,6 @@ struct Restore {
     /// The log's last sequence number when the session was opened (None until the detail is read).
     after_seq: Option<u64>,
     prompts: Vec<crate::unsent::Entry>,
-}
-
-#[derive(Default)]
-struct Inbox {
-    frames: Vec<Incoming>,
-    scheduled: bool,
-    /// Apply every frame at once instead of once per animation frame (benchmark baseline).
-    naive: bool,
 }
 
 /// The store handle (cheap to copy). Get it with [`Store::expect`].
@@ -186,36 +180,38 @@ impl Store {
 
     // ------------------------------------------------------------------ incoming
 
-    /// Queues a frame; frames are applied together on the next animation frame.
+    /// Queues a frame. It is applied in a microtask (with any frame that arrives in the same task)
+    /// unless frames arrive faster than they can be applied at once; then they are applied together
+    /// on the next animation frame (see [`inbox`]).
     pub fn ingest(&self, frame: Incoming) {
-        let (schedule, naive) = self
-            .inbox
-            .try_update_value(|inbox| {
-                inbox.frames.push(frame);
-                let s = !inbox.scheduled;
-                inbox.scheduled = true;
-                (s, inbox.naive)
-            })
-            .unwrap_or((false, false));
-        if naive {
-            self.flush();
-        } else if schedule {
-            let store = *self;
-            request_animation_frame(move || store.flush());
-            // rAF does not run in a hidden tab: a timer keeps the title's "needs you" marker honest.
-            set_timeout(move || store.flush(), std::time::Duration::from_millis(250));
+        let store = *self;
+        match self.inbox.try_update_value(|inbox| inbox.push(frame)) {
+            None | Some(Pace::Joined) => {}
+            Some(Pace::Now) => self.flush(),
+            Some(Pace::Microtask) => queue_microtask(move || {
+                let start = crate::dom::now_ms();
+                store.flush();
+                // Measured after the render effects the flush woke (they run in microtasks too).
+                queue_microtask(move || {
+                    let ms = crate::dom::now_ms() - start;
+                    if store.inbox.try_update_value(|i| i.spent(ms)) == Some(true) {
+                        request_animation_frame(move || {
+                            store.inbox.try_update_value(Inbox::new_frame);
+                        });
+                    }
+                });
+            }),
+            Some(Pace::Frame) => {
+                request_animation_frame(move || store.flush());
+                // rAF does not run in a hidden tab: a timer keeps the title's "needs you" marker honest.
+                set_timeout(move || store.flush(), std::time::Duration::from_millis(250));
+            }
         }
     }
 
     /// Applies every queued frame now.
     pub fn flush(&self) {
-        let frames = self
-            .inbox
-            .try_update_value(|inbox| {
-                inbox.scheduled = false;
-                std::mem::take(&mut inbox.frames)
-            })
-            .unwrap_or_default();
+        let frames = self.inbox.try_update_value(Inbox::take).unwrap_or_default();
         if frames.is_empty() {
             return;
         }
@@ -433,7 +429,7 @@ impl Store {
         if let Some(sub) = self.subscription.try_update_value(Option::take).flatten() {
             sub.close();
         }
-        self.inbox.update_value(|i| i.frames.clear());
+        self.inbox.update_value(Inbox::clear);
         // Prompts left unsent stay stored; they come back when the session is opened again.
         self.restore.set_value(None);
         self.restoring.set(0);

@@ -133,7 +133,7 @@ fn assistant(msg: &str, uuid: &str, block: Value) -> Value {
 }
 
 #[wasm_bindgen_test]
-async fn streaming_text_appears_once_per_frame_and_settles() {
+async fn streaming_text_appears_before_the_next_frame_and_settles() {
     let m = mount(false, || view! { <Transcript /> });
     m.store.ingest(stream(
         "msg_1",
@@ -143,11 +143,11 @@ async fn streaming_text_appears_once_per_frame_and_settles() {
     for piece in ["Hello ", "**streaming** ", "world"] {
         m.store.ingest(stream("msg_1", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
     }
-    tick().await;
-    // Coalesced: nothing is applied until the next animation frame.
+    // Frames that arrive in the same task are applied together in a microtask, before the next
+    // animation frame.
     assert_eq!(m.store.session.with_untracked(|s| s.applied()), 0);
-    assert!(m.all("[data-testid=assistant-text]").is_empty());
-    next_frame().await;
+    microtasks().await;
+    assert_eq!(m.store.session.with_untracked(|s| s.applied()), 5);
     next_frame().await;
     let texts = m.all("[data-testid=assistant-text]");
     assert_eq!(texts.len(), 1);
@@ -192,6 +192,65 @@ async fn streaming_text_appears_once_per_frame_and_settles() {
     let rows = m.all("[data-testid=message][data-role=assistant]");
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].get_attribute("data-uuid").as_deref(), Some("a-1"));
+}
+
+/// Lets the microtask queue run (a resolved promise's continuation): no task, timer or animation
+/// frame runs in between.
+async fn microtasks() {
+    for _ in 0..4 {
+        let p = js_sys::Promise::resolve(&wasm_bindgen::JsValue::NULL);
+        wasm_bindgen_futures::JsFuture::from(p).await.unwrap();
+    }
+}
+
+#[wasm_bindgen_test]
+async fn frames_apply_at_once_until_the_frame_budget_then_wait_for_the_animation_frame() {
+    let m = mount(false, || view! { <Transcript /> });
+    next_frame().await;
+    m.store.ingest(stream(
+        "msg_1",
+        json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ));
+    m.store.ingest(stream("msg_1", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+    microtasks().await;
+    assert_eq!(
+        m.store.session.with_untracked(|s| s.applied()),
+        2,
+        "applied without waiting for a frame"
+    );
+    // More deltas within the same animation frame: each is applied at once until the budget
+    // (at most 4 flushes per frame) is spent; the rest wait for the next animation frame, together.
+    let mut applied = vec![];
+    for i in 0..8 {
+        m.store.ingest(stream("msg_1", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("d{i} ")}})));
+        microtasks().await;
+        applied.push(m.store.session.with_untracked(|s| s.applied()));
+    }
+    // [3, 4, 5, 5, 5, 5, 5, 5] (fewer at once if the flushes took over 4 ms).
+    assert_eq!(applied[0], 3, "the first delta at once: {applied:?}");
+    assert!(
+        applied[7] <= 5,
+        "at most 4 flushes at once per frame: {applied:?}"
+    );
+    assert_eq!(
+        applied[6], applied[7],
+        "the rest waits for the frame: {applied:?}"
+    );
+    next_frame().await;
+    next_frame().await;
+    assert_eq!(
+        m.store.session.with_untracked(|s| s.applied()),
+        10,
+        "the rest on the next frame"
+    );
+    // After that frame the budget starts again: a lone frame is applied at once.
+    m.store.ingest(stream("msg_1", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}})));
+    microtasks().await;
+    assert_eq!(m.store.session.with_untracked(|s| s.applied()), 11);
+    let text = m.all("[data-testid=assistant-text]")[0]
+        .text_content()
+        .unwrap();
+    assert!(text.contains("d0 d1 d2 d3 d4 d5 d6 d7 late"), "{text}");
 }
 
 #[wasm_bindgen_test]

@@ -3,8 +3,8 @@
 // latency-scenario.json: one answer of 1,000 text deltas, each carrying `lat<i>_<epoch ms>` stamped
 // just before the line is written to the relay). A headless Chromium page (desktop, no throttling)
 // opens the session and sends a message; a MutationObserver records `performance.timeOrigin + now()`
-// when each marker first appears in the DOM, and when a task posted then runs (after the rendering
-// step that paints it: the console applies frames in an animation-frame callback).
+// when each marker first appears in the DOM, and when a task posted from the next animation-frame
+// callback runs (after the rendering step that paints it).
 // Prints p50/p99/max of both, over the deltas that arrived.
 //
 //   node tests/e2e/bench/latency.mjs RELAY_BIN STATIC_DIR
@@ -121,14 +121,18 @@ await page.evaluate(() => {
     if (pending.length) {
       const batch = pending;
       pending = [];
-      // The console applies frames in an animation-frame callback, so the change is painted by the
-      // rendering step that follows it; a message posted now is handled after that step.
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => {
-        const t = performance.timeOrigin + performance.now();
-        for (const r of batch) r.frame = t;
-      };
-      ch.port2.postMessage(0);
+      // The change is painted by the next rendering step (the console applies a frame in a
+      // microtask as it arrives, or in an animation-frame callback under load): an animation-frame
+      // callback requested now runs in that step (or the one after, if the change was made in this
+      // step's own callbacks), and a message it posts is handled after the step has painted.
+      requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => {
+          const t = performance.timeOrigin + performance.now();
+          for (const r of batch) r.frame = t;
+        };
+        ch.port2.postMessage(0);
+      });
     }
   };
   new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, characterData: true });

@@ -1,0 +1,85 @@
+//! When the store applies incoming frames: at once (in a microtask, so frames that arrive in the
+//! same task are applied together) while frames come slowly, and once per animation frame under
+//! load — when the frames applied at once since the last animation frame have taken
+//! [`BUDGET_MS`] or numbered [`MAX_AT_ONCE`]. A lone streamed delta reaches the DOM within a
+//! millisecond or two instead of waiting up to a frame; a fast stream is still coalesced so each
+//! frame renders once.
+
+use crate::net::Incoming;
+
+/// Time the flushes applied at once may take between two animation frames before the rest waits.
+pub const BUDGET_MS: f64 = 4.0;
+/// How many flushes may be applied at once between two animation frames before the rest waits.
+pub const MAX_AT_ONCE: u32 = 4;
+
+/// How a flush is scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// A flush is already scheduled: the frame joins it.
+    Joined,
+    /// Apply now (the benchmark's naive baseline).
+    Now,
+    /// Apply in a microtask: nothing is waiting and this frame's budget is not spent.
+    Microtask,
+    /// Apply on the next animation frame (under load).
+    Frame,
+}
+
+/// Frames waiting to be applied, and what has been applied at once since the last animation frame.
+#[derive(Default)]
+pub struct Inbox {
+    pub frames: Vec<Incoming>,
+    scheduled: bool,
+    /// Apply every frame at once instead of coalescing (benchmark baseline).
+    pub naive: bool,
+    /// Flushes applied at once since the last animation frame, and the time they took (ms).
+    at_once: u32,
+    spent_ms: f64,
+    /// An animation-frame callback that resets `at_once`/`spent_ms` is scheduled.
+    pub frame_reset_scheduled: bool,
+}
+
+impl Inbox {
+    /// Queues a frame and says how (whether) to schedule the flush.
+    pub fn push(&mut self, frame: Incoming) -> Pace {
+        self.frames.push(frame);
+        if self.naive {
+            return Pace::Now;
+        }
+        if self.scheduled {
+            return Pace::Joined;
+        }
+        self.scheduled = true;
+        if self.at_once < MAX_AT_ONCE && self.spent_ms < BUDGET_MS {
+            Pace::Microtask
+        } else {
+            Pace::Frame
+        }
+    }
+
+    /// Takes the queued frames (a flush starts).
+    pub fn take(&mut self) -> Vec<Incoming> {
+        self.scheduled = false;
+        std::mem::take(&mut self.frames)
+    }
+
+    /// Counts a flush applied at once that took `ms`. True when the animation-frame reset still
+    /// has to be scheduled.
+    pub fn spent(&mut self, ms: f64) -> bool {
+        self.at_once += 1;
+        self.spent_ms += ms;
+        !std::mem::replace(&mut self.frame_reset_scheduled, true)
+    }
+
+    /// An animation frame ran: the budget starts again.
+    pub fn new_frame(&mut self) {
+        self.at_once = 0;
+        self.spent_ms = 0.0;
+        self.frame_reset_scheduled = false;
+    }
+
+    /// Drops the queued frames (the session closed). A scheduled flush finds nothing.
+    pub fn clear(&mut self) {
+        self.frames.clear();
+    }
+}
