@@ -151,6 +151,7 @@ async fn run(
     socket: WebSocket,
 ) {
     let (mut sink, mut stream) = socket.split();
+    let mut verdicts = Verdicts::new();
     let (principal, _slot) = match principal {
         Some(p) => (p, slot),
         None => {
@@ -307,7 +308,7 @@ async fn run(
                             let _ = sink.send(close(CLOSE_UNAUTHORIZED, "credential revoked, expired or logged out")).await;
                             return;
                         }
-                        for reply in inbound(&app, &session, &principal, envelope, t.as_str()) {
+                        for reply in inbound(&app, &session, &principal, envelope, t.as_str(), &mut verdicts) {
                             if sink.send(reply).await.is_err() {
                                 return;
                             }
@@ -315,6 +316,14 @@ async fn run(
                     }
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                     Some(Ok(_)) => {}
+                }
+            }
+            // A gateway's mirror: the host's verdict on a frame sent earlier (refusals only).
+            Some(reply) = verdicts.next(), if !verdicts.is_empty() => {
+                if let Some(reply) = reply
+                    && sink.send(reply).await.is_err()
+                {
+                    return;
                 }
             }
             _ = ping.tick() => {
@@ -340,13 +349,21 @@ async fn run(
     let _ = sink.close().await;
 }
 
-/// Handles one inbound text frame; returns frames to send back (errors, envelope mode only).
+/// Host verdicts a gateway's socket waits for, in the order the frames came.
+type Verdicts =
+    futures::stream::FuturesOrdered<futures::future::BoxFuture<'static, Option<Message>>>;
+/// Frames of one socket that may wait for their host's verdict at once.
+const MAX_VERDICTS: usize = 64;
+
+/// Handles one inbound text frame; returns frames to send back (errors, envelope mode only). A
+/// mirror's frames go to the session's host; its refusal comes back later through `verdicts`.
 fn inbound(
     app: &AppState,
     session: &Session,
     who: &Principal,
     envelope: bool,
     text: &str,
+    verdicts: &mut Verdicts,
 ) -> Vec<Message> {
     let chunks: Vec<&str> = if envelope {
         vec![text]
@@ -364,6 +381,23 @@ fn inbound(
                 ) =>
             {
                 let _ = auth_message(app, &v, None);
+                Ok(())
+            }
+            Ok(_) if session.is_mirror() && verdicts.len() >= MAX_VERDICTS => Err(ApiError::new(
+                axum::http::StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_error",
+                format!(
+                    "{MAX_VERDICTS} frames are still waiting for the session's host; send fewer at once"
+                ),
+            )),
+            Ok(v) if session.is_mirror() => {
+                let verdict = session.forward_input(who, v);
+                let id = session.id.clone();
+                verdicts.push_back(Box::pin(async move {
+                    let e = verdict.await.err()?;
+                    tracing::debug!(session = %id, error = %e, "websocket frame refused by the session's host");
+                    envelope.then(|| error_frame(&e))
+                }));
                 Ok(())
             }
             Ok(v) => session.ingest(who, vec![v]).map(|_| ()),

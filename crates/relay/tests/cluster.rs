@@ -559,3 +559,81 @@ async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
         );
     }
 }
+
+/// (5) Input sent over a gateway's WebSocket reaches the host, and a refusal comes back to that
+/// socket as the single relay's error frame (here: a second answer to a prompt answered through the
+/// other gateway gets 409 `request_not_pending`).
+#[tokio::test]
+async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
+    use futures::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(c.a.post(&sid, TOKEN, user("first")).await.status(), 200);
+    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let answer = answer_to(&ask, "echo through-b");
+    assert_eq!(c.b.post(&sid, TOKEN, answer.clone()).await.status(), 200);
+    on_a.until("result", is_result).await;
+
+    let url = format!("ws://{}/v1/code/sessions/{sid}/ws?envelope=1", c.a.addr);
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    let gw_log = || {
+        let t = c.a.stderr_text();
+        t[t.len().saturating_sub(3000)..].to_owned()
+    };
+    let next_json = async |ws: &mut tokio_tungstenite::WebSocketStream<_>, what: &str| loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                if v["event"] != "keepalive" {
+                    return v;
+                }
+            }
+            Ok(Some(Ok(_))) => {}
+            other => panic!("waiting for {what}: {other:?}; gateway log: {}", gw_log()),
+        }
+    };
+
+    // A late second answer: the host refuses it, and the socket hears so.
+    ws.send(Message::Text(
+        answer_to(&ask, "echo too-late").to_string().into(),
+    ))
+    .await
+    .unwrap();
+    let err = loop {
+        let v = next_json(&mut ws, "the host's verdict").await;
+        if v["event"] == "error" {
+            break v;
+        }
+    };
+    assert_eq!(err["data"]["status"], 409, "{err}");
+    assert_eq!(err["data"]["error"]["type"], "request_not_pending", "{err}");
+
+    // Accepted input raises no error: its echo comes back from the host's log.
+    let text = "over the gateway's socket";
+    ws.send(Message::Text(user(text).to_string().into()))
+        .await
+        .unwrap();
+    loop {
+        let v = next_json(&mut ws, "the echo").await;
+        assert_ne!(v["event"], "error", "{v}");
+        if v["data"]["source"] == "client" && v.to_string().contains(text) {
+            break;
+        }
+    }
+    let log = c.agents.events(&sid, 0).await;
+    let answers = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == "client" && e["payload"]["type"] == "control_response")
+        .count();
+    assert_eq!(answers, 1, "the refused answer never reached the log");
+}

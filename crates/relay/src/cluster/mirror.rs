@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::consumer::{DeliverPolicy, pull};
 use futures::StreamExt as _;
+use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -69,6 +70,62 @@ impl ClusterHook for MirrorHook {
         });
         Ok(Vec::new())
     }
+
+    fn forward_verdict(
+        &self,
+        session_id: &str,
+        who: &Principal,
+        payloads: Vec<Value>,
+    ) -> BoxFuture<'static, Result<(), ApiError>> {
+        let cluster = self.cluster.upgrade();
+        let write = who.can_write();
+        let id = session_id.to_owned();
+        let input = Input::Ingest {
+            who: Who::of(who),
+            payloads,
+        };
+        Box::pin(async move {
+            let c = cluster.ok_or_else(|| super::unavailable("the relay is shutting down"))?;
+            if !write {
+                return Err(ApiError::forbidden(
+                    "observer tokens are read-only: sending events needs the controller token",
+                ));
+            }
+            let (status, body) = c.ask(&id, &input).await;
+            if status < 300 {
+                return Ok(());
+            }
+            Err(host_error(status, &body))
+        })
+    }
+}
+
+/// The host's refusal (`{"type":"error","error":{"type","message"}}` with its status) as an error
+/// of this relay's.
+fn host_error(status: u16, body: &[u8]) -> ApiError {
+    let v: Value = serde_json::from_slice(body).unwrap_or_default();
+    let kind = match v["error"]["type"].as_str().unwrap_or("") {
+        "request_not_pending" => "request_not_pending",
+        "session_ended" => "session_ended",
+        "invalid_request_error" => "invalid_request_error",
+        "permission_error" => "permission_error",
+        "not_found_error" => "not_found_error",
+        "authentication_error" => "authentication_error",
+        "request_too_large" => "request_too_large",
+        "agent_error" => "agent_error",
+        "host_unavailable" => "host_unavailable",
+        "cluster_unavailable" => "cluster_unavailable",
+        _ => "api_error",
+    };
+    let message = v["error"]["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("the session's host refused the input ({status})"));
+    ApiError::new(
+        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
+        kind,
+        message,
+    )
 }
 
 impl Cluster {

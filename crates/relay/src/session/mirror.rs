@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::auth::Principal;
@@ -40,6 +41,17 @@ pub trait ClusterHook: Send + Sync {
             "session {session_id} is not a mirror"
         )))
     }
+    /// A mirror's input from a WebSocket frame, sent to the session's host: resolves to the host's
+    /// verdict (only called when [`Self::is_mirror`]).
+    fn forward_verdict(
+        &self,
+        session_id: &str,
+        _who: &Principal,
+        _payloads: Vec<Value>,
+    ) -> BoxFuture<'static, Result<(), ApiError>> {
+        let e = ApiError::internal(format!("session {session_id} is not a mirror"));
+        Box::pin(async move { Err(e) })
+    }
 }
 
 impl Session {
@@ -60,6 +72,36 @@ impl Session {
     ) -> Option<Result<Vec<IngestResult>, ApiError>> {
         let h = self.hook.get().filter(|h| h.is_mirror())?;
         Some(h.forward(&self.id, who, payloads.take().unwrap_or_default()))
+    }
+
+    /// Whether this is a mirror of a session another process runs.
+    pub fn is_mirror(&self) -> bool {
+        self.hook.get().is_some_and(|h| h.is_mirror())
+    }
+
+    /// A WebSocket frame's payload for a mirror, sent to its host: resolves to the host's verdict
+    /// (an ended session refuses at once, as [`Self::ingest`] does).
+    pub fn forward_input(
+        &self,
+        who: &Principal,
+        payload: Value,
+    ) -> BoxFuture<'static, Result<(), ApiError>> {
+        let refuse = |e: ApiError| -> BoxFuture<'static, Result<(), ApiError>> {
+            Box::pin(async move { Err(e) })
+        };
+        if self.state() == SessionState::Ended {
+            return refuse(ApiError::gone(format!(
+                "session {} has ended (its agent exited); start a new session to continue",
+                self.id
+            )));
+        }
+        match self.hook.get().filter(|h| h.is_mirror()) {
+            Some(h) => h.forward_verdict(&self.id, who, vec![payload]),
+            None => refuse(ApiError::internal(format!(
+                "session {} is not a mirror",
+                self.id
+            ))),
+        }
     }
 
     pub(super) fn hook_durable(&self, ev: &StoredEvent, ends_session: bool) {
