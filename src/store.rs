@@ -9,6 +9,7 @@ mod auth;
 mod changes;
 mod cli_sessions;
 mod compose;
+mod controls;
 mod device;
 mod files;
 mod inbox;
@@ -18,7 +19,6 @@ mod new_session;
 use std::rc::Rc;
 
 use bridge_protocol::api::SessionDetail;
-use bridge_protocol::{PermissionUpdate, build};
 use leptos::prelude::*;
 use serde_json::Value;
 use uuid::Uuid;
@@ -27,7 +27,7 @@ use crate::net::{
     self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent,
     Subscription,
 };
-use crate::state::{LocalRequest, Prompt, SendState, Session, Source};
+use crate::state::{SendState, Session, Source};
 use inbox::{Inbox, Pace};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
@@ -580,100 +580,6 @@ impl Store {
         self.session
             .update(|s| s.set_send_state(id, SendState::Pending));
         self.resend(uuid, &text);
-    }
-
-    fn control(&self, req: LocalRequest, msg: impl FnOnce(&str) -> Value) {
-        if !self.can_act() {
-            return;
-        }
-        let rid = build::new_request_id();
-        self.session.update(|s| s.local_request(&rid, req));
-        let store = *self;
-        let rid2 = rid.clone();
-        self.post(msg(&rid), move |r| {
-            if let Err(e) = r {
-                store
-                    .session
-                    .try_update(|s| s.local_request_failed(&rid2, &e.to_string()));
-            }
-        });
-    }
-
-    /// Interrupts the running turn.
-    pub fn interrupt(&self) {
-        // Follow-ups queued behind this turn wait for the person: send now, edit, or cancel.
-        self.queue.update(crate::state::Queue::hold);
-        self.control(LocalRequest::Interrupt, build::value::interrupt);
-    }
-
-    /// Switches the model (`None`: the default).
-    pub fn set_model(&self, model: Option<String>) {
-        let m = model.clone();
-        self.control(LocalRequest::SetModel(model), move |rid| {
-            build::value::set_model(rid, m.as_deref())
-        });
-    }
-
-    /// Switches the permission mode.
-    pub fn set_permission_mode(&self, mode: &str) {
-        let parsed = bridge_protocol::PermissionMode::from(mode);
-        self.control(
-            LocalRequest::SetPermissionMode(mode.to_string()),
-            move |rid| build::value::set_permission_mode(rid, parsed),
-        );
-    }
-
-    fn post_answer(&self, request_id: &str, payload: Value) {
-        if !self.can_act() {
-            return;
-        }
-        let rid = request_id.to_string();
-        self.session.update(|s| s.answer_locally(&rid));
-        let store = *self;
-        self.post(payload, move |r| match r {
-            Ok(()) => {}
-            Err(NetError::Status(409, _)) => {
-                store.session.try_update(|s| s.answer_conflict(&rid));
-            }
-            Err(e) => {
-                store
-                    .session
-                    .try_update(|s| s.answer_failed(&rid, &e.to_string()));
-            }
-        });
-    }
-
-    /// Allows a permission prompt with `updated_input` (edited or the original) and the checked
-    /// `permission_suggestions` (as edited) as `updatedPermissions`.
-    pub fn allow(
-        &self,
-        prompt: &Prompt,
-        updated_input: Value,
-        updated_permissions: Vec<PermissionUpdate>,
-    ) {
-        let msg = build::value::allow(
-            &prompt.request_id,
-            prompt.tool_use_id.as_deref(),
-            updated_input,
-            updated_permissions,
-        );
-        self.post_answer(&prompt.request_id, msg);
-    }
-
-    /// Denies a permission prompt, optionally interrupting the turn ("deny and stop").
-    pub fn deny(&self, prompt: &Prompt, message: &str, interrupt: bool) {
-        let message = if message.trim().is_empty() {
-            "The user denied this tool call."
-        } else {
-            message
-        };
-        let msg = build::value::deny(
-            &prompt.request_id,
-            prompt.tool_use_id.as_deref(),
-            message,
-            interrupt,
-        );
-        self.post_answer(&prompt.request_id, msg);
     }
 
     /// Whether `id` was expanded.
