@@ -23,23 +23,29 @@ impl Session {
     }
 
     /// Decodes and applies one frame (a relay envelope's `payload`) with its `source`.
+    /// The frame is borrowed: nothing is copied per streamed delta.
     pub fn apply_from(&mut self, source: Source, v: &Value) {
-        self.apply_frame(&Frame::decode(source, v.clone()));
+        let msg = Frame::decode_ref(&source, v);
+        self.apply_decoded(&source, &msg, v);
     }
 
     /// Applies one decoded frame.
     pub fn apply_frame(&mut self, frame: &Frame) {
+        self.apply_decoded(&frame.source, &frame.msg, &frame.raw);
+    }
+
+    fn apply_decoded(&mut self, source: &Source, msg: &Decoded, raw: &Value) {
         self.applied += 1;
-        match &frame.msg {
-            Decoded::Cli(m) => self.apply_cli(&frame.source, m, &frame.raw),
+        match msg {
+            Decoded::Cli(m) => self.apply_cli(source, m, raw),
             Decoded::Client(m) => self.apply_client(m),
             Decoded::Invalid(error)
-                if frame.raw.get("type").and_then(Value::as_str) == Some("control_request")
-                    && frame.source != Source::Client =>
+                if raw.get("type").and_then(Value::as_str) == Some("control_request")
+                    && *source != Source::Client =>
             {
-                self.on_undecoded_control_request(&frame.raw, error)
+                self.on_undecoded_control_request(raw, error)
             }
-            Decoded::Invalid(error) => self.push_raw(&frame.raw, Some(error)),
+            Decoded::Invalid(error) => self.push_raw(raw, Some(error)),
         }
     }
 

@@ -33,12 +33,17 @@ pub enum Decoded {
 impl Frame {
     /// Decodes `raw` as what `source` writes.
     pub fn decode(source: Source, raw: Value) -> Frame {
-        let msg = if source == Source::Client {
+        let msg = Frame::decode_ref(&source, &raw);
+        Frame { source, raw, msg }
+    }
+
+    /// Decodes a borrowed `raw` (the CLI's frames without a copy; a client's echo, rare, is copied).
+    pub fn decode_ref(source: &Source, raw: &Value) -> Decoded {
+        if *source == Source::Client {
             ClientMessage::from_value(raw.clone()).map(Decoded::Client)
         } else {
-            CliMessage::from_value_ref(&raw).map(Decoded::Cli)
+            CliMessage::from_value_ref(raw).map(Decoded::Cli)
         }
-        .unwrap_or_else(|e| Decoded::Invalid(e.to_string()));
-        Frame { source, raw, msg }
+        .unwrap_or_else(|e| Decoded::Invalid(e.to_string()))
     }
 }
