@@ -12,23 +12,196 @@ fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// Which dialog a `can_use_tool` request gets (`v` is the frame).
-fn can_use_tool_kind(tool_name: &str, v: &Value) -> PromptKind {
-    let req = v.get("request").unwrap_or(&Value::Null);
+/// Which dialog a `can_use_tool` request gets.
+fn can_use_tool_kind(
+    tool_name: &str,
+    requires_user_interaction: Option<bool>,
+    input: &Value,
+) -> PromptKind {
     if tool_name == "AskUserQuestion" {
         PromptKind::Question
     } else if tool_name == "ExitPlanMode" {
         PromptKind::PlanApproval
-    } else if req
-        .get("requires_user_interaction")
-        .and_then(Value::as_bool)
-        == Some(true)
-        && req.get("input").and_then(|i| i.get("questions")).is_some()
-    {
+    } else if requires_user_interaction == Some(true) && input.get("questions").is_some() {
         PromptKind::Question
     } else {
         PromptKind::Permission
     }
+}
+
+/// What a prompt shows, read from a request a person answers.
+struct Asked {
+    kind: PromptKind,
+    tool_name: String,
+    display_name: Option<String>,
+    title: Option<String>,
+    description: Option<String>,
+    decision_reason: Option<String>,
+    decision_reason_type: Option<String>,
+    blocked_path: Option<String>,
+    tool_use_id: Option<String>,
+    /// The tool input (or elicitation schema / dialog payload).
+    input: Value,
+    suggestions: Vec<Value>,
+}
+
+impl Asked {
+    /// From a typed request: `None` for the subtypes no person answers. The list is exhaustive, so
+    /// a subtype added to bridge-protocol does not compile until it is decided here.
+    fn of(body: &ControlRequestBody) -> Option<Self> {
+        use ControlRequestBody as B;
+        match body {
+            B::CanUseTool(c) => {
+                let ex = |k: &str| extra_string(&c.extra, k);
+                Some(Asked {
+                    kind: can_use_tool_kind(&c.tool_name, c.requires_user_interaction, &c.input),
+                    tool_name: c.tool_name.clone(),
+                    display_name: c.display_name.clone(),
+                    title: c.title.clone(),
+                    description: c.description.clone().or_else(|| ex("message")),
+                    decision_reason: c.decision_reason.clone(),
+                    decision_reason_type: c
+                        .decision_reason_type
+                        .as_ref()
+                        .map(|t| t.as_str().to_string()),
+                    blocked_path: c.blocked_path.clone(),
+                    tool_use_id: Some(c.tool_use_id.clone()),
+                    input: c.input.clone(),
+                    suggestions: c
+                        .permission_suggestions
+                        .iter()
+                        .flatten()
+                        .filter_map(|u| serde_json::to_value(u).ok())
+                        .collect(),
+                })
+            }
+            B::Elicitation(e) => {
+                let mut asked =
+                    Asked::untyped(PromptKind::Elicitation, e.mcp_server_name.clone(), &e.extra);
+                asked.display_name = e.display_name.clone();
+                asked.title = e.title.clone();
+                asked.description =
+                    Some(e.description.clone().unwrap_or_else(|| e.message.clone()));
+                asked.input = e
+                    .requested_schema
+                    .clone()
+                    .map_or(Value::Null, Value::Object);
+                Some(asked)
+            }
+            B::RequestUserDialog(d) => {
+                let mut asked =
+                    Asked::untyped(PromptKind::UserDialog, d.dialog_kind.clone(), &d.extra);
+                asked.tool_use_id = d.tool_use_id.clone();
+                asked.input = d.payload.clone();
+                Some(asked)
+            }
+            // Nothing a person answers here: hook callbacks and MCP messages (the relay's business),
+            // the client-to-CLI requests, and subtypes bridge-protocol does not model.
+            B::HookCallback(_)
+            | B::McpMessage(_)
+            | B::Initialize(_)
+            | B::Interrupt(_)
+            | B::SetPermissionMode(_)
+            | B::SetModel(_)
+            | B::SetMaxThinkingTokens(_)
+            | B::RewindFiles(_)
+            | B::CancelAsyncMessage(_)
+            | B::StopTask(_)
+            | B::GetTaskOutput(_)
+            | B::BackgroundTasks(_)
+            | B::RenameSession(_)
+            | B::SetColor(_)
+            | B::McpStatus(_)
+            | B::McpSetServers(_)
+            | B::McpReconnect(_)
+            | B::McpToggle(_)
+            | B::McpCall(_)
+            | B::McpReadResource(_)
+            | B::GetContextUsage(_)
+            | B::GetSessionCost(_)
+            | B::ListModels(_)
+            | B::GetUsage(_)
+            | B::GetBinaryVersion(_)
+            | B::FileSuggestions(_)
+            | B::ReadFile(_)
+            | B::SeedReadState(_)
+            | B::RegisterRepoRoot(_)
+            | B::ReloadPlugins(_)
+            | B::ReloadSkills(_)
+            | B::ReloadOutputStyles(_)
+            | B::SetHasSubscribers(_)
+            | B::ApplyFlagSettings(_)
+            | B::GetSettings(_)
+            | B::GetHooksListing(_)
+            | B::UpdateSettings(_)
+            | B::ListPermissionRules(_)
+            | B::Other(_) => None,
+        }
+    }
+
+    /// A prompt of `kind` whose fields, besides its name, are read from `fields` (a type's
+    /// `extra`, or the JSON of a request that did not decode).
+    fn untyped(kind: PromptKind, tool_name: String, fields: &Map<String, Value>) -> Self {
+        let ex = |k: &str| extra_string(fields, k);
+        Asked {
+            kind,
+            tool_name,
+            display_name: ex("display_name"),
+            title: ex("title"),
+            description: ex("description").or_else(|| ex("message")),
+            decision_reason: ex("decision_reason"),
+            decision_reason_type: ex("decision_reason_type"),
+            blocked_path: ex("blocked_path"),
+            tool_use_id: ex("tool_use_id"),
+            input: Value::Null,
+            suggestions: fields
+                .get("permission_suggestions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+
+    /// From the JSON of a request that did not decode (`req`, the frame's `request`): the prompts a
+    /// person answers, by their `subtype`.
+    fn from_json(req: &Value) -> Option<Self> {
+        let empty = Map::new();
+        let fields = req.as_object().unwrap_or(&empty);
+        let (kind, name, input) = match s(req, "subtype")? {
+            "can_use_tool" => {
+                let input = req
+                    .get("input")
+                    .cloned()
+                    .unwrap_or(Value::Object(Map::new()));
+                let name = s(req, "tool_name").unwrap_or_default();
+                let kind = can_use_tool_kind(
+                    name,
+                    req.get("requires_user_interaction")
+                        .and_then(Value::as_bool),
+                    &input,
+                );
+                (kind, s(req, "tool_name").unwrap_or("tool"), input)
+            }
+            "elicitation" => (
+                PromptKind::Elicitation,
+                s(req, "mcp_server_name").unwrap_or("MCP server"),
+                req.get("requested_schema").cloned().unwrap_or(Value::Null),
+            ),
+            "request_user_dialog" => (
+                PromptKind::UserDialog,
+                s(req, "dialog_kind").unwrap_or("dialog"),
+                req.get("payload").cloned().unwrap_or(Value::Null),
+            ),
+            _ => return None,
+        };
+        let mut asked = Asked::untyped(kind, name.to_string(), fields);
+        asked.input = input;
+        Some(asked)
+    }
+}
+
+fn extra_string(fields: &Map<String, Value>, key: &str) -> Option<String> {
+    fields.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
 impl Session {
@@ -50,17 +223,10 @@ impl Session {
     }
 
     /// A control request the CLI sent: the ones a person answers become prompts (their fields
-    /// are kept as the frame's `request` JSON for the dialogs); any other is shown raw.
+    /// read from the typed request; the frame's `request` JSON is kept for the dialogs); any other
+    /// is shown raw.
     pub(super) fn on_control_request(&mut self, r: &ControlRequest, v: &Value) {
-        let kind = match &r.request {
-            ControlRequestBody::CanUseTool(c) => Some(can_use_tool_kind(&c.tool_name, v)),
-            ControlRequestBody::Elicitation(_) => Some(PromptKind::Elicitation),
-            ControlRequestBody::RequestUserDialog(_) => Some(PromptKind::UserDialog),
-            // Every other subtype (hook callbacks, MCP messages, the client-to-CLI requests, and
-            // subtypes not modelled yet) is nothing a person answers here: shown raw, once.
-            _not_a_prompt => None,
-        };
-        self.request_prompt(r.request_id.clone(), kind, v, None);
+        self.request_prompt(r.request_id.clone(), Asked::of(&r.request), v, None);
     }
 
     /// A `control_request` that did not decode (a field of a known subtype does not fit). The CLI
@@ -70,31 +236,21 @@ impl Session {
         let Some(rid) = s(v, "request_id") else {
             return self.push_raw(v, Some(error));
         };
-        let req = v.get("request").unwrap_or(&Value::Null);
-        let kind = match s(req, "subtype") {
-            Some("can_use_tool") => Some(can_use_tool_kind(
-                s(req, "tool_name").unwrap_or_default(),
-                v,
-            )),
-            Some("elicitation") => Some(PromptKind::Elicitation),
-            Some("request_user_dialog") => Some(PromptKind::UserDialog),
-            _ => None,
-        };
-        if kind.is_some() {
+        let asked = Asked::from_json(v.get("request").unwrap_or(&Value::Null));
+        if asked.is_some() {
             self.push_raw(v, Some(error));
         }
-        self.request_prompt(rid.to_string(), kind, v, Some(error));
+        self.request_prompt(rid.to_string(), asked, v, Some(error));
     }
 
     fn request_prompt(
         &mut self,
         rid: String,
-        kind: Option<PromptKind>,
+        asked: Option<Asked>,
         v: &Value,
         error: Option<&str>,
     ) {
-        let req = v.get("request").cloned().unwrap_or(Value::Null);
-        let Some(kind) = kind else {
+        let Some(asked) = asked else {
             if let std::collections::hash_map::Entry::Vacant(e) = self.settled.entry(rid) {
                 e.insert(SettledBy::Other);
                 self.push_raw(v, error);
@@ -104,45 +260,21 @@ impl Session {
         if self.settled.contains_key(&rid) || self.prompts.iter().any(|p| p.request_id == rid) {
             return;
         }
-        let tool_use_id = s(&req, "tool_use_id").map(str::to_string);
-        let (tool_name, input) = match kind {
-            PromptKind::Elicitation => (
-                s(&req, "mcp_server_name")
-                    .unwrap_or("MCP server")
-                    .to_string(),
-                req.get("requested_schema").cloned().unwrap_or(Value::Null),
-            ),
-            PromptKind::UserDialog => (
-                s(&req, "dialog_kind").unwrap_or("dialog").to_string(),
-                req.get("payload").cloned().unwrap_or(Value::Null),
-            ),
-            _ => (
-                s(&req, "tool_name").unwrap_or("tool").to_string(),
-                req.get("input")
-                    .cloned()
-                    .unwrap_or(Value::Object(Map::new())),
-            ),
-        };
+        let tool_use_id = asked.tool_use_id;
         let prompt = Prompt {
             request_id: rid.clone(),
-            kind,
-            tool_name,
-            display_name: s(&req, "display_name").map(str::to_string),
-            title: s(&req, "title").map(str::to_string),
-            description: s(&req, "description")
-                .or_else(|| s(&req, "message"))
-                .map(str::to_string),
-            decision_reason: s(&req, "decision_reason").map(str::to_string),
-            decision_reason_type: s(&req, "decision_reason_type").map(str::to_string),
-            blocked_path: s(&req, "blocked_path").map(str::to_string),
+            kind: asked.kind,
+            tool_name: asked.tool_name,
+            display_name: asked.display_name,
+            title: asked.title,
+            description: asked.description,
+            decision_reason: asked.decision_reason,
+            decision_reason_type: asked.decision_reason_type,
+            blocked_path: asked.blocked_path,
             tool_use_id: tool_use_id.clone(),
-            input,
-            suggestions: req
-                .get("permission_suggestions")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            request: req.clone(),
+            input: asked.input,
+            suggestions: asked.suggestions,
+            request: v.get("request").cloned().unwrap_or(Value::Null),
             answered_locally: false,
         };
         self.prompts.push(prompt);

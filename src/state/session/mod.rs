@@ -93,6 +93,16 @@ impl SlashCommand {
             argument_hint: s(c, "argumentHint").unwrap_or_default().to_string(),
         })
     }
+
+    /// The same from a typed command (`system/commands_changed`).
+    fn from_protocol(c: &bridge_protocol::SlashCommand) -> Option<Self> {
+        let name = c.name.trim_start_matches('/').to_string();
+        (!name.is_empty() && !name.starts_with("__")).then(|| SlashCommand {
+            name,
+            description: c.description.clone(),
+            argument_hint: c.argument_hint.clone(),
+        })
+    }
 }
 
 /// The commands to offer while `text` is a slash and the start of a command name (no space yet):

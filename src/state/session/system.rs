@@ -1,7 +1,8 @@
-//! `system` frames by subtype, and the background tasks they report.
+//! `system` frames by subtype, and the background tasks they report. The fields shown are read
+//! from the typed message; a key bridge-protocol does not model is read from its `extra`.
 
-use bridge_protocol::SystemMessage;
-use serde_json::Value;
+use bridge_protocol::{SystemMessage, SystemPermissionDenied};
+use serde_json::{Map, Value};
 
 use super::{Session, SlashCommand, Source};
 use crate::state::item::{SystemKind, TaskInfo, ToolStatus};
@@ -9,47 +10,164 @@ use crate::state::item::{SystemKind, TaskInfo, ToolStatus};
 /// Internal subtypes that show nothing.
 const SILENT_INTERNAL: &[&str] = &["post_turn_summary", "task_summary", "session_metadata"];
 
+/// The keys a system frame's text may be in, first found wins.
+const TEXT_KEYS: [&str; 7] = [
+    "content", "text", "message", "reason", "error", "output", "summary",
+];
+
 fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn u(v: &Value, key: &str) -> Option<u64> {
-    v.get(key)
-        .and_then(|x| x.as_u64().or_else(|| x.as_f64().map(|f| f.max(0.0) as u64)))
+fn extra_str<'a>(extra: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    extra.get(key).and_then(Value::as_str)
 }
 
-/// The text a system frame carries, whichever field it is in.
+/// A JSON number as a count (a fraction or a negative number read as its whole non-negative part).
+fn count(n: &serde_json::Number) -> u64 {
+    n.as_u64()
+        .unwrap_or_else(|| n.as_f64().map_or(0, |f| f.max(0.0) as u64))
+}
+
+/// The text a system frame carries, whichever field it is in (a frame kept whole).
 pub(super) fn text_of(v: &Value) -> String {
-    [
-        "content", "text", "message", "reason", "error", "output", "summary",
-    ]
-    .iter()
-    .find_map(|k| s(v, k))
-    .unwrap_or_default()
-    .to_string()
+    TEXT_KEYS
+        .iter()
+        .find_map(|k| s(v, k))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The text of a typed system message: `known` are the text keys its type models (absent when
+/// `None`), any other text key is looked up in its `extra`; [`TEXT_KEYS`] order, first found wins.
+fn text_in(known: &[(&str, Option<&str>)], extra: &Map<String, Value>) -> String {
+    TEXT_KEYS
+        .iter()
+        .find_map(|k| match known.iter().find(|(name, _)| name == k) {
+            Some((_, value)) => *value,
+            None => extra_str(extra, k),
+        })
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The fields of a typed system message not modelled by bridge-protocol (`None` for an internal
+/// subtype that is not an object).
+fn extra_of(sys: &SystemMessage) -> Option<&Map<String, Value>> {
+    macro_rules! pick {
+        ($($variant:ident),+ $(,)?) => {
+            match sys {
+                $( SystemMessage::$variant(m) => Some(&m.extra), )+
+                SystemMessage::Internal(raw) => raw.as_object(),
+            }
+        };
+    }
+    pick!(
+        Init,
+        Status,
+        CompactBoundary,
+        ApiRetry,
+        ControlRequestProgress,
+        ModelRefusalFallback,
+        ModelRefusalNoFallback,
+        LocalCommandOutput,
+        HookStarted,
+        HookProgress,
+        HookResponse,
+        PluginInstall,
+        TaskNotification,
+        TaskStarted,
+        TaskUpdated,
+        TaskProgress,
+        BackgroundTasksChanged,
+        ThinkingTokens,
+        SessionStateChanged,
+        WorkerShuttingDown,
+        CommandsChanged,
+        Notification,
+        FilesPersisted,
+        MemoryRecall,
+        ElicitationComplete,
+        PermissionDenied,
+        MirrorError,
+        Informational,
+        SessionWritesLost,
+    )
+}
+
+/// What a task frame says about its task (read from the typed subtypes).
+struct TaskFrame<'a> {
+    task_id: &'a str,
+    tool_use_id: Option<&'a str>,
+    status: Option<String>,
+    summary: Option<&'a str>,
+    description: Option<&'a str>,
+    /// A `task_notification`: the task ended.
+    ended: bool,
+    /// A `task_started`.
+    started: bool,
+}
+
+impl<'a> TaskFrame<'a> {
+    fn of(sys: &'a SystemMessage) -> Option<Self> {
+        let extra = extra_of(sys)?;
+        let ex = |k: &str| extra_str(extra, k);
+        Some(match sys {
+            SystemMessage::TaskStarted(t) => TaskFrame {
+                task_id: &t.task_id,
+                tool_use_id: t.tool_use_id.as_deref(),
+                status: Some("running".into()),
+                summary: ex("summary"),
+                description: Some(&t.description),
+                ended: false,
+                started: true,
+            },
+            SystemMessage::TaskProgress(t) => TaskFrame {
+                task_id: &t.task_id,
+                tool_use_id: t.tool_use_id.as_deref(),
+                status: Some("running".into()),
+                summary: t.summary.as_deref(),
+                description: Some(&t.description),
+                ended: false,
+                started: false,
+            },
+            SystemMessage::TaskUpdated(t) => TaskFrame {
+                task_id: &t.task_id,
+                tool_use_id: ex("tool_use_id"),
+                status: t.patch.status.as_ref().map(|s| s.as_str().to_string()),
+                summary: ex("summary"),
+                description: ex("description"),
+                ended: false,
+                started: false,
+            },
+            SystemMessage::TaskNotification(t) => TaskFrame {
+                task_id: &t.task_id,
+                tool_use_id: t.tool_use_id.as_deref(),
+                status: Some(t.status.as_str().to_string()),
+                summary: Some(&t.summary),
+                description: ex("description"),
+                ended: true,
+                started: false,
+            },
+            _ => return None,
+        })
+    }
 }
 
 impl Session {
-    /// A `system` frame: dispatched on its typed subtype; the fields shown are read from the frame
-    /// as it came (`v`).
+    /// A `system` frame, dispatched on its typed subtype; the fields shown are read from the typed
+    /// message (`v`, the frame as it came, is only shown raw).
     pub(super) fn on_system(&mut self, source: &Source, sys: &SystemMessage, v: &Value) {
         let sub = sys.subtype();
+        let empty = Map::new();
+        let extra = extra_of(sys).unwrap_or(&empty);
         match sys {
-            SystemMessage::Init(_) => {
-                let model = s(v, "model").unwrap_or_default().to_string();
-                let cwd = s(v, "cwd").unwrap_or_default().to_string();
-                let mode = s(v, "permissionMode").unwrap_or_default().to_string();
-                let version = s(v, "claude_code_version").unwrap_or_default().to_string();
-                let tools: Vec<String> = v
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .map(|t| {
-                        t.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_string)
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            SystemMessage::Init(init) => {
+                let model = init.model.clone();
+                let cwd = init.cwd.clone();
+                let mode = init.permission_mode.as_str().to_string();
+                let version = init.claude_code_version.clone();
+                let tools = init.tools.clone();
                 self.info.model = Some(model.clone());
                 self.info.cwd = Some(cwd.clone());
                 self.info.permission_mode = Some(mode.clone());
@@ -59,8 +177,8 @@ impl Session {
                 let sig = (model.clone(), mode.clone(), cwd.clone());
                 if self.last_init.as_ref() != Some(&sig) {
                     self.last_init = Some(sig);
-                    self.push_system_raw(
-                        v,
+                    self.push_system_row(
+                        sys,
                         SystemKind::Init {
                             model,
                             cwd,
@@ -73,21 +191,23 @@ impl Session {
                     self.bump();
                 }
             }
-            SystemMessage::Status(_) => {
-                match s(v, "status") {
+            SystemMessage::Status(st) => {
+                match st.status.as_ref().map(|k| k.as_str()) {
                     Some("requesting") => self.turn_running = true,
                     Some("compacting") => self.compacting = true,
                     _ => self.compacting = false,
                 }
-                if let Some(mode) = s(v, "permissionMode") {
-                    self.info.permission_mode = Some(mode.to_string());
+                if let Some(mode) = &st.permission_mode {
+                    self.info.permission_mode = Some(mode.as_str().to_string());
                 }
-                if s(v, "compact_result") == Some("failed") {
-                    let text = s(v, "compact_error")
+                if st.compact_result.as_deref() == Some("failed") {
+                    let text = st
+                        .compact_error
+                        .as_deref()
                         .unwrap_or("Compaction failed.")
                         .to_string();
-                    self.push_system_raw(
-                        v,
+                    self.push_system_row(
+                        sys,
                         SystemKind::Notice {
                             title: "compaction".into(),
                             text,
@@ -97,93 +217,78 @@ impl Session {
                 }
                 self.bump();
             }
-            SystemMessage::CompactBoundary(_) => {
-                let meta = v.get("compact_metadata").cloned().unwrap_or(Value::Null);
-                self.push_system_raw(
-                    v,
+            SystemMessage::CompactBoundary(c) => {
+                let meta = c.compact_metadata.as_ref();
+                self.push_system_row(
+                    sys,
                     SystemKind::CompactBoundary {
-                        trigger: s(&meta, "trigger").unwrap_or("auto").to_string(),
-                        pre_tokens: u(&meta, "pre_tokens"),
-                        post_tokens: u(&meta, "post_tokens"),
+                        trigger: meta.map_or("auto", |m| m.trigger.as_str()).to_string(),
+                        pre_tokens: meta.map(|m| m.pre_tokens),
+                        post_tokens: meta.and_then(|m| m.post_tokens),
                     },
                 );
             }
-            SystemMessage::ApiRetry(_) => self.push_system_raw(
-                v,
+            SystemMessage::ApiRetry(r) => self.push_system_row(
+                sys,
                 SystemKind::ApiRetry {
-                    attempt: u(v, "attempt").unwrap_or(0),
-                    max_retries: u(v, "max_retries").unwrap_or(0),
-                    delay_ms: u(v, "retry_delay_ms").unwrap_or(0),
-                    error: s(v, "error").unwrap_or("unknown").to_string(),
-                    status: u(v, "error_status"),
+                    attempt: r.attempt,
+                    max_retries: r.max_retries,
+                    delay_ms: count(&r.retry_delay_ms),
+                    error: r.error.as_str().to_string(),
+                    status: r.error_status.map(u64::from),
                 },
             ),
-            SystemMessage::SessionStateChanged(_) => match s(v, "state") {
-                Some("ended") => {
+            SystemMessage::SessionStateChanged(c) => match c.state.as_str() {
+                "ended" => {
                     self.ended = true;
                     self.turn_running = false;
                     self.close_streaming(None);
-                    self.push_system_raw(
-                        v,
+                    // The relay's exit details are not modelled by bridge-protocol (in `extra`).
+                    self.push_system_row(
+                        sys,
                         SystemKind::Ended {
-                            exit_code: v.get("exit_code").and_then(Value::as_i64),
-                            signal: v.get("signal").and_then(Value::as_i64),
-                            stderr_tail: s(v, "stderr_tail").unwrap_or_default().to_string(),
+                            exit_code: c.extra.get("exit_code").and_then(Value::as_i64),
+                            signal: c.extra.get("signal").and_then(Value::as_i64),
+                            stderr_tail: extra_str(&c.extra, "stderr_tail")
+                                .unwrap_or_default()
+                                .to_string(),
                         },
                     );
                 }
-                Some("running") => {
+                "running" => {
                     self.turn_running = true;
                     self.bump();
                 }
-                Some("idle") => {
+                "idle" => {
                     self.turn_running = false;
                     self.bump();
                 }
                 _ => self.bump(),
             },
-            SystemMessage::Informational(_) => {
-                let level = s(v, "level").unwrap_or("info").to_string();
-                self.push_system_raw(
-                    v,
+            SystemMessage::Informational(i) => {
+                let text = text_in(&[("content", Some(&i.content))], &i.extra);
+                self.push_system_row(
+                    sys,
                     SystemKind::Notice {
                         title: "information".into(),
-                        text: text_of(v),
-                        level,
-                    },
-                );
-            }
-            SystemMessage::PermissionDenied(_) => {
-                if let Some(id) = s(v, "tool_use_id")
-                    && let Some(tool) = self.tools.get_mut(id)
-                {
-                    tool.status = ToolStatus::Denied;
-                    tool.deny_message = s(v, "message").map(str::to_string);
-                    self.touch_tool(id);
-                }
-                let text = format!(
-                    "{} was denied: {}",
-                    s(v, "tool_name").unwrap_or("A tool"),
-                    text_of(v)
-                );
-                self.push_system_raw(
-                    v,
-                    SystemKind::Notice {
-                        title: "permission denied".into(),
                         text,
-                        level: "warning".into(),
+                        level: i.level.as_str().to_string(),
                     },
                 );
             }
+            SystemMessage::PermissionDenied(d) => self.on_permission_denied(sys, d),
             SystemMessage::TaskStarted(_)
             | SystemMessage::TaskProgress(_)
             | SystemMessage::TaskUpdated(_)
-            | SystemMessage::TaskNotification(_) => self.on_task(v, sub),
-            SystemMessage::HookResponse(_) => {
-                let name = s(v, "hook_name").or(s(v, "hook_event")).unwrap_or("hook");
-                let outcome = s(v, "outcome").unwrap_or("success");
-                let mut text = format!("{name}: {outcome}");
-                let out = text_of(v);
+            | SystemMessage::TaskNotification(_) => {
+                if let Some(task) = TaskFrame::of(sys) {
+                    self.on_task(sys, &task);
+                }
+            }
+            SystemMessage::HookResponse(h) => {
+                let outcome = h.outcome.as_str();
+                let mut text = format!("{}: {outcome}", h.hook_name);
+                let out = text_in(&[("output", Some(&h.output))], &h.extra);
                 if !out.is_empty() {
                     text.push('\n');
                     text.push_str(&out);
@@ -193,8 +298,8 @@ impl Session {
                 } else {
                     "warning"
                 };
-                self.push_system_raw(
-                    v,
+                self.push_system_row(
+                    sys,
                     SystemKind::Notice {
                         title: "hook".into(),
                         text,
@@ -210,23 +315,38 @@ impl Session {
             | SystemMessage::MirrorError(_)
             | SystemMessage::SessionWritesLost(_)
             | SystemMessage::PluginInstall(_) => {
-                let level = match sub {
-                    "local_command_output" | "plugin_install" => "info",
-                    "notification" => s(v, "priority").map_or("info", |p| {
-                        if p == "high" || p == "immediate" {
-                            "warning"
-                        } else {
-                            "info"
-                        }
-                    }),
-                    _ => "warning",
+                let (level, known): (&str, Vec<(&str, Option<&str>)>) = match sys {
+                    SystemMessage::LocalCommandOutput(m) => {
+                        ("info", vec![("content", Some(&m.content))])
+                    }
+                    SystemMessage::PluginInstall(m) => {
+                        ("info", vec![("error", m.error.as_deref())])
+                    }
+                    SystemMessage::Notification(m) => {
+                        let urgent = m.priority == "high" || m.priority == "immediate";
+                        (
+                            if urgent { "warning" } else { "info" },
+                            vec![("text", Some(&m.text))],
+                        )
+                    }
+                    SystemMessage::WorkerShuttingDown(m) => {
+                        ("warning", vec![("reason", Some(&m.reason))])
+                    }
+                    SystemMessage::ModelRefusalFallback(m) => {
+                        ("warning", vec![("content", Some(&m.content))])
+                    }
+                    SystemMessage::ModelRefusalNoFallback(m) => {
+                        ("warning", vec![("content", Some(&m.content))])
+                    }
+                    SystemMessage::MirrorError(m) => ("warning", vec![("error", Some(&m.error))]),
+                    _ => ("warning", vec![]),
                 };
-                let mut text = text_of(v);
+                let mut text = text_in(&known, extra);
                 if text.is_empty() {
                     text = sub.replace('_', " ");
                 }
-                self.push_system_raw(
-                    v,
+                self.push_system_row(
+                    sys,
                     SystemKind::Notice {
                         title: sub.replace('_', " "),
                         text,
@@ -234,10 +354,12 @@ impl Session {
                     },
                 );
             }
-            SystemMessage::CommandsChanged(_) => {
-                if let Some(cmds) = v.get("commands").and_then(Value::as_array) {
-                    self.info.commands = cmds.iter().filter_map(SlashCommand::from_json).collect();
-                }
+            SystemMessage::CommandsChanged(c) => {
+                self.info.commands = c
+                    .commands
+                    .iter()
+                    .filter_map(SlashCommand::from_protocol)
+                    .collect();
                 self.bump();
             }
             // Known, nothing to show.
@@ -249,13 +371,14 @@ impl Session {
             | SystemMessage::ElicitationComplete(_)
             | SystemMessage::FilesPersisted(_)
             | SystemMessage::MemoryRecall(_) => {}
-            // The CLI's internal subtypes: a few are known to show nothing, the rest are shown raw.
+            // The CLI's internal subtypes (kept whole): a few are known to show nothing, the rest
+            // are shown raw.
             SystemMessage::Internal(_) if SILENT_INTERNAL.contains(&sub) => {}
-            SystemMessage::Internal(_) => {
+            SystemMessage::Internal(raw) => {
                 if *source == Source::Relay && !sub.is_empty() {
-                    let text = text_of(v);
-                    self.push_system_raw(
-                        v,
+                    let text = text_of(raw);
+                    self.push_system_row(
+                        sys,
                         SystemKind::Notice {
                             title: sub.replace('_', " "),
                             text,
@@ -269,30 +392,46 @@ impl Session {
         }
     }
 
-    /// Adds a system row for the frame `v` (its uuid and parent read from it).
-    fn push_system_raw(&mut self, v: &Value, kind: SystemKind) {
-        let parent = s(v, "parent_tool_use_id");
-        self.push_system(s(v, "uuid"), parent, kind);
+    /// `system/permission_denied`: the tool's card says denied, and a notice says why.
+    fn on_permission_denied(&mut self, sys: &SystemMessage, d: &SystemPermissionDenied) {
+        if let Some(tool) = self.tools.get_mut(&d.tool_use_id) {
+            tool.status = ToolStatus::Denied;
+            tool.deny_message = Some(d.message.clone());
+            self.touch_tool(&d.tool_use_id);
+        }
+        let text = format!(
+            "{} was denied: {}",
+            d.tool_name,
+            text_in(&[("message", Some(&d.message))], &d.extra)
+        );
+        self.push_system_row(
+            sys,
+            SystemKind::Notice {
+                title: "permission denied".into(),
+                text,
+                level: "warning".into(),
+            },
+        );
     }
 
-    pub(super) fn on_task(&mut self, v: &Value, sub: &str) {
-        let task_id = s(v, "task_id").unwrap_or_default().to_string();
-        let tool_id = s(v, "tool_use_id").map(str::to_string).or_else(|| {
+    /// Adds a system row for the message `sys` (its uuid, and the `parent_tool_use_id` a subagent's
+    /// frame carries).
+    fn push_system_row(&mut self, sys: &SystemMessage, kind: SystemKind) {
+        let parent = extra_of(sys).and_then(|e| extra_str(e, "parent_tool_use_id"));
+        self.push_system(sys.uuid(), parent, kind);
+    }
+
+    fn on_task(&mut self, sys: &SystemMessage, frame: &TaskFrame<'_>) {
+        let task_id = frame.task_id.to_string();
+        let tool_id = frame.tool_use_id.map(str::to_string).or_else(|| {
             self.tools
                 .values()
                 .find(|t| t.task.as_ref().is_some_and(|k| k.task_id == task_id))
                 .map(|t| t.id.clone())
         });
-        let status = match sub {
-            "task_started" | "task_progress" => Some("running".to_string()),
-            "task_updated" => v
-                .get("patch")
-                .and_then(|p| s(p, "status"))
-                .map(str::to_string),
-            _ => s(v, "status").map(str::to_string),
-        };
-        let summary = s(v, "summary").map(str::to_string);
-        let description = s(v, "description").map(str::to_string);
+        let status = frame.status.clone();
+        let summary = frame.summary.map(str::to_string);
+        let description = frame.description.map(str::to_string);
         if let Some(id) = tool_id.as_deref()
             && let Some(tool) = self.tools.get_mut(id)
         {
@@ -311,22 +450,22 @@ impl Session {
             }
             self.touch_tool(id);
         }
-        if sub == "task_notification" {
+        if frame.ended {
             let st = status.unwrap_or_else(|| "finished".into());
             let text = summary.unwrap_or_default();
             let level = if st == "completed" { "info" } else { "warning" };
-            self.push_system_raw(
-                v,
+            self.push_system_row(
+                sys,
                 SystemKind::Notice {
                     title: format!("task {st}"),
                     text,
                     level: level.into(),
                 },
             );
-        } else if tool_id.is_none() && sub == "task_started" {
+        } else if tool_id.is_none() && frame.started {
             let text = description.unwrap_or_default();
-            self.push_system_raw(
-                v,
+            self.push_system_row(
+                sys,
                 SystemKind::Notice {
                     title: "task started".into(),
                     text,
