@@ -117,6 +117,89 @@ impl ControlRequestBody {
                 | Self::RequestUserDialog(_)
         )
     }
+
+    /// Which prompt a person answers this request is, or `None` for the requests no person
+    /// answers. Exhaustive: a subtype added here does not compile until it is decided.
+    pub fn person_prompt(&self) -> Option<PersonPrompt> {
+        match self {
+            Self::CanUseTool(_) => Some(PersonPrompt::CanUseTool),
+            Self::Elicitation(_) => Some(PersonPrompt::Elicitation),
+            Self::RequestUserDialog(_) => Some(PersonPrompt::RequestUserDialog),
+            Self::HookCallback(_)
+            | Self::McpMessage(_)
+            | Self::Initialize(_)
+            | Self::Interrupt(_)
+            | Self::SetPermissionMode(_)
+            | Self::SetModel(_)
+            | Self::SetMaxThinkingTokens(_)
+            | Self::RewindFiles(_)
+            | Self::CancelAsyncMessage(_)
+            | Self::StopTask(_)
+            | Self::GetTaskOutput(_)
+            | Self::BackgroundTasks(_)
+            | Self::RenameSession(_)
+            | Self::SetColor(_)
+            | Self::McpStatus(_)
+            | Self::McpSetServers(_)
+            | Self::McpReconnect(_)
+            | Self::McpToggle(_)
+            | Self::McpCall(_)
+            | Self::McpReadResource(_)
+            | Self::GetContextUsage(_)
+            | Self::GetSessionCost(_)
+            | Self::ListModels(_)
+            | Self::GetUsage(_)
+            | Self::GetBinaryVersion(_)
+            | Self::FileSuggestions(_)
+            | Self::ReadFile(_)
+            | Self::SeedReadState(_)
+            | Self::RegisterRepoRoot(_)
+            | Self::ReloadPlugins(_)
+            | Self::ReloadSkills(_)
+            | Self::ReloadOutputStyles(_)
+            | Self::SetHasSubscribers(_)
+            | Self::ApplyFlagSettings(_)
+            | Self::GetSettings(_)
+            | Self::GetHooksListing(_)
+            | Self::UpdateSettings(_)
+            | Self::ListPermissionRules(_)
+            | Self::Other(_) => None,
+        }
+    }
+}
+
+/// The control requests the CLI sends that a person answers (a permission or question, an MCP
+/// server's form, a dialog). [`PersonPrompt::of_subtype`] reads it from the tag alone, for a
+/// router that forwards the frame as it came or a request whose body does not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PersonPrompt {
+    /// `can_use_tool`.
+    CanUseTool,
+    /// `elicitation`.
+    Elicitation,
+    /// `request_user_dialog`.
+    RequestUserDialog,
+}
+
+impl PersonPrompt {
+    /// The prompt a request `subtype` is, if a person answers it.
+    pub fn of_subtype(subtype: &str) -> Option<Self> {
+        match subtype {
+            "can_use_tool" => Some(Self::CanUseTool),
+            "elicitation" => Some(Self::Elicitation),
+            "request_user_dialog" => Some(Self::RequestUserDialog),
+            _ => None,
+        }
+    }
+
+    /// The `subtype` tag.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CanUseTool => "can_use_tool",
+            Self::Elicitation => "elicitation",
+            Self::RequestUserDialog => "request_user_dialog",
+        }
+    }
 }
 
 /// `{"type":"control_response","response":{subtype:"success"|"error",request_id,…}}`.
@@ -230,3 +313,40 @@ crate::extra::with_extra!(
     ControlError,
     ControlCancelRequest,
 );
+
+#[cfg(test)]
+mod person_prompt_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_tag_peek_agrees_with_the_typed_body() {
+        let bodies = [
+            json!({"subtype": "can_use_tool", "tool_name": "Bash", "input": {}, "tool_use_id": "t"}),
+            json!({"subtype": "elicitation", "mcp_server_name": "docs", "message": "Pick"}),
+            json!({"subtype": "request_user_dialog", "dialog_kind": "k", "payload": {}}),
+            json!({"subtype": "interrupt"}),
+            json!({"subtype": "set_model", "model": null}),
+            json!({"subtype": "some_future_request"}),
+        ];
+        for body in bodies {
+            let typed = ControlRequestBody::from_value(body.clone()).unwrap();
+            assert_eq!(
+                typed.person_prompt(),
+                PersonPrompt::of_subtype(typed.subtype()),
+                "{body}"
+            );
+        }
+        for tag in ControlRequestBody::KNOWN_TAGS {
+            if let Some(p) = PersonPrompt::of_subtype(tag) {
+                assert_eq!(p.as_str(), *tag);
+            }
+        }
+        let people = ControlRequestBody::KNOWN_TAGS
+            .iter()
+            .filter(|t| PersonPrompt::of_subtype(t).is_some())
+            .count();
+        assert_eq!(people, 3);
+    }
+}
