@@ -19,10 +19,11 @@
 #![allow(unsafe_code)]
 
 use leptos::prelude::{AnyView, Signal};
+use serde_json::Value;
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;
-use crate::state::Prompt;
+use crate::state::{Prompt, Session, Source};
 
 /// True when the build is split (the `split` feature, wasm only).
 pub const SPLIT: bool = cfg!(all(feature = "split", target_family = "wasm"));
@@ -65,10 +66,12 @@ mod split {
     use leptos::prelude::*;
     use leptos::wasm_split::SplitLoaderError;
 
+    use serde_json::Value;
+
     use super::Part;
     use crate::diff::DiffLine;
     use crate::markdown::MdNode;
-    use crate::state::Prompt;
+    use crate::state::{Prompt, Session, Source};
 
     #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks), fallible)]
     fn md_blocks(text: String) -> Result<Vec<String>, SplitLoaderError> {
@@ -103,9 +106,22 @@ mod split {
         Ok(crate::components::session_view::session_view())
     }
 
+    /// Decodes and applies frames to the open session's model (`Session::apply_from`): the typed
+    /// decoder (bridge-protocol's serde code) and the transcript model's apply live in the session
+    /// part, so the session list never loads them.
+    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_apply), fallible)]
+    fn apply(session: &mut Session, frames: &[(Source, &Value)]) -> Result<(), SplitLoaderError> {
+        for (source, frame) in frames {
+            session.apply_from(source.clone(), frame);
+        }
+        Ok(())
+    }
+
     struct Flag {
         ready: ArcRwSignal<bool>,
         loading: bool,
+        /// Run once the part is in (in the order they were asked for).
+        then: Vec<Box<dyn FnOnce()>>,
     }
 
     thread_local! {
@@ -124,6 +140,7 @@ mod split {
                 Flag {
                     ready,
                     loading: false,
+                    then: Vec::new(),
                 },
             ));
             f(&mut flags.last_mut().expect("just pushed").1)
@@ -137,6 +154,23 @@ mod split {
         }
         prefetch(part);
         false
+    }
+
+    /// Whether `part` is in, without tracking; starts loading it when it is not.
+    pub fn loaded(part: Part) -> bool {
+        let ready = flag(part, |f| f.ready.clone());
+        if ready.get_untracked() {
+            return true;
+        }
+        prefetch(part);
+        false
+    }
+
+    pub fn when_loaded(part: Part, f: impl FnOnce() + 'static) {
+        if loaded(part) {
+            return f();
+        }
+        flag(part, |fl| fl.then.push(Box::new(f)));
     }
 
     pub fn prefetch(part: Part) {
@@ -153,10 +187,20 @@ mod split {
                 Part::Diff => preload_diff().await,
                 Part::Dialogs => preload_dialog().await,
                 Part::Settings => preload_settings().await,
-                Part::Session => preload_session().await,
+                Part::Session => match preload_session().await {
+                    Ok(()) => preload_apply().await,
+                    Err(e) => Err(e),
+                },
             };
             match loaded {
-                Ok(()) => flag(part, |f| f.ready.clone()).set(true),
+                Ok(()) => {
+                    let (ready, then) =
+                        flag(part, |f| (f.ready.clone(), std::mem::take(&mut f.then)));
+                    ready.set(true);
+                    for f in then {
+                        f();
+                    }
+                }
                 // Offline or a failed fetch (the loader logs why): the fallback stays, and the next
                 // view that asks for the part tries again.
                 Err(_) => flag(part, |f| f.loading = false),
@@ -192,6 +236,10 @@ mod split {
     pub fn session_now() -> Option<AnyView> {
         now(session())
     }
+
+    pub fn apply_now(session: &mut Session, frames: &[(Source, &Value)]) -> bool {
+        now(apply(session, frames)).is_some()
+    }
 }
 
 /// Whether `part` is loaded; reactive in the split build (a view that reads it re-renders once the
@@ -202,6 +250,45 @@ pub fn ready(part: Part) -> bool {
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     {
         let _ = part;
+        true
+    }
+}
+
+/// Whether `part` is loaded, without tracking (for the store, outside views); starts loading it when
+/// it is not. Always true without the split.
+pub fn loaded(part: Part) -> bool {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::loaded(part);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    {
+        let _ = part;
+        true
+    }
+}
+
+/// Runs `f` once `part` is loaded: at once when it is, else (after starting its load) when it comes
+/// in, in the order asked. A failed load keeps `f` waiting for the next attempt.
+pub fn when_loaded(part: Part, f: impl FnOnce() + 'static) {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    split::when_loaded(part, f);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    {
+        let _ = part;
+        f();
+    }
+}
+
+/// Decodes and applies `frames` in order to `session` (`Session::apply_from`; the code is in the
+/// session part). False, with nothing applied, while that part is not loaded: the caller keeps the
+/// frames and applies them once it is ([`when_loaded`]).
+pub fn apply_frames(session: &mut Session, frames: &[(Source, &Value)]) -> bool {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::apply_now(session, frames);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    {
+        for (source, frame) in frames {
+            session.apply_from(source.clone(), frame);
+        }
         true
     }
 }

@@ -23,6 +23,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::lazy::{self, Part};
 use crate::net::{
     self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent,
     Subscription,
@@ -209,8 +210,17 @@ impl Store {
         }
     }
 
-    /// Applies every queued frame now.
+    /// Applies every queued frame now — or, in the split build while the session part (the decoder
+    /// and the model's apply) is not loaded yet, starts loading it and leaves the frames queued, in
+    /// order, until it is in ([`crate::lazy`]).
     pub fn flush(&self) {
+        if !lazy::loaded(Part::Session) {
+            if self.inbox.try_update_value(Inbox::wait_for_part) == Some(true) {
+                let store = *self;
+                lazy::when_loaded(Part::Session, move || store.flush());
+            }
+            return;
+        }
         let frames = self.inbox.try_update_value(Inbox::take).unwrap_or_default();
         if frames.is_empty() {
             return;
@@ -219,9 +229,11 @@ impl Store {
         let replaying = self.caught_up.try_get_untracked() == Some(false);
         self.session.try_update(|s| {
             s.set_replaying(replaying);
-            for f in &frames {
-                s.apply_from(f.source.clone(), &f.payload);
-            }
+            let batch: Vec<_> = frames
+                .iter()
+                .map(|f| (f.source.clone(), &f.payload))
+                .collect();
+            lazy::apply_frames(s, &batch);
             s.set_replaying(false);
         });
         self.note_changes(&frames);
@@ -265,10 +277,15 @@ impl Store {
             StreamEvent::Frame(f) => self.ingest(f),
             StreamEvent::State(s) => {
                 if s == ConnState::Ended {
-                    // Apply what is queued first, then mark the session ended.
-                    self.flush();
-                    self.session
-                        .try_update(|m| m.set_summary(&serde_json::json!({"state": "ended"})));
+                    // Apply what is queued first, then mark the session ended (once the session
+                    // part is in: the frames wait for it).
+                    let store = *self;
+                    lazy::when_loaded(Part::Session, move || {
+                        store.flush();
+                        store
+                            .session
+                            .try_update(|m| m.set_summary(&serde_json::json!({"state": "ended"})));
+                    });
                 }
                 if self.conn.get_untracked() != s {
                     self.conn.set(s);
@@ -474,10 +491,21 @@ impl Store {
         leptos::task::spawn_local(async move {
             let result = sender.post_event(&sid, payload.clone()).await;
             if result.is_ok() && store.session_id.get_untracked().as_deref() == Some(sid.as_str()) {
-                // Delivered: apply it as its echo would be (the transport drops our own echoes).
-                store
-                    .session
-                    .try_update(|s| s.apply_from(Source::Client, &payload));
+                // Delivered: apply it as its echo would be (the transport drops our own echoes);
+                // queued behind what waits for the session part, if it is not in yet.
+                let applied = lazy::loaded(Part::Session)
+                    && store.inbox.try_with_value(|i| i.frames.is_empty()) == Some(true)
+                    && store
+                        .session
+                        .try_update(|s| lazy::apply_frames(s, &[(Source::Client, &payload)]))
+                        .unwrap_or(true);
+                if !applied {
+                    store.ingest(Incoming {
+                        source: Source::Client,
+                        seq: None,
+                        payload,
+                    });
+                }
             }
             done(result);
         });
@@ -603,7 +631,8 @@ impl Store {
 
     /// Test/benchmark helper: applies a CLI frame (as from the worker) right now.
     pub fn apply_now(&self, payload: Value) {
-        self.session
-            .update(|s| s.apply_from(Source::Worker, &payload));
+        self.session.update(|s| {
+            lazy::apply_frames(s, &[(Source::Worker, &payload)]);
+        });
     }
 }

@@ -124,18 +124,25 @@ impl Store {
                             _ => None,
                         })
                         .unwrap_or_default();
-                    store.session.update(|s| {
-                        s.set_summary(&detail);
-                        s.set_replaying(true);
-                        for f in &frames {
-                            s.apply_from(Source::Worker, f);
+                    // The transcript is applied by the session part (the decoder and the model's
+                    // apply): at once when it is in, else as soon as it loads.
+                    crate::lazy::when_loaded(crate::lazy::Part::Session, move || {
+                        if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
+                            return;
                         }
-                        s.set_replaying(false);
+                        store.session.update(|s| {
+                            s.set_summary(&detail);
+                            s.set_replaying(true);
+                            let batch: Vec<_> =
+                                frames.iter().map(|f| (Source::Worker, f)).collect();
+                            crate::lazy::apply_frames(s, &batch);
+                            s.set_replaying(false);
+                        });
+                        store.cli.detail.set(Some(detail));
+                        store.caught_up.set(true);
+                        // Ready for a message (which resumes it); nothing streams.
+                        store.conn.set(ConnState::Live);
                     });
-                    store.cli.detail.set(Some(detail));
-                    store.caught_up.set(true);
-                    // Ready for a message (which resumes it); nothing streams.
-                    store.conn.set(ConnState::Live);
                 }
                 Err(e) => {
                     store.cli.error.set(Some(message(&e)));

@@ -37,6 +37,8 @@ pub struct Inbox {
     spent_ms: f64,
     /// An animation-frame callback that resets `at_once`/`spent_ms` is scheduled.
     pub frame_reset_scheduled: bool,
+    /// A flush waits for the session part to load (split build): the frames stay queued.
+    waiting_for_part: bool,
 }
 
 impl Inbox {
@@ -57,9 +59,16 @@ impl Inbox {
         }
     }
 
+    /// A flush found the session part not loaded: the frames stay queued (a scheduled flush stays
+    /// scheduled, so new frames join them). True when no flush waits for the part yet.
+    pub fn wait_for_part(&mut self) -> bool {
+        !std::mem::replace(&mut self.waiting_for_part, true)
+    }
+
     /// Takes the queued frames (a flush starts).
     pub fn take(&mut self) -> Vec<Incoming> {
         self.scheduled = false;
+        self.waiting_for_part = false;
         std::mem::take(&mut self.frames)
     }
 
