@@ -637,3 +637,197 @@ async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
         .count();
     assert_eq!(answers, 1, "the refused answer never reached the log");
 }
+
+/// Logs in at `relay` with `secret` (a token or a login code): `(status, Some((cookie header,
+/// login secret)))` on success.
+async fn login_at(relay: &RelayProc, secret: &str) -> (u16, Option<(String, String)>) {
+    let r = http()
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({ "token": secret }))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    if status != 200 {
+        return (status, None);
+    }
+    let cookie = r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let v: Value = r.json().await.unwrap();
+    (
+        status,
+        Some((cookie, v["login_secret"].as_str().unwrap().to_owned())),
+    )
+}
+
+/// `GET path` at `relay` with a bearer token: the status.
+async fn status_with(relay: &RelayProc, path: &str, token: &str) -> u16 {
+    http()
+        .get(relay.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Reads frames until none comes for 300 ms (what a fresh stream replays).
+async fn drain(sse: &mut Sse) {
+    while sse
+        .next(std::time::Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
+    assert!(!sse.ended, "the stream ended early");
+}
+
+/// (Credentials) An observer token minted through gateway A reads a session at gateway B, and
+/// cannot write there (403); a login cookie made at A works at B; revoking the token at B ends the
+/// observer's open stream at A within a second, and A then refuses the token.
+#[tokio::test]
+async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches_all() {
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let minted = c.a.mint_observer(json!({ "session_id": sid })).await;
+    let obs = minted["token"].as_str().unwrap().to_owned();
+    let obs_id = minted["id"].as_str().unwrap().to_owned();
+
+    // At B: reads, cannot write, cannot see another session.
+    let detail = format!("/v1/code/sessions/{sid}");
+    assert_eq!(status_with(&c.b, &detail, &obs).await, 200);
+    let list = get_json(&c.b.url("/v1/code/sessions"), &obs).await;
+    assert!(list.to_string().contains(&sid), "{list}");
+    assert_eq!(c.b.post(&sid, &obs, user("not yours")).await.status(), 403);
+    let other = create_through(&c.b).await;
+    assert_eq!(
+        status_with(&c.b, &format!("/v1/code/sessions/{other}"), &obs).await,
+        403
+    );
+
+    // A login made at A (with the controller token) works at B with its login secret.
+    let (status, ctl) = login_at(&c.a, TOKEN).await;
+    assert_eq!(status, 200);
+    let (cookie, secret) = ctl.unwrap();
+    let r = http()
+        .get(c.b.url("/v1/me"))
+        .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["role"], "controller");
+    // …and the observer's own login made at A too.
+    let (_, obs_login) = login_at(&c.a, &obs).await;
+    let (obs_cookie, obs_secret) = obs_login.unwrap();
+    let me_at_b = async || {
+        http()
+            .get(c.b.url("/v1/me"))
+            .header("cookie", &obs_cookie)
+            .header("x-bridge-login", &obs_secret)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(me_at_b().await, 200);
+
+    // The observer follows the session at A; the token is revoked at B.
+    let mut watching = Sse::connect(
+        &c.a.url(&format!("/v1/code/sessions/{sid}/events/stream")),
+        &obs,
+        None,
+    )
+    .await;
+    assert_eq!(watching.status, 200);
+    drain(&mut watching).await;
+    let r = http()
+        .delete(c.b.url(&format!("/v1/credentials/{obs_id}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let revoked = std::time::Instant::now();
+    watching.expect_end(std::time::Duration::from_secs(2)).await;
+    let took = revoked.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "A ended the revoked observer's stream after {took:?}"
+    );
+    assert_eq!(status_with(&c.a, &detail, &obs).await, 401);
+    assert_eq!(status_with(&c.b, &detail, &obs).await, 401);
+    assert_eq!(me_at_b().await, 401, "its logins go with it");
+    // The controller's login is untouched.
+    let r = http()
+        .get(c.a.url("/v1/me"))
+        .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    // Logging out at B ends that login at A as well.
+    let r = http()
+        .post(c.b.url("/v1/auth/logout"))
+        .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let r = http()
+        .get(c.a.url("/v1/me"))
+        .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+/// (Credentials) A one-time login code minted through gateway A works once in the whole cluster:
+/// redeemed at A, refused at B (and at A again); two gateways racing for a fresh code: one wins.
+#[tokio::test]
+async fn a_login_code_is_redeemed_once_across_gateways() {
+    let c = cluster();
+    let mint = async |gw: &RelayProc| {
+        let r = http()
+            .post(gw.url("/v1/auth/login-codes"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        r.json::<Value>().await.unwrap()["code"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let code = mint(&c.a).await;
+    assert_eq!(login_at(&c.a, &code).await.0, 200);
+    assert_eq!(login_at(&c.b, &code).await.0, 401);
+    assert_eq!(login_at(&c.a, &code).await.0, 401);
+
+    // Minted at A, first redeemed at B.
+    let code = mint(&c.a).await;
+    assert_eq!(login_at(&c.b, &code).await.0, 200);
+    assert_eq!(login_at(&c.a, &code).await.0, 401);
+
+    for _ in 0..5 {
+        let code = mint(&c.b).await;
+        let (ra, rb) = tokio::join!(login_at(&c.a, &code), login_at(&c.b, &code));
+        let mut got = [ra.0, rb.0];
+        got.sort();
+        assert_eq!(got, [200, 401], "exactly one gateway redeems a code");
+    }
+}

@@ -43,9 +43,19 @@ impl Auth {
                     .map(|t| (t.principal(), t.expires_at))
             }
         };
-        let Some((mut principal, token_expiry)) = principal_and_expiry else {
+        let Some((principal, token_expiry)) = principal_and_expiry else {
             return Ok(None);
         };
+        self.new_login(principal, token_expiry).map(Some)
+    }
+
+    /// A new login (cookie + login secret) for `principal`, expiring no later than its token.
+    pub(super) fn new_login(
+        &self,
+        mut principal: Principal,
+        token_expiry: Option<i64>,
+    ) -> Result<LoggedIn, AuthError> {
+        let now = unix_now();
         let cookie = random_secret("brs_");
         let login_secret = random_secret("brk_");
         let id = format!("lgn_{}", uuid::Uuid::new_v4().simple());
@@ -73,12 +83,12 @@ impl Auth {
                 },
             );
         principal.login_id = Some(id);
-        Ok(Some(LoggedIn {
+        Ok(LoggedIn {
             cookie,
             login_secret,
             principal,
             max_age: expires_at - now,
-        }))
+        })
     }
 
     pub fn logout(&self, cookie_secret: &str) -> Result<(), AuthError> {
@@ -141,15 +151,18 @@ impl Auth {
                 params![id],
             )?
         };
-        self.tokens
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|_, t| t.id != id);
+        // With --nats a token minted through another relay is known in memory only.
+        let known = {
+            let mut tokens = self.tokens.write().unwrap_or_else(|p| p.into_inner());
+            let before = tokens.len();
+            tokens.retain(|_, t| t.id != id || t.role != Role::Observer);
+            tokens.len() < before
+        };
         self.cookies
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|_, c| c.token_id != id);
-        Ok(n > 0)
+        Ok(n > 0 || known)
     }
 
     /// Revokes any credential by id: an observer token (with its logins), a login (that device is
@@ -160,11 +173,10 @@ impl Auth {
             let n = self
                 .conn()
                 .execute("DELETE FROM login_cookies WHERE id = ?1", params![id])?;
-            self.cookies
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .retain(|_, c| c.id != id);
-            return Ok(n > 0);
+            let mut cookies = self.cookies.write().unwrap_or_else(|p| p.into_inner());
+            let before = cookies.len();
+            cookies.retain(|_, c| c.id != id);
+            return Ok(n > 0 || cookies.len() < before);
         }
         if id == CONTROLLER_ID {
             let n = {

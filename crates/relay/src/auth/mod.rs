@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use crate::util::{random_secret, sha256_hex, unix_now};
 
 mod credentials;
+pub mod shared;
 
 pub const COOKIE_NAME: &str = "bridge_session";
 /// The login cookie's name over HTTPS: the `__Host-` prefix makes browsers insist on `Secure`,

@@ -27,6 +27,7 @@ use crate::audit::AuditLog;
 use crate::relay::Relay;
 use crate::session::SessionCtx;
 
+pub mod creds;
 mod gateway;
 mod host;
 mod lost;
@@ -34,6 +35,7 @@ mod mirror;
 mod serve;
 pub mod wire;
 
+pub use creds::knows_session;
 pub use gateway::middleware;
 
 /// What a relay does in a cluster (`--role`).
@@ -144,6 +146,8 @@ pub struct Cluster {
     events: stream::Stream,
     sessions_kv: kv::Store,
     nodes_kv: kv::Store,
+    /// Shared credentials ([`creds`]).
+    creds_kv: kv::Store,
     relay: Weak<Relay>,
     health: Health,
     /// Mirrors keep their logs in memory (JetStream is the durable copy).
@@ -207,6 +211,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("NATS at {shown}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
     let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
     let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
+    let creds_kv = creds::bucket(&js).await?;
     let mirror_ctx = Arc::new(SessionCtx {
         store: Arc::new(crate::store::MemoryStore::default()),
         audit: Arc::new(AuditLog::disabled()),
@@ -224,6 +229,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         events,
         sessions_kv,
         nodes_kv,
+        creds_kv,
         relay: Arc::downgrade(relay),
         health: Health::default(),
         mirror_ctx,
@@ -237,6 +243,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
     }
     tokio::spawn(host::live_publisher(cluster.client.clone(), live_rx));
     tokio::spawn(host::node_loop(Arc::downgrade(&cluster)));
+    creds::spawn(&cluster);
     if cluster.config.role.runs_agents() {
         serve::start(&cluster).await?;
     }

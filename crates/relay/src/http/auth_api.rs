@@ -33,15 +33,31 @@ pub(super) async fn login(
         return Ok(crate::limits::too_many_login_attempts(wait));
     }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
+    let secret = body.token.trim();
+    let cluster = app.cluster.get().cloned();
+    // With --nats a login code minted through any relay is redeemed in the shared bucket (once).
+    let logged_in = match &cluster {
+        Some(c)
+            if crate::auth::shared::is_login_code(secret) && !app.auth.has_local_code(secret) =>
+        {
+            if c.redeem_login_code(secret).await? {
+                app.auth.login_with_redeemed_code()
+            } else {
+                Ok(None)
+            }
+        }
+        _ => app.auth.login(secret),
+    }
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    if let (Some(c), Some(l)) = (&cluster, &logged_in) {
+        share_login(&app, c, l).await?;
+    }
     let Some(crate::auth::LoggedIn {
         cookie,
         login_secret,
         principal,
         max_age,
-    }) = app
-        .auth
-        .login(body.token.trim())
-        .map_err(|e| ApiError::internal(e.to_string()))?
+    }) = logged_in
     else {
         let _ = app.limits.login.check(peer, std::time::Instant::now());
         return Err(ApiError::unauthorized(
@@ -86,7 +102,15 @@ pub(super) async fn mint_login_code(
         ));
     }
     let ttl = app.config.login_code_ttl_secs;
-    let code = app.auth.mint_login_code(ttl);
+    let code = match app.cluster.get() {
+        Some(c) => {
+            let (code, key, entry) = crate::auth::shared::new_shared_code(ttl);
+            c.share_credentials(vec![(key, entry)], "minting a login code")
+                .await?;
+            code
+        }
+        None => app.auth.mint_login_code(ttl),
+    };
     Ok((
         StatusCode::CREATED,
         Json(json!({"code": code, "console_url": ext.url(&format!("/#login={code}")), "expires_in_secs": ttl})),
@@ -109,10 +133,12 @@ pub(super) async fn revoke_credential(
     Controller(who): Controller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    let shared = unshare(&app, &id).await?;
     if app
         .auth
         .revoke(&id)
         .map_err(|e| ApiError::internal(e.to_string()))?
+        || shared
     {
         tracing::info!(id = %id, by = ?who.login_id, "credential revoked");
         Ok(StatusCode::NO_CONTENT)
@@ -135,11 +161,19 @@ pub(super) async fn logout(
     ext: External,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let mut shared = Ok(());
     if let Some(c) = cookie_value(&headers, ext.cookie_name()) {
+        if let Some(cluster) = app.cluster.get() {
+            shared = cluster
+                .unshare_credentials(vec![crate::auth::shared::login_key(c)], "logging out")
+                .await;
+        }
         app.auth
             .logout(c)
             .map_err(|e| ApiError::internal(e.to_string()))?;
     }
+    // Logged out here; the other gateways could not be told.
+    shared?;
     let mut resp = StatusCode::NO_CONTENT.into_response();
     let clear = format!(
         "{}=; {}Max-Age=0",
@@ -178,6 +212,7 @@ pub(super) async fn mint_observer(
     let body: MintBody = parse_body(body, "observer token request")?;
     if let Some(sid) = &body.session_id
         && app.get(sid).is_none()
+        && !crate::cluster::knows_session(&app, sid).await
     {
         return Err(ApiError::unknown_session(sid));
     }
@@ -185,6 +220,16 @@ pub(super) async fn mint_observer(
         .auth
         .mint_observer(body.session_id.clone(), body.expires_in_secs)
         .map_err(|e| ApiError::internal(e.to_string()))?;
+    if let Some(c) = app.cluster.get() {
+        let entries = app.auth.shared_observer(&m.id).into_iter().collect();
+        if let Err(e) = c
+            .share_credentials(entries, "minting an observer token")
+            .await
+        {
+            let _ = app.auth.revoke_observer(&m.id);
+            return Err(e);
+        }
+    }
     let path = body
         .session_id
         .as_ref()
@@ -210,10 +255,17 @@ pub(super) async fn revoke_observer(
     Controller(_): Controller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    if id.starts_with("lgn_") {
+        return Err(ApiError::not_found(format!(
+            "no observer token with id {id:?}"
+        )));
+    }
+    let shared = unshare(&app, &id).await?;
     if app
         .auth
         .revoke_observer(&id)
         .map_err(|e| ApiError::internal(e.to_string()))?
+        || shared
     {
         tracing::info!(id = %id, "observer token revoked");
         Ok(StatusCode::NO_CONTENT)
@@ -222,4 +274,39 @@ pub(super) async fn revoke_observer(
             "no observer token with id {id:?}"
         )))
     }
+}
+
+/// With `--nats`: writes a new login to the shared bucket; if NATS does not take it, the login is
+/// undone here and the answer is 503.
+async fn share_login(
+    app: &AppState,
+    cluster: &crate::cluster::Cluster,
+    l: &crate::auth::LoggedIn,
+) -> Result<(), ApiError> {
+    let entries = l
+        .principal
+        .login_id
+        .as_deref()
+        .and_then(|id| app.auth.shared_login(id))
+        .into_iter()
+        .collect();
+    if let Err(e) = cluster.share_credentials(entries, "logging in").await {
+        let _ = app.auth.logout(&l.cookie);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// With `--nats`: deletes what revoking credential `id` removes from the shared bucket first, so
+/// every gateway forgets it (a revocation NATS does not confirm changes nothing: 503). `true`:
+/// there was something to delete (this relay may have forgotten it already when the bucket's
+/// change reached it).
+async fn unshare(app: &AppState, id: &str) -> Result<bool, ApiError> {
+    let Some(c) = app.cluster.get() else {
+        return Ok(false);
+    };
+    let keys = app.auth.shared_keys_of(id);
+    let any = !keys.is_empty();
+    c.unshare_credentials(keys, "revoking a credential").await?;
+    Ok(any)
 }
