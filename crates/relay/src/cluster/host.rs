@@ -5,7 +5,17 @@
 //! session's mutex never waits on NATS. When the queue is full (NATS slow or down) the events are
 //! not buffered further: they are in the session's own store already, and the publisher reads
 //! them back from there once it catches up. `/healthz` and a log line say so meanwhile.
+//!
+//! Group commit: one message is in flight per session, and it carries every event that queued up
+//! meanwhile (up to [`BATCH_EVENTS`] / [`BATCH_BYTES`]), so a burst costs one round trip per batch,
+//! not per event. Each message keeps `Nats-Expected-Last-Subject-Sequence` (the stream sequence of
+//! the previous one, known from its ack) and `Nats-Msg-Id`. Several single-event messages in flight
+//! at once could not: the stream is shared by every session, so the sequence a message will get
+//! is unknown until its predecessor's ack, and messages sent without the header could land after
+//! another writer's event (a forked log) or after a reconnect in which an earlier one was lost (a
+//! hole).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -125,21 +135,33 @@ impl Cluster {
         }
     }
 
-    /// Publishes one event after `expected` (the subject's last stream sequence); retries until
-    /// NATS takes it. `Err(())`: the subject holds events this host did not write (never forked).
-    async fn publish(&self, ev: &StoredEvent, ends: bool, expected: u64) -> Result<u64, ()> {
-        let subject = wire::events_subject(&ev.session_id);
-        let body = wire::encode_event(ev, ends);
+    /// Publishes consecutive events as one message after `expected` (the subject's last stream
+    /// sequence); retries until NATS takes it. `Ok((stream sequence, last seq published))`;
+    /// `Err(())`: the subject holds events this host did not write (never forked).
+    async fn publish(
+        &self,
+        batch: &[(StoredEvent, bool)],
+        expected: u64,
+    ) -> Result<(u64, u64), ()> {
+        let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
+            return Ok((expected, 0));
+        };
+        let id = &first.session_id;
+        let subject = wire::events_subject(id);
+        let body = wire::encode_events(batch);
         let mut headers = HeaderMap::new();
-        headers.insert(
-            async_nats::header::NATS_MESSAGE_ID,
-            format!("{}:{}", ev.session_id, ev.seq).as_str(),
-        );
+        // One event: `<id>:<seq>` as before; a batch names its range.
+        let msg_id = if batch.len() == 1 {
+            format!("{id}:{}", first.seq)
+        } else {
+            format!("{id}:{}-{}", first.seq, last.seq)
+        };
+        headers.insert(async_nats::header::NATS_MESSAGE_ID, msg_id.as_str());
         headers.insert(
             async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
             expected.to_string().as_str(),
         );
-        headers.insert(wire::SEQ_HEADER, ev.seq.to_string().as_str());
+        headers.insert(wire::SEQ_HEADER, last.seq.to_string().as_str());
         let mut backoff = Duration::from_millis(50);
         loop {
             let sent = self
@@ -148,16 +170,18 @@ impl Cluster {
                 .await;
             let err = match sent {
                 Ok(ack) => match ack.await {
-                    Ok(ack) => return Ok(ack.sequence),
+                    Ok(ack) => return Ok((ack.sequence, last.seq)),
                     Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
                         // Ours already (an ack lost on the way)? Otherwise another writer.
-                        if let Some((stream_seq, event_id)) = self.tail_event(&ev.session_id).await
-                            && event_id == ev.event_id
+                        if let Some((stream_seq, tail)) = self.tail_event(id).await
+                            && tail.seq >= first.seq
+                            && tail.seq <= last.seq
+                            && batch[(tail.seq - first.seq) as usize].0.event_id == tail.event_id
                         {
-                            return Ok(stream_seq);
+                            return Ok((stream_seq, tail.seq));
                         }
                         self.health.forks.fetch_add(1, Ordering::Relaxed);
-                        tracing::error!(session = %ev.session_id, seq = ev.seq,
+                        tracing::error!(session = %id, seq = first.seq,
                             "the session's log on NATS has events this node did not write (another writer?): publishing stopped so that the log never forks");
                         return Err(());
                     }
@@ -166,7 +190,7 @@ impl Cluster {
                 Err(e) => e.to_string(),
             };
             self.health.publish_errors.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(session = %ev.session_id, seq = ev.seq, error = %err, "publishing to NATS failed; retrying");
+            tracing::warn!(session = %id, seq = first.seq, error = %err, "publishing to NATS failed; retrying");
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
@@ -174,19 +198,25 @@ impl Cluster {
 }
 
 impl Cluster {
-    /// `(stream sequence, event_id)` of the last event on a session's subject.
-    async fn tail_event(&self, id: &str) -> Option<(u64, String)> {
+    /// `(stream sequence, last event)` of the last message on a session's subject.
+    async fn tail_event(&self, id: &str) -> Option<(u64, StoredEvent)> {
         let m = self
             .events
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
             .ok()?;
         let (ev, _) = wire::decode_event(id, &m.payload)?;
-        Some((m.sequence, ev.event_id))
+        Some((m.sequence, ev))
     }
 }
 
-/// One per hosted session: its events in order, from the queue or (after a gap) from its store.
+/// Most events, and bytes of payload, in one message (NATS refuses messages over 1 MB by default;
+/// a single larger event still goes alone).
+pub(super) const BATCH_EVENTS: usize = 256;
+pub(super) const BATCH_BYTES: usize = 256 * 1024;
+
+/// One per hosted session: its events in order, from the queue or (after a gap) from its store,
+/// one message in flight holding whatever queued up meanwhile.
 async fn publisher(
     cluster: Weak<Cluster>,
     session: Weak<Session>,
@@ -206,64 +236,108 @@ async fn publisher(
             }
         }
     };
+    // Events taken from the queue and not yet published, in order (at most one batch's worth).
+    let mut carry: VecDeque<(StoredEvent, bool)> = VecDeque::new();
     loop {
-        let next = tokio::select! {
-            ev = rx.recv() => match ev {
-                Some(ev) => Some(ev),
-                None => return,
-            },
-            () = hook.wake.notified() => None,
-        };
+        if carry.is_empty() {
+            tokio::select! {
+                ev = rx.recv() => match ev {
+                    Some(ev) => carry.push_back(ev),
+                    None => return,
+                },
+                () = hook.wake.notified() => {}
+            }
+        }
+        while carry.len() < BATCH_EVENTS {
+            match rx.try_recv() {
+                Ok(ev) => carry.push_back(ev),
+                Err(_) => break,
+            }
+        }
+        while carry.front().is_some_and(|(e, _)| e.seq <= published) {
+            carry.pop_front();
+        }
         let (Some(c), Some(s)) = (cluster.upgrade(), session.upgrade()) else {
             return;
         };
-        let target = match &next {
-            Some((ev, _)) => ev.seq,
-            None => s.last_seq(),
+        let mut batch: Vec<(StoredEvent, bool)> = Vec::new();
+        let mut bytes = 0usize;
+        let fits = |batch: &Vec<(StoredEvent, bool)>, bytes: usize| {
+            batch.len() < BATCH_EVENTS && (batch.is_empty() || bytes < BATCH_BYTES)
         };
-        // Anything between what is published and `target` comes from the store.
-        while published + 1 < target || (next.is_none() && published < target) {
-            let Ok(page) = s.read_after(published, 256) else {
-                tracing::error!(session = %id, "cannot read the store to publish to NATS");
-                break;
-            };
-            if page.is_empty() {
-                break;
-            }
-            let (last, ended) = s.tail();
-            let before = published;
-            for ev in page
-                .into_iter()
-                .take_while(|e| e.seq < target || next.is_none())
+        if carry.front().is_some_and(|(e, _)| e.seq == published + 1) {
+            // The usual case: the queue holds the next events.
+            while fits(&batch, bytes)
+                && let Some((e, _)) = carry.front()
+                && e.seq == published + 1 + batch.len() as u64
+                && (batch.is_empty() || bytes + e.payload.len() <= BATCH_BYTES)
             {
-                if ev.seq != published + 1 {
-                    // Pruned by retention before it was published: the log on NATS starts later.
-                    tracing::warn!(session = %id, from = published + 1, to = ev.seq - 1, "events pruned before they reached NATS");
-                }
-                let ends = ended && ev.seq == last;
-                match c.publish(&ev, ends, stream_seq).await {
-                    Ok(sq) => stream_seq = sq,
-                    Err(()) => return,
-                }
-                published = ev.seq;
+                let ev = carry.pop_front().unwrap_or_else(|| unreachable!());
+                bytes += ev.0.payload.len();
+                batch.push(ev);
             }
-            if published == before {
-                break;
+        } else {
+            // A gap (the queue overflowed) or a wake-up: the next events come from the store.
+            let until = carry.front().map_or(u64::MAX, |(e, _)| e.seq);
+            let page = match s.read_after(published, BATCH_EVENTS) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::error!(session = %id, error = %e, "cannot read the store to publish to NATS");
+                    drop((c, s));
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            let (last, ended) = s.tail();
+            if let Some(first) = page.first()
+                && first.seq != published + 1
+                && first.seq < until
+            {
+                // Pruned by retention before it was published: the log on NATS starts later.
+                tracing::warn!(session = %id, from = published + 1, to = first.seq - 1, "events pruned before they reached NATS");
+            }
+            for ev in page.into_iter().take_while(|e| e.seq < until) {
+                if !batch.is_empty() && bytes + ev.payload.len() > BATCH_BYTES {
+                    break;
+                }
+                bytes += ev.payload.len();
+                let ends = ended && ev.seq == last;
+                batch.push((ev, ends));
+            }
+            if batch.is_empty()
+                && let Some((e, _)) = carry.front()
+                && e.seq > published + 1
+            {
+                // Not in the store either (pruned): the log on NATS continues from there.
+                tracing::warn!(session = %id, from = published + 1, to = e.seq - 1, "events pruned before they reached NATS");
+                published = e.seq - 1;
+                continue;
             }
         }
-        if let Some((ev, ends)) = next
-            && ev.seq == published + 1
-        {
-            match c.publish(&ev, ends, stream_seq).await {
-                Ok(sq) => stream_seq = sq,
+        if !batch.is_empty() {
+            match c.publish(&batch, stream_seq).await {
+                Ok((sq, upto)) => {
+                    stream_seq = sq;
+                    published = upto;
+                    // Whatever of the batch did not land goes first next time.
+                    for ev in batch.into_iter().rev().filter(|(e, _)| e.seq > upto) {
+                        carry.push_front(ev);
+                    }
+                }
                 Err(()) => return,
             }
-            published = ev.seq;
         }
-        if rx.is_empty() && hook.overflow.load(Ordering::Acquire) && published >= s.last_seq() {
+        if carry.is_empty()
+            && rx.is_empty()
+            && hook.overflow.load(Ordering::Acquire)
+            && published >= s.last_seq()
+        {
             hook.overflow.store(false, Ordering::Release);
             c.health.backlog_full.fetch_sub(1, Ordering::Relaxed);
             tracing::info!(session = %id, seq = published, "NATS caught up with the session's log");
+        } else if carry.is_empty() && hook.overflow.load(Ordering::Acquire) {
+            // Still behind the store: come round again without waiting for the queue.
+            hook.wake.notify_one();
         }
     }
 }

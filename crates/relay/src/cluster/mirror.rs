@@ -321,19 +321,17 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
             if let Ok(info) = m.info() {
                 next_stream_seq = info.stream_sequence + 1;
             }
-            let Some((ev, ends)) = wire::decode_event(&id, &m.payload) else {
+            let Some(events) = wire::decode_events(&id, &m.payload) else {
                 tracing::warn!(session = %id, "an undecodable event on NATS was skipped");
                 continue;
             };
-            match s.mirror_append(ev, ends) {
-                Ok(_) => {
-                    tx.send_replace(s.last_seq());
-                }
-                Err(e) => {
+            for (ev, ends) in events {
+                if let Err(e) = s.mirror_append(ev, ends) {
                     tracing::error!(session = %id, error = %e, "the session's log on NATS has a gap; the mirror stops here");
                     return;
                 }
             }
+            tx.send_replace(s.last_seq());
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -63,6 +63,10 @@ struct EventMeta {
     uuid: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     ends: bool,
+    /// The payload's length in bytes when another event follows it in the same message (a batch);
+    /// absent for the last (or only) one, whose payload runs to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    len: Option<usize>,
 }
 
 fn with_payload(meta: &impl Serialize, payload: &[u8]) -> Bytes {
@@ -79,8 +83,8 @@ fn split(body: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((&body[..nl], &body[nl + 1..]))
 }
 
-pub fn encode_event(ev: &StoredEvent, ends: bool) -> Bytes {
-    let meta = EventMeta {
+fn event_meta(ev: &StoredEvent, ends: bool, len: Option<usize>) -> EventMeta {
+    EventMeta {
         seq: ev.seq,
         event_id: ev.event_id.clone(),
         event_type: ev.event_type.clone(),
@@ -88,13 +92,32 @@ pub fn encode_event(ev: &StoredEvent, ends: bool) -> Bytes {
         created_at: ev.created_at.clone(),
         uuid: ev.client_uuid.clone(),
         ends,
-    };
-    with_payload(&meta, ev.payload.as_bytes())
+        len,
+    }
 }
 
-pub fn decode_event(session_id: &str, body: &[u8]) -> Option<(StoredEvent, bool)> {
-    let (head, payload) = split(body)?;
-    let m: EventMeta = serde_json::from_slice(head).ok()?;
+/// One event as one message.
+pub fn encode_event(ev: &StoredEvent, ends: bool) -> Bytes {
+    with_payload(&event_meta(ev, ends, None), ev.payload.as_bytes())
+}
+
+/// Consecutive events as one message (a host publishes whatever queued up while its previous
+/// message was in flight): `meta\npayload` per event, each payload but the last with its length
+/// in its meta. One event encodes exactly as [`encode_event`].
+pub fn encode_events(events: &[(StoredEvent, bool)]) -> Bytes {
+    let mut out = BytesMut::new();
+    for (i, (ev, ends)) in events.iter().enumerate() {
+        let len = (i + 1 < events.len()).then_some(ev.payload.len());
+        let head = serde_json::to_vec(&event_meta(ev, *ends, len)).unwrap_or_default();
+        out.reserve(head.len() + 1 + ev.payload.len());
+        out.put_slice(&head);
+        out.put_u8(b'\n');
+        out.put_slice(ev.payload.as_bytes());
+    }
+    out.freeze()
+}
+
+fn stored(session_id: &str, m: EventMeta, payload: &[u8]) -> Option<(StoredEvent, bool)> {
     let payload = std::str::from_utf8(payload).ok()?.to_owned();
     Some((
         StoredEvent {
@@ -109,6 +132,32 @@ pub fn decode_event(session_id: &str, body: &[u8]) -> Option<(StoredEvent, bool)
         },
         m.ends,
     ))
+}
+
+/// The events of one message, in order (one, or a batch); `None` when any part is malformed.
+pub fn decode_events(session_id: &str, mut body: &[u8]) -> Option<Vec<(StoredEvent, bool)>> {
+    let mut out = Vec::new();
+    loop {
+        let (head, rest) = split(body)?;
+        let m: EventMeta = serde_json::from_slice(head).ok()?;
+        match m.len {
+            Some(len) if len <= rest.len() => {
+                let (payload, next) = rest.split_at(len);
+                out.push(stored(session_id, m, payload)?);
+                body = next;
+            }
+            Some(_) => return None,
+            None => {
+                out.push(stored(session_id, m, rest)?);
+                return Some(out);
+            }
+        }
+    }
+}
+
+/// The last event of a message (its only one, unless it is a batch).
+pub fn decode_event(session_id: &str, body: &[u8]) -> Option<(StoredEvent, bool)> {
+    decode_events(session_id, body)?.pop()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -285,5 +334,42 @@ mod tests {
         assert_eq!(decode_live(&encode_live(&f).unwrap()).unwrap().sse, f.sse);
         let d = Frame::delivery("e1", Delivery::Processed, "t");
         assert_eq!(decode_live(&encode_live(&d).unwrap()).unwrap().sse, d.sse);
+    }
+
+    #[test]
+    fn a_batch_decodes_to_its_events_and_one_event_encodes_as_before() {
+        let ev = |seq: u64, payload: &str| StoredEvent {
+            session_id: "cse_x".into(),
+            seq,
+            event_id: format!("e{seq}"),
+            event_type: "assistant".into(),
+            source: Source::Worker,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            payload: payload.into(),
+            client_uuid: None,
+        };
+        // Payloads holding newlines and what looks like a meta line.
+        let batch = vec![
+            (ev(3, "{\"a\":\"x\ny\"}\n{\"seq\":99}"), false),
+            (ev(4, ""), false),
+            (ev(5, "{\"type\":\"assistant\",\"ü\":1}"), true),
+        ];
+        let back = decode_events("cse_x", &encode_events(&batch)).unwrap();
+        assert_eq!(back.len(), 3);
+        for ((a, ea), (b, eb)) in back.iter().zip(&batch) {
+            assert_eq!(
+                (a.seq, &a.event_id, &a.payload, ea),
+                (b.seq, &b.event_id, &b.payload, eb)
+            );
+        }
+        assert_eq!(
+            decode_event("cse_x", &encode_events(&batch)).unwrap().0.seq,
+            5
+        );
+        assert_eq!(encode_events(&batch[..1]), encode_event(&batch[0].0, false));
+        // A length past the end is refused, not read out of bounds.
+        let two = encode_events(&batch[..2]);
+        let head = two.iter().position(|b| *b == b'\n').unwrap();
+        assert!(decode_events("cse_x", &two[..head + 4]).is_none());
     }
 }

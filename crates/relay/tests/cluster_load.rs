@@ -1,0 +1,150 @@
+//! Scale-out under load: a burst of thousands of events from one agent reaches gateways complete,
+//! in order and once, and the host publishes it in far fewer JetStream messages than events (one
+//! message in flight per session carries what queued up meanwhile).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::nats::NatsServer;
+use common::*;
+use serde_json::{Value, json};
+
+const BURST: u64 = 5000;
+
+/// An agent that answers `initialize` and, on any user message, writes `BURST` assistant messages
+/// as fast as it can (each numbered `n`), then a result.
+fn burst_agent(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("burst-agent.sh");
+    let body = format!(
+        r#"#!/bin/sh
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"control_request"'*)
+      rid=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p')
+      printf '{{"type":"control_response","response":{{"subtype":"success","request_id":"%s","response":{{"commands":[],"models":[]}}}}}}\n' "$rid";;
+    *'"type":"user"'*)
+      seq 1 {BURST} | awk '{{printf "{{\"type\":\"assistant\",\"message\":{{\"id\":\"msg_burst\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"burst\",\"content\":[{{\"type\":\"text\",\"text\":\"burst %d\"}}],\"stop_reason\":null}},\"parent_tool_use_id\":null,\"session_id\":\"burst\",\"uuid\":\"00000000-0000-4000-8000-%012d\",\"n\":%d}}\n", $1, $1, $1}}'
+      printf '{{"type":"result","subtype":"success","is_error":false,"session_id":"burst","uuid":"00000000-0000-4000-9000-000000000000"}}\n';;
+  esac
+done
+"#
+    );
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn node<'a>(nats: &NatsServer, dir: &'a Path, role: &str, name: &str) -> Opts<'a> {
+    Opts::demo(dir)
+        .arg("--nats")
+        .arg(&nats.url)
+        .arg("--role")
+        .arg(role)
+        .arg("--node-name")
+        .arg(name)
+}
+
+/// A gateway places a session only on a node whose heartbeat it has seen: wait for it.
+async fn create_through(gw: &RelayProc) -> String {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let r = http()
+            .post(gw.url("/v1/code/sessions"))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let v: Value = r.json().await.unwrap();
+        if status == 201 {
+            return v["session_id"].as_str().unwrap().to_owned();
+        }
+        assert_eq!(status, 503, "{v}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no agents node became available: {v}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// The burst's numbers in the order a stream delivered them, and the durable ids.
+fn burst_of(frames: &[Frame]) -> (Vec<u64>, Vec<u64>) {
+    let durable: Vec<&Frame> = frames.iter().filter(|f| is_durable(f)).collect();
+    let ns = durable
+        .iter()
+        .filter_map(|f| f.payload()["n"].as_u64())
+        .collect();
+    (ns, durable.iter().map(|f| f.id.unwrap()).collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_5000_events_reaches_gateways_complete_in_order_and_once() {
+    let nats = NatsServer::start();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let agent = burst_agent(dirs[0].path());
+    let mut o = node(&nats, dirs[0].path(), "agents", "host1");
+    o.args[0] = "--claude".into();
+    o.args.insert(1, agent.display().to_string());
+    let host = RelayProc::start(o);
+    let a = RelayProc::start(node(&nats, dirs[1].path(), "gateway", "gwa"));
+    let b = RelayProc::start(node(&nats, dirs[2].path(), "gateway", "gwb"));
+
+    let sid = create_through(&a).await;
+    let mut on_a = a.sse(&sid, None).await;
+    assert_eq!(on_a.status, 200);
+    let started = std::time::Instant::now();
+    assert_eq!(a.post(&sid, TOKEN, user("go")).await.status(), 200);
+    let frames = on_a.until("the burst's result on A", is_result).await;
+    let took = started.elapsed();
+
+    let (ns, ids) = burst_of(&frames);
+    assert_eq!(
+        ns,
+        (1..=BURST).collect::<Vec<_>>(),
+        "A: every event once, in order"
+    );
+    let first = ids[0];
+    assert_eq!(
+        ids,
+        (first..first + ids.len() as u64).collect::<Vec<_>>(),
+        "A: dense sequence numbers"
+    );
+    // The host's log and a gateway that mirrors the session afresh agree with A.
+    let host_log = host.events(&sid, 0).await;
+    let host_ids: Vec<u64> = host_log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sequence_num"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        host_ids.last(),
+        ids.last(),
+        "the host's log ends where A's stream does"
+    );
+    let mut on_b = b.sse(&sid, Some(0)).await;
+    let frames_b = on_b.until("the burst's result on B", is_result).await;
+    assert_eq!(
+        burst_of(&frames_b),
+        (ns.clone(), ids.clone()),
+        "B: the same events"
+    );
+
+    // Grouped: the whole session took far fewer JetStream messages than it has events.
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url.as_str()).await.unwrap());
+    let mut stream = js
+        .get_stream(bridge_relay::cluster::wire::EVENTS_STREAM)
+        .await
+        .unwrap();
+    let messages = stream.info().await.unwrap().state.messages;
+    let events = *ids.last().unwrap();
+    assert!(
+        messages * 4 < events,
+        "{messages} JetStream messages for {events} events: not grouped"
+    );
+    eprintln!("{BURST} events through a gateway in {took:?}: {messages} JetStream messages");
+}
