@@ -1,6 +1,8 @@
 //! Checks on what clients ask the agent to run with: `permission_mode` and `model`, at session
 //! creation and in `set_permission_mode` / `set_model` control requests.
 
+use bridge_protocol::ControlRequestBody;
+
 use crate::error::ApiError;
 
 /// The modes CLI 2.1.332 accepts (`PermissionMode`, plus `manual`, its input alias for `default`).
@@ -56,23 +58,14 @@ pub fn model(model: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// A client's `control_request`: `set_permission_mode.mode` and `set_model.model` (when a string).
-pub fn control_request(payload: &serde_json::Value, allow_bypass: bool) -> Result<(), ApiError> {
-    let request = &payload["request"];
-    match request["subtype"].as_str() {
-        Some("set_permission_mode") => match request["mode"].as_str() {
-            Some(m) => permission_mode(m, allow_bypass),
-            None => Err(ApiError::bad_request(
-                "set_permission_mode needs request.mode (a string)",
-            )),
-        },
-        Some("set_model") => match &request["model"] {
-            serde_json::Value::String(m) => model(m),
-            // Absent / null: back to the default model.
-            serde_json::Value::Null => Ok(()),
-            _ => Err(ApiError::bad_request(
-                "set_model's request.model must be a string",
-            )),
+/// A client's `control_request` (decoded): `set_permission_mode.mode` and `set_model.model` (when
+/// a string; `null` or absent is the default model).
+pub fn control_request(request: &ControlRequestBody, allow_bypass: bool) -> Result<(), ApiError> {
+    match request {
+        ControlRequestBody::SetPermissionMode(r) => permission_mode(r.mode.as_str(), allow_bypass),
+        ControlRequestBody::SetModel(r) => match &r.model {
+            Some(Some(m)) => model(m),
+            Some(None) | None => Ok(()),
         },
         _ => Ok(()),
     }
@@ -137,7 +130,7 @@ mod tests {
 
     #[test]
     fn control_requests() {
-        let req = |r: serde_json::Value| json!({"type": "control_request", "request_id": "r", "request": r});
+        let req = |r: serde_json::Value| ControlRequestBody::from_value(r).unwrap();
         assert!(
             control_request(
                 &req(json!({"subtype": "set_permission_mode", "mode": "bypassPermissions"})),
@@ -152,11 +145,23 @@ mod tests {
             )
             .is_ok()
         );
-        assert!(control_request(&req(json!({"subtype": "set_permission_mode"})), true).is_err());
+        assert!(
+            control_request(
+                &req(json!({"subtype": "set_permission_mode", "mode": "yolo"})),
+                true
+            )
+            .is_err(),
+            "an unknown mode decodes (an open value) and is refused here"
+        );
+        // Without a mode the request does not decode: ingest refuses it as an invalid message.
+        assert!(ControlRequestBody::from_value(json!({"subtype": "set_permission_mode"})).is_err());
         assert!(
             control_request(&req(json!({"subtype": "set_model", "model": "-x"})), true).is_err()
         );
         assert!(control_request(&req(json!({"subtype": "set_model"})), true).is_ok());
+        assert!(
+            control_request(&req(json!({"subtype": "set_model", "model": null})), true).is_ok()
+        );
         assert!(control_request(&req(json!({"subtype": "interrupt"})), false).is_ok());
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use bridge_protocol::{ClientMessage, MessageType};
 use serde_json::Value;
 
 use crate::auth::Principal;
@@ -14,7 +15,7 @@ use crate::push::Device;
 use crate::store::Source;
 
 use super::prompts::answer_decision;
-use super::{DELIVERY_MEMORY, DeliveryTrack, IngestResult, Session, SessionState, str_at};
+use super::{DELIVERY_MEMORY, DeliveryTrack, IngestResult, Session, SessionState};
 
 impl Session {
     /// Stores, echoes and forwards client payloads. All-or-nothing validation first: a bad event
@@ -52,6 +53,8 @@ impl Session {
                 text: String,
                 uuid: Option<String>,
                 value: Value,
+                /// The payload decoded (every applied payload is a valid client message).
+                msg: Box<ClientMessage>,
             },
         }
         let mut g = self.lock();
@@ -88,7 +91,7 @@ impl Session {
                     )));
                 }
             }
-            if ty == "keep_alive" {
+            if MessageType::from_tag(&ty) == MessageType::KeepAlive {
                 plans.push(Plan::Known(IngestResult {
                     event_id: None,
                     sequence_num: None,
@@ -102,34 +105,41 @@ impl Session {
                 )));
             }
             let text = payload.to_string();
-            if let Err(e) = crate::proto::validate_client_line(&text) {
-                return Err(ApiError::bad_request(format!(
-                    "events[{i}].payload is not a valid {ty} message: {e}"
-                )));
-            }
-            if ty == "control_request" {
-                crate::validate::control_request(&payload, self.ctx.allow_bypass_permissions)
-                    .map_err(|mut e| {
-                        e.message = format!("events[{i}]: {}", e.message);
-                        e
-                    })?;
-            }
-            if ty == "control_response" {
-                let Some(rid) = str_at(&payload, &["response", "request_id"]) else {
+            let msg = match bridge_protocol::parse_client_line(&text) {
+                Ok(msg) => msg,
+                Err(e) => {
                     return Err(ApiError::bad_request(format!(
-                        "events[{i}].payload.response.request_id must be a string"
+                        "events[{i}].payload is not a valid {ty} message: {e}"
                     )));
-                };
-                let pending = g.pending.iter().any(|p| p.request_id == rid);
-                if !pending || !batch_answers.insert(rid.to_owned()) {
-                    return Err(Self::not_pending(&g, rid, pending));
                 }
+            };
+            match &msg {
+                ClientMessage::ControlRequest(r) => {
+                    crate::validate::control_request(&r.request, self.ctx.allow_bypass_permissions)
+                        .map_err(|mut e| {
+                            e.message = format!("events[{i}]: {}", e.message);
+                            e
+                        })?;
+                }
+                ClientMessage::ControlResponse(r) => {
+                    let Some(rid) = r.request_id() else {
+                        return Err(ApiError::bad_request(format!(
+                            "events[{i}].payload.response.request_id must be a string"
+                        )));
+                    };
+                    let pending = g.pending.iter().any(|p| p.request_id == rid);
+                    if !pending || !batch_answers.insert(rid.to_owned()) {
+                        return Err(Self::not_pending(&g, rid, pending));
+                    }
+                }
+                _ => {}
             }
             plans.push(Plan::Apply {
                 ty,
                 text,
                 uuid,
                 value: payload,
+                msg: Box::new(msg),
             });
         }
 
@@ -158,12 +168,12 @@ impl Session {
         // Every answer's audit record is written and synced before anything of the batch is
         // stored or reaches the agent; one that cannot be written refuses the whole batch.
         for plan in &plans {
-            if let Plan::Apply { ty, value, .. } = plan
-                && ty == "control_response"
+            if let Plan::Apply { msg, .. } = plan
+                && let ClientMessage::ControlResponse(answer) = &**msg
             {
-                let rid = str_at(value, &["response", "request_id"]).unwrap_or_default();
+                let rid = answer.request_id().unwrap_or_default();
                 if let Some(p) = g.pending.iter().find(|p| p.request_id == rid) {
-                    self.audit_answer(p, who, device, value).map_err(|e| {
+                    self.audit_answer(p, who, device, answer).map_err(|e| {
                         ApiError::internal(format!(
                             "cannot write the audit log ({e}); the answer was not forwarded to the agent: \
                              free disk space or fix the data dir's permissions, then answer again"
@@ -174,7 +184,7 @@ impl Session {
         }
         let mut results = Vec::with_capacity(plans.len());
         for plan in plans {
-            let (ty, text, uuid, value) = match plan {
+            let (ty, text, uuid, value, msg) = match plan {
                 Plan::Known(r) => {
                     results.push(r);
                     continue;
@@ -184,7 +194,8 @@ impl Session {
                     text,
                     uuid,
                     value,
-                } => (ty, text, uuid, value),
+                    msg,
+                } => (ty, text, uuid, value, msg),
             };
             // Environment variable values never reach the log in clear (the agent gets them).
             let stored =
@@ -203,8 +214,8 @@ impl Session {
             if !self.write_stdin(&g, line) {
                 tracing::warn!(session = %self.id, "agent stdin is closed; event stored but not delivered");
             }
-            match ty.as_str() {
-                "user" => {
+            match &*msg {
+                ClientMessage::User(_) => {
                     g.activity = SessionState::Running;
                     if g.turn_started.is_none() {
                         g.turn_started = Some(Instant::now());
@@ -219,14 +230,12 @@ impl Session {
                     }
                     self.broadcast_delivery(&event_id, Delivery::Received);
                 }
-                "control_response" => {
-                    let rid = str_at(&value, &["response", "request_id"])
-                        .unwrap_or_default()
-                        .to_owned();
+                ClientMessage::ControlResponse(answer) => {
+                    let rid = answer.request_id().unwrap_or_default().to_owned();
                     if let Some(pos) = g.pending.iter().position(|p| p.request_id == rid) {
                         let p = g.pending.remove(pos);
                         let resolution = crate::push::Resolution::Answered {
-                            decision: answer_decision(&value["response"]),
+                            decision: answer_decision(answer),
                             device: device.map(|d| {
                                 d.label.clone().unwrap_or_else(|| "a notification".into())
                             }),

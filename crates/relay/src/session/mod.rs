@@ -80,7 +80,14 @@ struct Pending {
     input: Option<Value>,
     payload: Bytes,
     /// can_use_tool / elicitation / request_user_dialog: a person must act.
-    needs_action: bool,
+    prompt: Option<bridge_protocol::PersonPrompt>,
+}
+
+impl Pending {
+    /// A person must act (a permission, question, form or dialog).
+    fn needs_action(&self) -> bool {
+        self.prompt.is_some()
+    }
 }
 
 #[derive(Debug)]
@@ -303,7 +310,7 @@ impl Session {
         if g.meta.state == SessionState::Ended {
             return;
         }
-        let new = if g.pending.iter().any(|p| p.needs_action) {
+        let new = if g.pending.iter().any(Pending::needs_action) {
             SessionState::RequiresAction
         } else if g.activity == SessionState::RequiresAction {
             SessionState::Running
@@ -368,7 +375,7 @@ fn summary_of(g: &Inner) -> SessionSummary {
         pending_permissions: g
             .pending
             .iter()
-            .filter(|p| p.subtype == "can_use_tool")
+            .filter(|p| p.prompt == Some(bridge_protocol::PersonPrompt::CanUseTool))
             .count() as u64,
         exit: Some(m.exit.clone()),
         archived: m.archived,

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use bridge_protocol::ResultSubtype;
 use serde_json::Value;
 
 use crate::push::PushEvent;
@@ -35,10 +36,10 @@ impl Session {
         p: &Pending,
         resolution: crate::push::Resolution,
     ) {
-        if !p.needs_action || self.ctx.push.is_none() {
+        if !p.needs_action() || self.ctx.push.is_none() {
             return;
         }
-        let others_pending = g.pending.iter().any(|q| q.needs_action);
+        let others_pending = g.pending.iter().any(Pending::needs_action);
         self.notify(
             g,
             crate::push::Event::Resolved {
@@ -50,6 +51,7 @@ impl Session {
     }
 
     /// `turn_done` from a `result` frame: its `duration_ms`, else the time since the turn started.
+    /// Each figure is read on its own (a result missing some still says the others).
     pub(super) fn notify_turn_done(&self, g: &Inner, result: &Value, started: Option<Instant>) {
         let duration = result
             .get("duration_ms")
@@ -63,12 +65,12 @@ impl Session {
         let subtype = result
             .get("subtype")
             .and_then(Value::as_str)
-            .unwrap_or("success");
+            .map_or(ResultSubtype::Success, ResultSubtype::from);
         let is_error = result.get("is_error").and_then(Value::as_bool) == Some(true);
         let error = match (subtype, is_error) {
-            ("success", false) => None,
-            ("success", true) => Some("error".to_owned()),
-            (other, _) => Some(other.to_owned()),
+            (ResultSubtype::Success, false) => None,
+            (ResultSubtype::Success, true) => Some("error".to_owned()),
+            (other, _) => Some(other.as_str().to_owned()),
         };
         self.notify(
             g,

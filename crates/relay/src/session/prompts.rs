@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bridge_protocol::{ControlResponse, ControlResponseBody, PersonPrompt};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
@@ -84,7 +85,7 @@ impl Session {
             "No controller answered within {} s, so the relay denied this request (--permission-timeout-secs).",
             timeout.as_secs()
         );
-        let response = if p.subtype == "can_use_tool" {
+        let response = if p.prompt == Some(PersonPrompt::CanUseTool) {
             let mut r = Map::new();
             r.insert("behavior".into(), "deny".into());
             r.insert("message".into(), message.clone().into());
@@ -132,11 +133,15 @@ impl Session {
         p: &Pending,
         who: &Principal,
         device: Option<&Device>,
-        answer: &Value,
+        answer: &ControlResponse,
     ) -> std::io::Result<()> {
-        let resp = &answer["response"];
-        let body = resp.get("response").cloned().unwrap_or(Value::Null);
-        let decision = answer_decision(resp);
+        let null = Value::Null;
+        let body = answer_payload(answer).unwrap_or(&null);
+        let error = match &answer.response {
+            ControlResponseBody::Error(e) => Some(Value::from(e.error.as_str())),
+            ControlResponseBody::Success(s) => s.extra.get("error").cloned(),
+            ControlResponseBody::Other(raw) => raw.get("error").cloned(),
+        };
         let mut record = json!({
             "at": now_rfc3339(),
             "session_id": self.id,
@@ -146,10 +151,10 @@ impl Session {
             "tool_use_id": p.tool_use_id,
             "input": p.input,
             "who": who.audit_json(),
-            "decision": decision,
+            "decision": answer_decision(answer),
             "updated_input": body.get("updatedInput"),
             "updated_permissions": body.get("updatedPermissions"),
-            "message": body.get("message").or_else(|| resp.get("error")),
+            "message": body.get("message").cloned().or(error),
             "interrupt": body.get("interrupt"),
             // An elicitation's form values, a dialog's result.
             "content": body.get("content"),
@@ -163,13 +168,27 @@ impl Session {
     }
 }
 
+/// The request-specific payload of an answer (`response.response`): a permission result, an
+/// elicitation's action and form, a dialog's result.
+fn answer_payload(answer: &ControlResponse) -> Option<&Value> {
+    match &answer.response {
+        ControlResponseBody::Success(s) => s.response.as_ref(),
+        ControlResponseBody::Error(e) => e.extra.get("response"),
+        ControlResponseBody::Other(raw) => raw.get("response"),
+    }
+}
+
 /// What an answer decided: allow / deny, an elicitation's action, `error`, or `answered`.
-pub(super) fn answer_decision(resp: &Value) -> String {
-    let body = resp.get("response");
-    let field = |k: &str| body.and_then(|b| b.get(k)).and_then(Value::as_str);
-    if resp.get("subtype").and_then(Value::as_str) == Some("error") {
-        "error".to_owned()
-    } else if let Some(b) = field("behavior") {
+pub(super) fn answer_decision(answer: &ControlResponse) -> String {
+    if matches!(answer.response, ControlResponseBody::Error(_)) {
+        return "error".to_owned();
+    }
+    let field = |k: &str| {
+        answer_payload(answer)
+            .and_then(|b| b.get(k))
+            .and_then(Value::as_str)
+    };
+    if let Some(b) = field("behavior") {
         b.to_owned()
     } else if let Some(a) = field("action") {
         a.to_owned()

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use bridge_protocol::{MessageType, kind};
+use bridge_protocol::{CliMessage, CommandState, MessageType, PersonPrompt, SystemMessage, kind};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -110,10 +110,10 @@ impl Session {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                let needs_action = matches!(
-                    subtype.as_str(),
-                    "can_use_tool" | "elicitation" | "request_user_dialog"
-                );
+                // A tag peek (the body is forwarded as it came, and a prompt whose body does not
+                // decode is still one the CLI waits on).
+                let prompt = PersonPrompt::of_subtype(&subtype);
+                let needs_action = prompt.is_some();
                 if needs_action {
                     // Asking means the agent is mid-turn; once answered it carries on.
                     g.activity = SessionState::Running;
@@ -133,21 +133,18 @@ impl Session {
                         .map(str::to_owned),
                     // What is asked: the tool input, the elicitation's message and form, or the
                     // dialog's payload.
-                    input: req
-                        .get("input")
-                        .cloned()
-                        .or_else(|| match subtype.as_str() {
-                            "elicitation" => Some(json!({
-                                "message": req.get("message"),
-                                "requested_schema": req.get("requested_schema"),
-                                "url": req.get("url"),
-                            })),
-                            "request_user_dialog" => req.get("payload").cloned(),
-                            _ => None,
-                        }),
+                    input: req.get("input").cloned().or_else(|| match prompt {
+                        Some(PersonPrompt::Elicitation) => Some(json!({
+                            "message": req.get("message"),
+                            "requested_schema": req.get("requested_schema"),
+                            "url": req.get("url"),
+                        })),
+                        Some(PersonPrompt::RequestUserDialog) => req.get("payload").cloned(),
+                        Some(PersonPrompt::CanUseTool) | None => None,
+                    }),
                     subtype,
                     payload: Bytes::from(payload),
-                    needs_action,
+                    prompt,
                 });
                 if needs_action && self.ctx.push.is_some() {
                     let prompt = g.pending.last().map(|p| Self::prompt_of(p, true));
@@ -183,39 +180,34 @@ impl Session {
                     self.notify_turn_done(g, v, started);
                 }
             }
-            MessageType::System => match kind::system_subtype(v) {
-                Some("session_state_changed") => {
-                    if let Some(s) = v
-                        .get("state")
-                        .and_then(Value::as_str)
-                        .and_then(crate::record::state_from_cli)
-                    {
+            // The state and settings a session shows, from the typed frame (the ephemeral subtypes,
+            // thinking_tokens with every thinking delta among them, are not decoded).
+            MessageType::System if !kind::is_ephemeral(v) => match CliMessage::from_value_ref(v) {
+                Ok(CliMessage::System(SystemMessage::SessionStateChanged(c))) => {
+                    if let Some(s) = crate::record::state_from_cli(c.state.as_str()) {
                         g.activity = s;
                     }
                 }
-                Some("init") => {
-                    let mut changed = false;
-                    if let Some(m) = v.get("model").and_then(Value::as_str) {
-                        changed |= g.meta.model.as_deref() != Some(m);
-                        g.meta.model = Some(m.to_owned());
-                    }
-                    if let Some(p) = v.get("permissionMode").and_then(Value::as_str) {
-                        changed |= g.meta.permission_mode.as_deref() != Some(p);
-                        g.meta.permission_mode = Some(p.to_owned());
-                    }
+                Ok(CliMessage::System(SystemMessage::Init(init))) => {
+                    let mut changed = g.meta.model.as_deref() != Some(init.model.as_str());
+                    g.meta.model = Some(init.model.clone());
+                    let mode = init.permission_mode.as_str();
+                    changed |= g.meta.permission_mode.as_deref() != Some(mode);
+                    g.meta.permission_mode = Some(mode.to_owned());
                     // Its transcript is this session's: the list of CLI sessions leaves it out.
-                    if let Some(id) = v.get("session_id").and_then(Value::as_str) {
-                        let cli = g.meta.cli.get_or_insert_with(Default::default);
-                        if cli.session_id.is_none() {
-                            cli.session_id = Some(id.to_owned());
-                            changed = true;
-                        }
+                    let cli = g.meta.cli.get_or_insert_with(Default::default);
+                    if cli.session_id.is_none() {
+                        cli.session_id = Some(init.session_id.clone());
+                        changed = true;
                     }
                     if changed {
                         self.save_meta(g);
                     }
                 }
-                _ => {}
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(session = %self.id, error = %e, "system frame does not match the typed model; its state is not read");
+                }
             },
             MessageType::User => {
                 if v.get("isReplay").and_then(Value::as_bool) == Some(true)
@@ -225,15 +217,17 @@ impl Session {
                 }
             }
             MessageType::CommandLifecycle => {
-                if let Some(u) = v.get("command_uuid").and_then(Value::as_str) {
-                    let status = match v.get("state").and_then(Value::as_str) {
-                        Some("started") => Some(Delivery::Processing),
-                        Some("completed" | "cancelled" | "discarded" | "refused") => {
-                            Some(Delivery::Processed)
-                        }
-                        _ => None,
+                if let Ok(CliMessage::CommandLifecycle(l)) = CliMessage::from_value_ref(v) {
+                    let status = match l.state {
+                        CommandState::Started => Some(Delivery::Processing),
+                        CommandState::Completed
+                        | CommandState::Cancelled
+                        | CommandState::Discarded
+                        | CommandState::Refused => Some(Delivery::Processed),
+                        CommandState::Queued | CommandState::Other(_) => None,
                     };
                     if let Some(status) = status {
+                        let u = l.command_uuid.as_str();
                         self.set_delivery(g, |d| d.uuid.as_deref() == Some(u), status);
                     }
                 }

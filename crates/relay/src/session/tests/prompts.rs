@@ -249,3 +249,95 @@ async fn unanswered_prompt_is_denied_by_the_relay_after_the_timeout() {
             .contains("\"timeout\"")
     );
 }
+
+#[tokio::test]
+async fn prompts_and_answers_are_routed_by_their_typed_kind() {
+    let r = rig(None, None);
+    let who = controller();
+    // A form from an MCP server: a person must act, but it is not a permission.
+    r.session.on_line(
+        &json!({"type":"control_request","request_id":"e1","request":{"subtype":"elicitation",
+            "mcp_server_name":"docs","message":"Pick a branch","requested_schema":{"type":"object"}}})
+        .to_string(),
+    );
+    assert_eq!(r.session.state(), SessionState::RequiresAction);
+    assert_eq!(r.session.summary().pending_permissions, 0);
+    let e1 = r.session.pending_request("e1").unwrap();
+    assert_eq!(e1.tool_name.as_deref(), Some("docs"));
+    assert_eq!(e1.input.unwrap()["message"], "Pick a branch");
+    // A permission request whose body does not decode (tool_use_id is a number) is still one the
+    // CLI waits on.
+    r.session.on_line(
+        &json!({"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool",
+            "tool_name":"Bash","input":{"command":"ls"},"tool_use_id":7}})
+        .to_string(),
+    );
+    assert_eq!(r.session.summary().pending_permissions, 1);
+    // Hook callbacks are answered by nobody here: pending (for the SDK), not a person's prompt.
+    r.session.on_line(
+        r#"{"type":"control_request","request_id":"h1","request":{"subtype":"hook_callback","callback_id":"c","input":{}}}"#,
+    );
+    assert_eq!(r.session.summary().pending_permissions, 1);
+    r.session
+        .ingest(
+            &who,
+            vec![json!({"type":"control_response","response":{"subtype":"error","request_id":"e1","error":"no form here"}})],
+        )
+        .unwrap();
+    r.session
+        .ingest(
+            &who,
+            vec![
+                json!({"type":"control_response","response":{"subtype":"success","request_id":"p1",
+                "response":{"behavior":"deny","message":"not now"}}}),
+            ],
+        )
+        .unwrap();
+    assert_eq!(r.session.summary().pending_permissions, 0);
+    let audit: Vec<Value> = std::fs::read_to_string(&r.audit_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        (
+            &audit[0]["decision"],
+            &audit[0]["message"],
+            &audit[0]["subtype"]
+        ),
+        (
+            &json!("error"),
+            &json!("no form here"),
+            &json!("elicitation")
+        )
+    );
+    assert_eq!(
+        (
+            &audit[1]["decision"],
+            &audit[1]["message"],
+            &audit[1]["subtype"]
+        ),
+        (&json!("deny"), &json!("not now"), &json!("can_use_tool"))
+    );
+    // A client's mode change is checked from the decoded request.
+    let err = r
+        .session
+        .ingest(
+            &who,
+            vec![json!({"type":"control_request","request_id":"m1","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}})],
+        )
+        .unwrap_err();
+    assert_eq!(err.status, axum::http::StatusCode::FORBIDDEN);
+    assert!(err.message.starts_with("events[0]: "), "{}", err.message);
+    // system/init: the model and permission mode the session shows.
+    r.session.on_line(
+        &json!({"type":"system","subtype":"init","cwd":"/tmp","model":"claude-opus-4-7",
+            "permissionMode":"plan","tools":[],"mcp_servers":[],"slash_commands":[],"apiKeySource":"none",
+            "claude_code_version":"2.1.332","output_style":"default","skills":[],"plugins":[],
+            "uuid":"i1","session_id":"cli-1","future_key":1})
+        .to_string(),
+    );
+    let summary = r.session.summary();
+    assert_eq!(summary.model.as_deref(), Some("claude-opus-4-7"));
+    assert_eq!(summary.permission_mode.as_deref(), Some("plan"));
+}
