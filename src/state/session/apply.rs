@@ -1,6 +1,6 @@
 //! Applying one frame: an exhaustive dispatch on the decoded message.
 
-use bridge_protocol::{CliMessage, ClientMessage};
+use bridge_protocol::{CliMessage, ClientMessage, MessageType};
 use serde_json::Value;
 
 use super::decode::{Decoded, Frame};
@@ -40,7 +40,7 @@ impl Session {
             Decoded::Cli(m) => self.apply_cli(source, m, raw),
             Decoded::Client(m) => self.apply_client(m),
             Decoded::Invalid(error)
-                if raw.get("type").and_then(Value::as_str) == Some("control_request")
+                if MessageType::of(raw) == Some(MessageType::ControlRequest)
                     && *source != Source::Client =>
             {
                 self.on_undecoded_control_request(raw, error)
@@ -152,8 +152,8 @@ impl Session {
     fn on_unknown(&mut self, source: &Source, v: &Value) {
         let str_at = |k: &str| v.get(k).and_then(Value::as_str);
         let uuid = str_at("uuid");
-        match (str_at("type"), str_at("subtype")) {
-            (Some("relay_error"), _) => {
+        match (MessageType::of(v), bridge_protocol::kind::system_subtype(v)) {
+            (Some(MessageType::Other("relay_error")), _) => {
                 let mut text = str_at("error").unwrap_or("relay error").to_string();
                 if let Some(raw) = str_at("raw") {
                     text.push_str("\n\n");
@@ -169,7 +169,9 @@ impl Session {
                     },
                 );
             }
-            (Some("system"), Some(sub)) if *source == Source::Relay && !sub.is_empty() => {
+            (Some(MessageType::System), Some(sub))
+                if *source == Source::Relay && !sub.is_empty() =>
+            {
                 let text = super::system::text_of(v);
                 self.push_system(
                     uuid,

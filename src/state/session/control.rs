@@ -1,6 +1,8 @@
 //! Control requests (prompts for the person), their answers and cancellations.
 
-use bridge_protocol::{ControlRequest, ControlRequestBody, ControlResponse, ControlResponseBody};
+use bridge_protocol::{
+    ControlRequest, ControlRequestBody, ControlResponse, ControlResponseBody, PersonPrompt,
+};
 use serde_json::{Map, Value};
 
 use super::{InterruptState, LocalRequest, Session, Source};
@@ -167,8 +169,8 @@ impl Asked {
     fn from_json(req: &Value) -> Option<Self> {
         let empty = Map::new();
         let fields = req.as_object().unwrap_or(&empty);
-        let (kind, name, input) = match s(req, "subtype")? {
-            "can_use_tool" => {
+        let (kind, name, input) = match PersonPrompt::of_subtype(s(req, "subtype")?)? {
+            PersonPrompt::CanUseTool => {
                 let input = req
                     .get("input")
                     .cloned()
@@ -182,17 +184,16 @@ impl Asked {
                 );
                 (kind, s(req, "tool_name").unwrap_or("tool"), input)
             }
-            "elicitation" => (
+            PersonPrompt::Elicitation => (
                 PromptKind::Elicitation,
                 s(req, "mcp_server_name").unwrap_or("MCP server"),
                 req.get("requested_schema").cloned().unwrap_or(Value::Null),
             ),
-            "request_user_dialog" => (
+            PersonPrompt::RequestUserDialog => (
                 PromptKind::UserDialog,
                 s(req, "dialog_kind").unwrap_or("dialog"),
                 req.get("payload").cloned().unwrap_or(Value::Null),
             ),
-            _ => return None,
         };
         let mut asked = Asked::untyped(kind, name.to_string(), fields);
         asked.input = input;
