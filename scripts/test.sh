@@ -45,6 +45,9 @@ cargo test --workspace --features bridge-transport/native --no-fail-fast -- --no
 step "official browser SDK (@anthropic-ai/claude-agent-sdk/browser) against the relay"
 tests/sdk-compat/run.sh
 
+step "official browser SDK against a scale-out gateway (NATS, one agents node, two gateways)"
+tests/sdk-compat/cluster.sh
+
 step "check the real CLI captures with the protocol crate"
 cargo run -q -p bridge-protocol --example check -- tests/fixtures/real-cli-2.1.332/*.ndjson
 

@@ -7,6 +7,9 @@
 //   SDK_COMPAT_TIMEOUT_MS  per-phase time bound (default 30000)
 //   SDK_COMPAT_ONLY    "sse" or "ws" to run one transport only
 //   SDK_COMPAT_VERBOSE=1  print every message the SDK yields
+//   SDK_COMPAT_BASE_URL  run against this already running relay (e.g. a scale-out gateway; cluster.sh)
+//                        instead of starting one; SDK_COMPAT_TOKEN is its controller token. The
+//                        extended checks need relays of their own and are skipped.
 //   SDK_COMPAT_EXTENDED=0 skip the checks that an agent crash and a relay permission timeout reach the
 //                         SDK consumer (on by default; two more relays: BRIDGE_DEMO_SCENARIO=crash,
 //                         --permission-timeout-secs 1)
@@ -60,14 +63,40 @@ const streamGets = [];
   };
 }
 
+// Every WebSocket the SDK opens (a reconnect re-sends the prompts still pending), with how it closed.
+const wsOpens = [];
+if (typeof globalThis.WebSocket === 'function') {
+  const RealWebSocket = globalThis.WebSocket;
+  globalThis.WebSocket = class extends RealWebSocket {
+    constructor(url, ...rest) {
+      super(url, ...rest);
+      const rec = { url: String(url), at: Date.now(), close: null };
+      wsOpens.push(rec);
+      if (process.env.SDK_COMPAT_VERBOSE === '1') {
+        this.addEventListener('message', (e) => {
+          for (const l of String(e.data).split('\n')) if (l && !l.includes('"stream_event"')) console.log(`ws< ${l.slice(0, 160)}`);
+        });
+      }
+      this.addEventListener('close', (e) => {
+        rec.close = `${e.code} ${e.reason}`;
+      });
+    }
+  };
+}
+
 const PHASE_MS = Number(process.env.SDK_COMPAT_TIMEOUT_MS || 30000);
 const VERBOSE = process.env.SDK_COMPAT_VERBOSE === '1';
 const ONLY = process.env.SDK_COMPAT_ONLY || '';
-const EXTENDED = process.env.SDK_COMPAT_EXTENDED !== '0';
+const BASE_URL = (process.env.SDK_COMPAT_BASE_URL || '').replace(/\/+$/, '');
+const EXTENDED = process.env.SDK_COMPAT_EXTENDED !== '0' && !BASE_URL;
 const RELAY_BIN = process.env.BRIDGE_RELAY_BIN
   ? resolve(process.env.BRIDGE_RELAY_BIN)
   : resolve(here, '../../target/debug/bridge-relay');
-const TOKEN = `sdkc_${randomBytes(24).toString('hex')}`;
+const TOKEN = BASE_URL ? process.env.SDK_COMPAT_TOKEN || '' : `sdkc_${randomBytes(24).toString('hex')}`;
+if (BASE_URL && TOKEN.length < 24) {
+  console.error('sdk-compat: SDK_COMPAT_BASE_URL needs SDK_COMPAT_TOKEN (the relay\'s controller token)');
+  process.exit(1);
+}
 
 class Failure extends Error {}
 const fail = (msg) => {
@@ -207,7 +236,12 @@ async function api(base, method, path, body) {
 }
 
 async function createSession(base, title) {
-  const r = await api(base, 'POST', '/v1/code/sessions', { title });
+  let r = await api(base, 'POST', '/v1/code/sessions', { title });
+  // A scale-out gateway answers 503 until it has seen an agents node's heartbeat.
+  for (const until = Date.now() + PHASE_MS; r.status === 503 && Date.now() < until; ) {
+    await new Promise((res) => setTimeout(res, 200));
+    r = await api(base, 'POST', '/v1/code/sessions', { title });
+  }
   check(
     r.status >= 200 && r.status < 300 && r.json?.session_id && r.json?.stream_url && r.json?.send_url,
     `POST /v1/code/sessions → HTTP ${r.status} ${short(r.text)} (want 2xx with session_id, stream_url, send_url)`,
@@ -313,7 +347,10 @@ function assertTurn(label, seen, promptText) {
     `[${label}] initializationResult() lacks commands/models: ${short(seen.init)}`,
   );
   // 1. the permission prompt arrived, exactly once, for the demo's Bash call
-  check(seen.prompts.length === 1, `[${label}] want exactly 1 canUseTool call, got ${seen.prompts.length}: ${short(seen.prompts)}`);
+  check(
+    seen.prompts.length === 1,
+    `[${label}] want exactly 1 canUseTool call, got ${seen.prompts.length}: ${short(seen.prompts)}; WebSockets opened: ${short(wsOpens)}`,
+  );
   const p = seen.prompts[0];
   check(p.toolName === 'Bash', `[${label}] canUseTool tool name: want Bash, got ${short(p.toolName)}`);
   check(typeof p.input?.command === 'string' && p.input.command !== seen.editedCommand, `[${label}] canUseTool input has no original command: ${short(p.input)}`);
@@ -696,10 +733,9 @@ async function phasePermissionTimeout(base, kind) {
 // ---------------------------------------------------------------- main
 async function main() {
   log(`sdk-compat: node ${process.version}, @anthropic-ai/claude-agent-sdk ${sdkVersion.version} (claudeCodeVersion ${sdkVersion.claudeCodeVersion}), G4 guard ${G4_TEXT_ENVELOPE_ARM_PORTED}`);
-  log(`sdk-compat: relay ${RELAY_BIN}`);
-  const relay = new Relay('demo', { BRIDGE_DEMO_SCENARIO: 'default' });
-  const base = await relay.start();
-  log(`sdk-compat: relay listening at ${base}`);
+  const relay = BASE_URL ? null : new Relay('demo', { BRIDGE_DEMO_SCENARIO: 'default' });
+  const base = relay ? await relay.start() : BASE_URL;
+  log(relay ? `sdk-compat: relay ${RELAY_BIN} listening at ${base}` : `sdk-compat: against the running relay at ${base}`);
   const t0 = Date.now();
   if (ONLY !== 'ws') {
     const r = await phaseSse(base);
@@ -713,7 +749,7 @@ async function main() {
     const n = await phaseWsNoAuth(base);
     log(`PASS websocket without authMessage refused: ${JSON.stringify(n)} (${Date.now() - t2} ms)`);
   }
-  await relay.stop();
+  await relay?.stop();
   if (!EXTENDED) return;
 
   // Extended checks (on unless SDK_COMPAT_EXTENDED=0): behaviours beyond one turn that an SDK consumer relies on.

@@ -107,6 +107,16 @@ async fn route(
     let Some(entry) = cluster.entry(&id).await else {
         return Ok(next.run(req).await);
     };
+    // A WebSocket may bring its credential in its first frame (the official SDK's authMessage):
+    // the ordinary handler authenticates it (scope included) as on a single relay.
+    if method == Method::GET && tail == "/ws" {
+        let mirror = cluster.mirror(&id, &entry).await?;
+        if super::lost::lost(&entry).is_some() {
+            let exit = entry.summary.exit.clone().flatten();
+            mirror.mirror_meta(|m| m.exit = exit);
+        }
+        return Ok(next.run(req).await);
+    }
     let who = principal(app, &req)?;
     if !who.can_see(&id) {
         return Err(ApiError::forbidden(

@@ -3,7 +3,9 @@
 //! through the same code as a local HTTP request; the reply is the verdict: an HTTP status in the
 //! [`wire::STATUS_HEADER`] header and the JSON body the single relay would have answered.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use async_nats::{HeaderMap, Message};
 use axum::http::StatusCode;
@@ -11,6 +13,7 @@ use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 use crate::error::ApiError;
 use crate::relay::{CreateSession, Relay};
@@ -32,9 +35,43 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let c = Arc::downgrade(cluster);
     tokio::spawn(async move {
         let mut inputs = inputs;
+        // One lane per session: its input runs in the order it was sent (an SDK's `initialize`
+        // before its first message, as on a single relay); sessions run in parallel.
+        let mut lanes: HashMap<String, mpsc::Sender<Message>> = HashMap::new();
         while let Some(msg) = inputs.next().await {
             let Some(cluster) = c.upgrade() else { return };
-            tokio::spawn(async move { on_input(cluster, msg).await });
+            let id = msg.subject.as_str().to_owned();
+            lanes.retain(|_, tx| !tx.is_closed());
+            let mut msg = Some(msg);
+            for _ in 0..2 {
+                let tx = lanes.entry(id.clone()).or_insert_with(|| {
+                    let (tx, rx) = mpsc::channel(LANE);
+                    tokio::spawn(lane(Arc::downgrade(&cluster), rx));
+                    tx
+                });
+                match tx.try_send(msg.take().expect("one message")) {
+                    Ok(()) => break,
+                    // The lane had just gone idle: a new one.
+                    Err(mpsc::error::TrySendError::Closed(m)) => {
+                        lanes.remove(&id);
+                        msg = Some(m);
+                    }
+                    Err(mpsc::error::TrySendError::Full(m)) => {
+                        let busy = ApiError::new(
+                            StatusCode::TOO_MANY_REQUESTS,
+                            "rate_limit_error",
+                            format!(
+                                "{LANE} inputs are waiting for this session on its host; send fewer at once"
+                            ),
+                        );
+                        let cluster = cluster.clone();
+                        tokio::spawn(
+                            async move { reply(&cluster, &m, busy.into_response()).await },
+                        );
+                        break;
+                    }
+                }
+            }
         }
     });
     let c = Arc::downgrade(cluster);
@@ -59,6 +96,19 @@ async fn reply(cluster: &Cluster, msg: &Message, resp: Response) {
     headers.insert(wire::STATUS_HEADER, status.to_string().as_str());
     if let Err(e) = cluster.client.publish_with_headers(to, headers, body).await {
         tracing::warn!(error = %e, "cannot reply to a gateway over NATS");
+    }
+}
+
+/// Inputs one session's lane holds at most.
+const LANE: usize = 256;
+/// A lane with nothing to do for this long ends (the next input starts another).
+const LANE_IDLE: Duration = Duration::from_secs(30);
+
+/// Runs one session's inputs in order.
+async fn lane(cluster: Weak<Cluster>, mut rx: mpsc::Receiver<Message>) {
+    while let Ok(Some(msg)) = tokio::time::timeout(LANE_IDLE, rx.recv()).await {
+        let Some(c) = cluster.upgrade() else { return };
+        on_input(c, msg).await;
     }
 }
 
