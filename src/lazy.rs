@@ -18,11 +18,14 @@
 //! allowed in the crate.
 #![allow(unsafe_code)]
 
+use std::rc::Rc;
+
 use leptos::prelude::{AnyView, Signal};
 use serde_json::Value;
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;
+use crate::net::{StreamEvent, Subscription};
 use crate::state::{Prompt, Session, Source};
 
 /// True when the build is split (the `split` feature, wasm only).
@@ -66,11 +69,14 @@ mod split {
     use leptos::prelude::*;
     use leptos::wasm_split::SplitLoaderError;
 
+    use std::rc::Rc;
+
     use serde_json::Value;
 
     use super::Part;
     use crate::diff::DiffLine;
     use crate::markdown::MdNode;
+    use crate::net::{StreamEvent, Subscription};
     use crate::state::{Prompt, Session, Source};
 
     #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks), fallible)]
@@ -115,6 +121,16 @@ mod split {
             session.apply_from(source.clone(), frame);
         }
         Ok(())
+    }
+
+    /// Connects to a session's event stream (`net::subscribe`): bridge-transport's live connection
+    /// (SSE/WebSocket, the outbox) is only needed once a session is open.
+    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_subscribe), fallible)]
+    fn subscribe(
+        id: String,
+        sink: Rc<dyn Fn(StreamEvent)>,
+    ) -> Result<Rc<Subscription>, SplitLoaderError> {
+        Ok(crate::net::subscribe(&id, 0, sink))
     }
 
     struct Flag {
@@ -188,7 +204,10 @@ mod split {
                 Part::Dialogs => preload_dialog().await,
                 Part::Settings => preload_settings().await,
                 Part::Session => match preload_session().await {
-                    Ok(()) => preload_apply().await,
+                    Ok(()) => match preload_apply().await {
+                        Ok(()) => preload_subscribe().await,
+                        Err(e) => Err(e),
+                    },
                     Err(e) => Err(e),
                 },
             };
@@ -235,6 +254,10 @@ mod split {
 
     pub fn session_now() -> Option<AnyView> {
         now(session())
+    }
+
+    pub fn subscribe_now(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
+        now(subscribe(id.to_string(), sink))
     }
 
     pub fn apply_now(session: &mut Session, frames: &[(Source, &Value)]) -> bool {
@@ -291,6 +314,15 @@ pub fn apply_frames(session: &mut Session, frames: &[(Source, &Value)]) -> bool 
         }
         true
     }
+}
+
+/// Connects to the session `id`'s event stream from its start (`crate::net::subscribe`; the
+/// transport's live connection is in the session part), or `None` while that part is not loaded.
+pub fn subscribe(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::subscribe_now(id, sink);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::net::subscribe(id, 0, sink))
 }
 
 /// Starts loading `part` (once; later calls do nothing).

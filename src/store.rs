@@ -322,8 +322,15 @@ impl Store {
         let store = *self;
         self.poll_detail(id.clone());
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
-        self.subscription
-            .set_value(Some(net::subscribe(&id, 0, sink)));
+        // The live connection (bridge-transport) is in the session part, like what applies its
+        // frames: it connects once the part is in (at once when it is).
+        lazy::when_loaded(Part::Session, move || {
+            let current =
+                store.session_id.try_get_untracked().flatten().as_deref() == Some(id.as_str());
+            if current && store.subscription.try_with_value(Option::is_none) == Some(true) {
+                store.subscription.set_value(lazy::subscribe(&id, sink));
+            }
+        });
     }
 
     /// Reads the session detail (`GET /v1/code/sessions/{id}`) and, while its `initialize` answer
