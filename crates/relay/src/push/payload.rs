@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bridge_protocol::PersonPrompt;
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
@@ -142,7 +143,8 @@ pub fn topic(session_id: &str) -> String {
 
 /// Whether a `can_use_tool` prompt may be answered outside the console (not a question, not a plan).
 pub fn is_ordinary_tool(subtype: &str, tool_name: Option<&str>) -> bool {
-    subtype == "can_use_tool" && tool_name.is_none_or(|t| !CONSOLE_ONLY_TOOLS.contains(&t))
+    PersonPrompt::of_subtype(subtype) == Some(PersonPrompt::CanUseTool)
+        && tool_name.is_none_or(|t| !CONSOLE_ONLY_TOOLS.contains(&t))
 }
 
 /// `s` cut at `max` characters (the last one becoming `…`); `true` when something was cut.
@@ -196,8 +198,8 @@ fn tool_line(tool: &str, input: Option<&Value>) -> String {
 /// A prompt's body and whether it may be answered from the notification.
 pub fn prompt_body(p: &Prompt) -> (String, bool) {
     let tool = p.tool_name.as_deref();
-    match p.subtype.as_str() {
-        "can_use_tool" if tool == Some("AskUserQuestion") => {
+    match PersonPrompt::of_subtype(&p.subtype) {
+        Some(PersonPrompt::CanUseTool) if tool == Some("AskUserQuestion") => {
             let questions = p
                 .input
                 .as_ref()
@@ -216,8 +218,10 @@ pub fn prompt_body(p: &Prompt) -> (String, bool) {
             };
             (cut_chars(&text, BODY_CHARS).0, false)
         }
-        "can_use_tool" if tool == Some("ExitPlanMode") => ("Plan ready for approval".into(), false),
-        "can_use_tool" => {
+        Some(PersonPrompt::CanUseTool) if tool == Some("ExitPlanMode") => {
+            ("Plan ready for approval".into(), false)
+        }
+        Some(PersonPrompt::CanUseTool) => {
             let (body, cut) = cut_chars(
                 &tool_line(tool.unwrap_or("tool"), p.input.as_ref()),
                 BODY_CHARS,
@@ -225,7 +229,7 @@ pub fn prompt_body(p: &Prompt) -> (String, bool) {
             let answerable = !cut && !deceptive(&body);
             (body, answerable)
         }
-        "elicitation" => {
+        Some(PersonPrompt::Elicitation) => {
             let message = p
                 .input
                 .as_ref()
@@ -238,7 +242,7 @@ pub fn prompt_body(p: &Prompt) -> (String, bool) {
             };
             (cut_chars(&text, BODY_CHARS).0, false)
         }
-        _ => {
+        Some(PersonPrompt::RequestUserDialog) | None => {
             let text = match tool {
                 Some(kind) => format!("Claude is waiting for your answer ({kind})"),
                 None => "Claude is waiting for your answer".to_owned(),
@@ -250,13 +254,13 @@ pub fn prompt_body(p: &Prompt) -> (String, bool) {
 
 /// What a prompt is called in a `resolved` body.
 fn prompt_name(p: &Prompt) -> String {
-    match (p.subtype.as_str(), p.tool_name.as_deref()) {
-        ("can_use_tool", Some("AskUserQuestion")) => "Question".into(),
-        ("can_use_tool", Some("ExitPlanMode")) => "Plan approval".into(),
-        ("can_use_tool", Some(t)) => format!("{t} permission"),
-        ("can_use_tool", None) => "Permission".into(),
-        ("elicitation", _) => "Input request".into(),
-        _ => "Request".into(),
+    match (PersonPrompt::of_subtype(&p.subtype), p.tool_name.as_deref()) {
+        (Some(PersonPrompt::CanUseTool), Some("AskUserQuestion")) => "Question".into(),
+        (Some(PersonPrompt::CanUseTool), Some("ExitPlanMode")) => "Plan approval".into(),
+        (Some(PersonPrompt::CanUseTool), Some(t)) => format!("{t} permission"),
+        (Some(PersonPrompt::CanUseTool), None) => "Permission".into(),
+        (Some(PersonPrompt::Elicitation), _) => "Input request".into(),
+        (Some(PersonPrompt::RequestUserDialog) | None, _) => "Request".into(),
     }
 }
 
@@ -389,7 +393,7 @@ pub fn render(ev: &PushEvent) -> Message {
         Event::NeedsYou(p) => {
             let (body, answerable) = prompt_body(p);
             f.request_id = Some(p.request_id.clone());
-            if p.subtype == "can_use_tool" {
+            if PersonPrompt::of_subtype(&p.subtype) == Some(PersonPrompt::CanUseTool) {
                 f.tool_name.clone_from(&p.tool_name);
             }
             f.title = format!("Claude needs you — {label}");
@@ -403,7 +407,7 @@ pub fn render(ev: &PushEvent) -> Message {
             others_pending,
         } => {
             f.request_id = Some(prompt.request_id.clone());
-            if prompt.subtype == "can_use_tool" {
+            if PersonPrompt::of_subtype(&prompt.subtype) == Some(PersonPrompt::CanUseTool) {
                 f.tool_name.clone_from(&prompt.tool_name);
             }
             let how = match resolution {
