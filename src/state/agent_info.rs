@@ -19,11 +19,12 @@ pub enum InfoKind {
 }
 
 impl InfoKind {
-    /// From a control request subtype.
-    pub fn from_subtype(subtype: &str) -> Option<Self> {
-        match subtype {
-            "get_context_usage" => Some(Self::ContextUsage),
-            "mcp_status" => Some(Self::McpStatus),
+    /// What a control request asks about, if it is one of these.
+    pub fn of_request(request: &bridge_protocol::ControlRequestBody) -> Option<Self> {
+        use bridge_protocol::ControlRequestBody as B;
+        match request {
+            B::GetContextUsage(_) => Some(Self::ContextUsage),
+            B::McpStatus(_) => Some(Self::McpStatus),
             _ => None,
         }
     }

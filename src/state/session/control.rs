@@ -211,7 +211,7 @@ impl Session {
     /// A control request a client sent (another controller's, or this console's own echo).
     pub(super) fn on_client_control_request(&mut self, r: &ControlRequest) {
         let rid = r.request_id.clone();
-        if let Some(kind) = InfoKind::from_subtype(r.subtype()) {
+        if let Some(kind) = InfoKind::of_request(&r.request) {
             self.agent_info.asked(&rid, kind);
         }
         if matches!(r.request, ControlRequestBody::Interrupt(_))
