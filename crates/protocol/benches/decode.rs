@@ -1,5 +1,9 @@
 //! Decode throughput over the golden corpus (CLI → client lines): NDJSON framing alone, framing
-//! plus `parse_cli_line`, and framing plus a bare `serde_json::Value` parse as the baseline.
+//! plus `parse_cli_line`, framing plus a `Value` and `CliMessage::from_value_ref` (the console's
+//! typed step: its transport hands it a `Value`), and framing plus a bare `serde_json::Value` parse
+//! as the baseline. Two corpora: the captures and handmade lines (`corpus`), and the browser
+//! bench's mix (`mix`: the real captures' lines plus four times as many streamed text deltas, as in
+//! tests/bench.rs).
 //!
 //! `cargo bench -p bridge-protocol --bench decode` — criterion reports MB/s (`bytes`) and
 //! messages/s (`messages`); a summary table with ratios against the baseline is printed at the end.
@@ -18,7 +22,7 @@ mod native {
     use std::time::{Duration, Instant};
 
     use bridge_protocol::framing::{DEFAULT_MAX_LINE_BYTES, NdjsonDecoder};
-    use bridge_protocol::parse_cli_line;
+    use bridge_protocol::{CliMessage, parse_cli_line};
     use criterion::{Criterion, Throughput};
     use serde_json::Value;
 
@@ -33,21 +37,55 @@ mod native {
 
     /// The CLI-direction lines of the corpus, repeated to about 1 MiB of NDJSON.
     fn corpus() -> (Vec<u8>, u64) {
-        let lines: Vec<&str> = FIXTURES
+        let lines: Vec<String> = FIXTURES
             .iter()
             .flat_map(|text| text.lines())
             .filter_map(|line| {
                 if line.starts_with('#') || line.starts_with(">> ") || line.trim().is_empty() {
                     None
                 } else {
-                    Some(line.strip_prefix("<< ").unwrap_or(line))
+                    Some(line.strip_prefix("<< ").unwrap_or(line).to_owned())
                 }
             })
             .collect();
+        repeat(&lines)
+    }
+
+    /// tests/bench.rs's decode corpus: the real captures' stdout lines and four times as many
+    /// `text_delta` stream events, repeated to about 1 MiB.
+    fn mix() -> (Vec<u8>, u64) {
+        let mut lines: Vec<String> = FIXTURES[..3]
+            .iter()
+            .flat_map(|text| text.lines())
+            .filter_map(|line| line.strip_prefix("<< ").map(str::to_owned))
+            .collect();
+        let words = [
+            "The ",
+            "answer ",
+            "is ",
+            "in ",
+            "`src/lib.rs`",
+            ", line ",
+            "42",
+            ".\n",
+        ];
+        for i in 0..lines.len() * 4 {
+            lines.push(
+                serde_json::json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 1,
+                    "delta": {"type": "text_delta", "text": words[i % words.len()]}},
+                    "session_id": "5b0a2a4e-6b7e-4c43-9d3f-1f2e3d4c5b6a", "parent_tool_use_id": null,
+                    "uuid": format!("7d1c9c36-2f0e-4d6b-8a51-{i:012}"), "api_message_id": "msg_01XyZ"})
+                .to_string(),
+            );
+        }
+        repeat(&lines)
+    }
+
+    fn repeat(lines: &[String]) -> (Vec<u8>, u64) {
         let mut bytes = Vec::new();
         let mut count = 0;
         while bytes.len() < 1 << 20 {
-            for line in &lines {
+            for line in lines {
                 bytes.extend_from_slice(line.as_bytes());
                 bytes.push(b'\n');
                 count += 1;
@@ -87,30 +125,59 @@ mod native {
         })
     }
 
+    fn value_then_typed(bytes: &[u8]) -> usize {
+        decode(bytes, |line| {
+            let value = serde_json::from_str::<Value>(line).expect("JSON");
+            black_box(CliMessage::from_value_ref(&value).expect("corpus decodes"));
+            black_box(value);
+        })
+    }
+
     type Case = (&'static str, fn(&[u8]) -> usize);
     const CASES: &[Case] = &[
         ("framing", framing_only),
         ("framing+Value (baseline)", value_baseline),
         ("framing+parse_cli_line", typed),
+        ("framing+Value+from_value_ref", value_then_typed),
     ];
 
     pub fn main() {
-        let (bytes, messages) = corpus();
-        assert_eq!(typed(&bytes) as u64, messages);
-        let mut criterion = Criterion::default().configure_from_args();
-        for (unit, throughput) in [
-            ("bytes", Throughput::Bytes(bytes.len() as u64)),
-            ("messages", Throughput::Elements(messages)),
-        ] {
-            let mut group = criterion.benchmark_group(format!("decode/{unit}"));
-            group.throughput(throughput);
-            for (name, run) in CASES {
-                group.bench_function(*name, |bencher| bencher.iter(|| run(black_box(&bytes))));
+        let corpora = [("corpus", corpus()), ("mix", mix())];
+        // `DECODE_ONLY=<corpus>/<case> DECODE_PASSES=n`: only run that case n times (for
+        // `perf stat -e instructions:u,cycles:u`, steadier than wall time on a busy machine).
+        if let Ok(only) = std::env::var("DECODE_ONLY") {
+            let passes: u32 = std::env::var("DECODE_PASSES")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(100);
+            let (corpus, case) = only.split_once('/').expect("DECODE_ONLY=<corpus>/<case>");
+            let (_, (bytes, _)) = corpora.iter().find(|(c, _)| *c == corpus).expect("corpus");
+            let (_, run) = CASES.iter().find(|(c, _)| *c == case).expect("case");
+            for _ in 0..passes {
+                black_box(run(black_box(bytes)));
             }
-            group.finish();
+            return;
+        }
+        let mut criterion = Criterion::default().configure_from_args();
+        for (corpus, (bytes, messages)) in &corpora {
+            assert_eq!(typed(bytes) as u64, *messages);
+            for (unit, throughput) in [
+                ("bytes", Throughput::Bytes(bytes.len() as u64)),
+                ("messages", Throughput::Elements(*messages)),
+            ] {
+                let mut group = criterion.benchmark_group(format!("decode/{corpus}/{unit}"));
+                group.throughput(throughput);
+                for (name, run) in CASES {
+                    group.bench_function(*name, |bencher| bencher.iter(|| run(black_box(bytes))));
+                }
+                group.finish();
+            }
         }
         criterion.final_summary();
-        summary(&bytes, messages);
+        for (corpus, (bytes, messages)) in &corpora {
+            println!("\n{corpus}:");
+            summary(bytes, *messages);
+        }
     }
 
     /// A plain table measured in this run: MB/s, messages/s, and time relative to the baseline.
@@ -128,7 +195,7 @@ mod native {
         }
         let baseline = rows[1].1;
         println!(
-            "\ncorpus: {:.2} MiB, {messages} messages ({} bytes/message on average)",
+            "{:.2} MiB, {messages} messages ({} bytes/message on average)",
             bytes.len() as f64 / f64::from(1 << 20),
             bytes.len() as u64 / messages
         );

@@ -103,33 +103,82 @@ impl MessageContent {
     }
 }
 
+/// Read as it comes (a block list is not buffered into a `Value` first).
 impl<'de> Deserialize<'de> for MessageContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        match Value::deserialize(deserializer)? {
-            Value::String(text) => Ok(Self::Text(text)),
-            Value::Array(items) => items
-                .into_iter()
-                .map(ContentBlock::from_value)
-                .collect::<Result<Vec<_>, _>>()
-                .map(Self::Blocks)
-                .map_err(D::Error::custom),
-            other => Err(D::Error::custom(format!(
-                "content must be a string or an array of blocks, found {}",
-                json_kind(&other)
-            ))),
-        }
+        deserializer.deserialize_any(ContentVisitor)
     }
 }
 
-pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+struct ContentVisitor;
+
+impl ContentVisitor {
+    fn found<E: serde::de::Error>(kind: &str) -> E {
+        E::custom(format_args!(
+            "content must be a string or an array of blocks, found {kind}"
+        ))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+    type Value = MessageContent;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string or an array of blocks")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<MessageContent, E> {
+        Ok(MessageContent::Text(text.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<MessageContent, E> {
+        Ok(MessageContent::Text(text))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<MessageContent, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(block) = seq.next_element::<ContentBlock>()? {
+            blocks.push(block);
+        }
+        Ok(MessageContent::Blocks(blocks))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<MessageContent, E> {
+        Err(Self::found("null"))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<MessageContent, E> {
+        Err(Self::found("null"))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<MessageContent, E> {
+        Err(Self::found("a boolean"))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<MessageContent, E> {
+        Err(Self::found("a number"))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<MessageContent, E> {
+        Err(Self::found("a number"))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<MessageContent, E> {
+        Err(Self::found("a number"))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<MessageContent, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Err(Self::found("an object"))
     }
 }
 

@@ -141,20 +141,20 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for CollectMap<'_, A> {
 }
 
 /// A map key, borrowed from the input when it can be.
-enum Key<'de> {
+pub(crate) enum Key<'de> {
     Borrowed(&'de str),
     Owned(String),
 }
 
 impl Key<'_> {
-    fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Key::Borrowed(s) => s,
             Key::Owned(s) => s,
         }
     }
 
-    fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         match self {
             Key::Borrowed(s) => s.to_owned(),
             Key::Owned(s) => s,
@@ -348,7 +348,8 @@ impl<'a, S: Serializer> Serializer for Append<'a, S> {
 // ------------------------------------------------------------------------------ a message's body
 
 /// A deserializer for a message's body: the object without its `type` key (the union read it
-/// already), so the body type does not see it as an unknown field.
+/// already), so the body type does not see it as an unknown field. A second `type` key is an error
+/// (a text decode then takes the `Value` path, where the last one wins).
 pub(crate) struct SkipType<D>(pub(crate) D);
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for SkipType<D> {
@@ -385,11 +386,12 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for SkipVisitor<V> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
-        self.0.visit_map(SkipMap(map))
+        self.0.visit_map(SkipMap(map, false))
     }
 }
 
-struct SkipMap<A>(A);
+/// The map, and whether its `type` was seen.
+struct SkipMap<A>(A, bool);
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<A> {
     type Error = A::Error;
@@ -400,6 +402,9 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SkipMap<A> {
     ) -> Result<Option<K::Value>, A::Error> {
         while let Some(key) = self.0.next_key::<Key<'de>>()? {
             if key.as_str() == "type" {
+                if std::mem::replace(&mut self.1, true) {
+                    return Err(de::Error::duplicate_field("type"));
+                }
                 self.0.next_value::<de::IgnoredAny>()?;
                 continue;
             }

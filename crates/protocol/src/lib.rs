@@ -27,6 +27,7 @@ mod message;
 mod permission;
 mod stream;
 mod system;
+mod tagged;
 mod usage;
 mod util;
 mod values;
@@ -48,7 +49,7 @@ use serde_json::Value;
 
 /// Parses one line the CLI wrote. Errors quote the line.
 pub fn parse_cli_line(line: &str) -> Result<CliMessage, ParseError> {
-    if let Some(message) = CliMessage::from_line(line).map_err(|err| err.with_line(line))? {
+    if let Some(message) = CliMessage::from_line(line) {
         return Ok(message);
     }
     let value = parse_json(line)?;

@@ -19,18 +19,25 @@ use crate::util::str_field;
 
 /// What [`CliMessage::classify`] found.
 enum Class {
-    Known(String),
+    Known(&'static str),
     Internal,
     Unknown,
 }
 
-/// A serde_json error's message without its " at line … column …" (the line is quoted instead).
-fn without_position(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    match text.rfind(" at line ") {
-        Some(at) if err.line() > 0 => text[..at].to_owned(),
-        _ => text,
+/// `type` (and `subtype`, when it comes next) of a line that starts with them:
+/// `{"type":"…","subtype":"…"`, no escapes, no spaces.
+fn leading_tags(line: &str) -> Option<(&str, Option<&str>)> {
+    fn string(rest: &str) -> Option<(&str, &str)> {
+        let end = rest.find('"')?;
+        let text = &rest[..end];
+        (!text.contains('\\')).then_some((text, &rest[end + 1..]))
     }
+    let (kind, rest) = string(line.strip_prefix(r#"{"type":""#)?)?;
+    let subtype = rest
+        .strip_prefix(r#","subtype":""#)
+        .and_then(string)
+        .map(|(subtype, _)| subtype);
+    Some((kind, subtype))
 }
 
 /// Everything the CLI writes on stdout (`StdoutMessage`), keyed by `type`.
@@ -95,7 +102,7 @@ impl CliMessage {
     /// [`crate::parse_cli_line`] for that).
     pub fn from_value(value: Value) -> Result<Self, ParseError> {
         match Self::classify(&value)? {
-            Class::Known(kind) => Self::from_body(&kind, &value),
+            Class::Known(kind) => Self::from_body(kind, &value),
             Class::Internal => Ok(Self::Internal(value)),
             Class::Unknown => Ok(Self::Unknown(value)),
         }
@@ -105,7 +112,7 @@ impl CliMessage {
     /// copied) and nothing else is cloned — for a caller that keeps the raw frame too.
     pub fn from_value_ref(value: &Value) -> Result<Self, ParseError> {
         match Self::classify(value)? {
-            Class::Known(kind) => Self::from_body(&kind, value),
+            Class::Known(kind) => Self::from_body(kind, value),
             Class::Internal => Ok(Self::Internal(value.clone())),
             Class::Unknown => Ok(Self::Unknown(value.clone())),
         }
@@ -137,10 +144,13 @@ impl CliMessage {
             }
         } else if Self::INTERNAL_TYPES.contains(&kind) {
             return Ok(Class::Internal);
-        } else if !Self::KNOWN_TYPES.contains(&kind) {
-            return Ok(Class::Unknown);
         }
-        Ok(Class::Known(kind.to_owned()))
+        Ok(
+            match Self::KNOWN_TYPES.iter().find(|known| **known == kind) {
+                Some(known) => Class::Known(known),
+                None => Class::Unknown,
+            },
+        )
     }
 
     fn from_body(kind: &str, value: &Value) -> Result<Self, ParseError> {
@@ -148,33 +158,20 @@ impl CliMessage {
             .map_err(|err| ParseError::invalid_body(kind, err.to_string(), ""))
     }
 
-    /// Parses one line the CLI wrote, straight from the text (no intermediate `Value` for a known
-    /// type). Errors are those of [`Self::from_value`], without the line.
-    pub(crate) fn from_line(line: &str) -> Result<Option<Self>, ParseError> {
-        #[derive(Deserialize)]
-        struct Peek<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Option<std::borrow::Cow<'a, str>>,
-            #[serde(borrow)]
-            subtype: Option<std::borrow::Cow<'a, str>>,
-        }
-        // Anything odd (not an object, a non-string tag, bad JSON) takes the `Value` path, which
-        // words the error.
-        let Ok(Peek {
-            kind: Some(kind),
-            subtype,
-        }) = serde_json::from_str::<Peek>(line)
-        else {
-            return Ok(None);
-        };
-        let Class::Known(kind) = Self::class_of(&kind, subtype.as_deref())? else {
-            return Ok(None);
+    /// Decodes one line the CLI wrote straight from the text (no intermediate `Value`), when it
+    /// starts with a known `type` (and `subtype`, for `system`) as the CLI writes every line.
+    /// `None` for anything else — another key first, an unknown or internal type, a body that does
+    /// not fit, bad JSON: the `Value` path then decodes it, or words the error, so both paths
+    /// agree.
+    pub(crate) fn from_line(line: &str) -> Option<Self> {
+        let (kind, subtype) = leading_tags(line)?;
+        let Ok(Class::Known(kind)) = Self::class_of(kind, subtype) else {
+            return None;
         };
         let mut de = serde_json::Deserializer::from_str(line);
-        Self::decode_body(&kind, SkipType(&mut de))
-            .and_then(|message| de.end().map(|()| message))
-            .map(Some)
-            .map_err(|err| ParseError::invalid_body(&kind, without_position(&err), ""))
+        let message = Self::decode_body(kind, SkipType(&mut de)).ok()?;
+        de.end().ok()?;
+        Some(message)
     }
 
     fn decode_body<'de, D>(kind: &str, body: D) -> Result<Self, serde_json::Error>
@@ -185,10 +182,7 @@ impl CliMessage {
             "assistant" => Deserialize::deserialize(body).map(Self::Assistant),
             "user" => Deserialize::deserialize(body).map(Self::User),
             "result" => Deserialize::deserialize(body).map(Self::Result),
-            "system" => {
-                let body = Value::deserialize(body)?;
-                SystemMessage::from_value(body).map(Self::System)
-            }
+            "system" => Deserialize::deserialize(body).map(Self::System),
             "stream_event" => Deserialize::deserialize(body).map(Self::StreamEvent),
             "tool_progress" => Deserialize::deserialize(body).map(Self::ToolProgress),
             "tool_use_summary" => Deserialize::deserialize(body).map(Self::ToolUseSummary),

@@ -182,10 +182,35 @@ macro_rules! tagged_union {
             }
         }
 
+        impl $crate::tagged::TaggedUnion for $name {
+            const TAG: &'static str = $tag;
+
+            fn known_tag(tag: &str) -> Option<&'static str> {
+                match tag {
+                    $( $lit => Some($lit), )+
+                    _ => None,
+                }
+            }
+
+            fn decode_variant<'de, D: ::serde::Deserializer<'de>>(
+                tag: &'static str,
+                body: D,
+            ) -> Result<Self, D::Error> {
+                match tag {
+                    $( $lit => <$ty as ::serde::Deserialize>::deserialize(body).map(Self::$variant), )+
+                    _ => unreachable!("known_tag gives only listed tags"),
+                }
+            }
+
+            fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+                Self::from_value(value)
+            }
+        }
+
+        /// Tag-first: see `tagged.rs`.
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                Self::from_value(value).map_err(<D::Error as ::serde::de::Error>::custom)
+                $crate::tagged::deserialize(deserializer)
             }
         }
     };
