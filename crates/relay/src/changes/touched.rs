@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
+use bridge_protocol::MessageType;
 use serde_json::Value;
 
 use super::{ChangedFile, DiffText, MAX_FILES, READ_CAP, Status};
@@ -72,8 +73,8 @@ impl Scan {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        match v.get("type").and_then(Value::as_str) {
-            Some("assistant") => {
+        match MessageType::of(v) {
+            Some(MessageType::Assistant) => {
                 for block in content
                     .iter()
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
@@ -100,7 +101,7 @@ impl Scan {
                     }
                 }
             }
-            Some("user") => {
+            Some(MessageType::User) => {
                 let results: Vec<&Value> = content
                     .iter()
                     .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -21,8 +21,11 @@ use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::extract::{AppState, Controller, JsonBody};
 use crate::relay::CreateSession;
-use bridge_protocol::SessionState;
 use bridge_protocol::api::{Origin, SessionList, SessionSummary};
+use bridge_protocol::{
+    ClientMessage, ControlRequest, ControlRequestBody, ControlResponseBody, MessageType,
+    RewindFilesRequest, SessionState,
+};
 
 /// How long a rewind waits for the CLI's answer.
 pub const REWIND_TIMEOUT: Duration = Duration::from_secs(20);
@@ -444,14 +447,17 @@ async fn rewind_relay(
     }
     let rid = format!("rewind_{}", uuid::Uuid::new_v4().simple());
     let mut sub = s.subscribe();
-    s.ingest(
-        &who,
-        vec![json!({
-            "type": "control_request",
-            "request_id": rid,
-            "request": {"subtype": "rewind_files", "user_message_id": body.user_message_id, "dry_run": body.dry_run},
-        })],
-    )?;
+    let request = ClientMessage::ControlRequest(ControlRequest::new(
+        rid.clone(),
+        ControlRequestBody::RewindFiles(RewindFilesRequest {
+            user_message_id: body.user_message_id.clone(),
+            dry_run: Some(body.dry_run),
+            extra: Map::new(),
+        }),
+    ));
+    let request = serde_json::to_value(&request)
+        .map_err(|e| ApiError::internal(format!("cannot write the rewind request: {e}")))?;
+    s.ingest(&who, vec![request])?;
     let answer = tokio::time::timeout(REWIND_TIMEOUT, async {
         loop {
             match sub.rx.recv().await {
@@ -459,7 +465,7 @@ async fn rewind_relay(
                     let Ok(v) = serde_json::from_slice::<Value>(&frame.payload) else {
                         continue;
                     };
-                    if v["type"] == "control_response"
+                    if MessageType::of(&v) == Some(MessageType::ControlResponse)
                         && v["response"]["request_id"] == rid.as_str()
                     {
                         return Some(v["response"].clone());
@@ -478,12 +484,20 @@ async fn rewind_relay(
             "the agent did not answer the rewind request (it may have exited)",
         ));
     };
-    if resp["subtype"] == "success" {
-        let mut r = resp.get("response").cloned().unwrap_or_else(|| json!({}));
+    let resp = ControlResponseBody::from_value(resp).ok();
+    if let Some(ControlResponseBody::Success(ok)) = &resp {
+        let mut r = ok.response.clone().unwrap_or_else(|| json!({}));
         r["dry_run"] = body.dry_run.into();
         return Ok(Json(r));
     }
-    let err = resp["error"].as_str().unwrap_or("unknown error");
+    let err = match &resp {
+        Some(ControlResponseBody::Error(e)) => e.error.as_str(),
+        Some(ControlResponseBody::Other(raw)) => raw
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error"),
+        Some(ControlResponseBody::Success(_)) | None => "unknown error",
+    };
     let msg = if err.contains("Unsupported control request subtype") {
         format!("this agent cannot restore files ({err}): the demo agent is not Claude Code")
     } else {
