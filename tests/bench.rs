@@ -272,30 +272,40 @@ struct DecodeRun {
     frames_per_s: f64,
 }
 
-/// Runs `pass` over the corpus after 300 ms of warm-up (so V8 has tiered the wasm up from its
-/// baseline compiler), then in 8 slices of at least 60 ms; bytes and frames per second of the best
-/// slice (the machine is shared: the best slice is the least disturbed one).
-fn decode_run(bytes: usize, frames: usize, mut pass: impl FnMut()) -> DecodeRun {
-    let t0 = dom::now_ms();
-    while dom::now_ms() - t0 < 300.0 {
-        pass();
-    }
-    let mut best = f64::INFINITY;
-    for _ in 0..8 {
+/// Runs each `(bytes, frames, pass)` over its corpus: 300 ms of warm-up each (so V8 has tiered
+/// the wasm up from its baseline compiler), then 12 rounds in which every case runs for at least
+/// 40 ms in turn; bytes and frames per second of each case's best slice. The machine is shared:
+/// interleaving gives every case the same quiet moments, and the best slice is the least disturbed.
+fn decode_runs(cases: &mut [(usize, usize, &mut dyn FnMut())]) -> Vec<DecodeRun> {
+    for (_, _, pass) in cases.iter_mut() {
         let t0 = dom::now_ms();
-        let mut passes = 0u32;
-        while dom::now_ms() - t0 < 60.0 {
+        while dom::now_ms() - t0 < 300.0 {
             pass();
-            passes += 1;
         }
-        best = best.min((dom::now_ms() - t0) / 1000.0 / f64::from(passes));
     }
-    DecodeRun {
-        mb_per_s: bytes as f64 / best / 1e6,
-        frames_per_s: frames as f64 / best,
+    let mut best = vec![f64::INFINITY; cases.len()];
+    for _ in 0..12 {
+        for (i, (_, _, pass)) in cases.iter_mut().enumerate() {
+            let t0 = dom::now_ms();
+            let mut passes = 0u32;
+            while dom::now_ms() - t0 < 40.0 {
+                pass();
+                passes += 1;
+            }
+            best[i] = best[i].min((dom::now_ms() - t0) / 1000.0 / f64::from(passes));
+        }
     }
+    cases
+        .iter()
+        .zip(best)
+        .map(|((bytes, frames, _), secs)| DecodeRun {
+            mb_per_s: *bytes as f64 / secs / 1e6,
+            frames_per_s: *frames as f64 / secs,
+        })
+        .collect()
 }
 
+/// The decode rows alone (`… --test bench -- --include-ignored benchmark_decode`).
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]
 fn benchmark_decode() {
@@ -334,37 +344,10 @@ fn decode_table() -> Vec<String> {
 
     let corpus = decode_corpus();
     let bytes: usize = corpus.iter().map(String::len).sum();
-    let mut undecoded = 0usize;
-    let typed = decode_run(bytes, corpus.len(), || {
-        undecoded = 0;
-        for l in &corpus {
-            match bridge_protocol::parse_cli_line(l) {
-                Ok(m) => drop(std::hint::black_box(m)),
-                Err(_) => undecoded += 1,
-            }
-        }
-    });
-    let value = decode_run(bytes, corpus.len(), || {
-        for l in &corpus {
-            drop(std::hint::black_box(serde_json::from_str::<Value>(l)));
-        }
-    });
     let js_lines: Vec<wasm_bindgen::JsValue> = corpus
         .iter()
         .map(|l| wasm_bindgen::JsValue::from_str(l))
         .collect();
-    let js = decode_run(bytes, corpus.len(), || {
-        for l in &js_lines {
-            drop(std::hint::black_box(json_parse(l)));
-        }
-    });
-    // js_sys::JSON::parse(&str): the text copied from wasm memory into a JS string first.
-    let js_copy = decode_run(bytes, corpus.len(), || {
-        for l in &corpus {
-            drop(std::hint::black_box(js_sys::JSON::parse(l)));
-        }
-    });
-
     // The console's path: each line inside the SSE envelope the relay sends.
     let events: Vec<_> = corpus
         .iter()
@@ -372,15 +355,46 @@ fn decode_table() -> Vec<String> {
         .map(|(n, l)| sse_event(n + 1, l))
         .collect();
     let env_bytes: usize = events.iter().map(|e| e.data.len()).sum();
-    let mut console_invalid = 0usize;
-    let console = decode_run(env_bytes, events.len(), || {
-        console_invalid = 0;
+    let js_envelopes: Vec<wasm_bindgen::JsValue> = events
+        .iter()
+        .map(|e| wasm_bindgen::JsValue::from_str(&e.data))
+        .collect();
+
+    let undecoded = std::cell::Cell::new(0usize);
+    let mut typed = || {
+        undecoded.set(0);
+        for l in &corpus {
+            match bridge_protocol::parse_cli_line(l) {
+                Ok(m) => drop(std::hint::black_box(m)),
+                Err(_) => undecoded.set(undecoded.get() + 1),
+            }
+        }
+    };
+    let mut value = || {
+        for l in &corpus {
+            drop(std::hint::black_box(serde_json::from_str::<Value>(l)));
+        }
+    };
+    let mut js = || {
+        for l in &js_lines {
+            drop(std::hint::black_box(json_parse(l)));
+        }
+    };
+    // js_sys::JSON::parse(&str): the text copied from wasm memory into a JS string first.
+    let mut js_copy = || {
+        for l in &corpus {
+            drop(std::hint::black_box(js_sys::JSON::parse(l)));
+        }
+    };
+    let console_invalid = std::cell::Cell::new(0usize);
+    let mut console = || {
+        console_invalid.set(0);
         for e in &events {
             let (source, message) = match decode_sse(e) {
                 Ok(Wire::Durable(d)) => (d.source, d.message),
                 Ok(Wire::Ephemeral(m)) => (Source::Worker, *m),
                 _ => {
-                    console_invalid += 1;
+                    console_invalid.set(console_invalid.get() + 1);
                     continue;
                 }
             };
@@ -389,20 +403,29 @@ fn decode_table() -> Vec<String> {
                 decoded.msg,
                 bridge_console::state::session::Decoded::Invalid(_)
             ) {
-                console_invalid += 1;
+                console_invalid.set(console_invalid.get() + 1);
             }
             drop(std::hint::black_box(decoded));
         }
-    });
-    let js_envelopes: Vec<wasm_bindgen::JsValue> = events
-        .iter()
-        .map(|e| wasm_bindgen::JsValue::from_str(&e.data))
-        .collect();
-    let js_env = decode_run(env_bytes, events.len(), || {
+    };
+    let mut js_env = || {
         for l in &js_envelopes {
             drop(std::hint::black_box(json_parse(l)));
         }
-    });
+    };
+    let frames = corpus.len();
+    let runs = decode_runs(&mut [
+        (bytes, frames, &mut typed),
+        (bytes, frames, &mut value),
+        (bytes, frames, &mut js),
+        (bytes, frames, &mut js_copy),
+        (env_bytes, frames, &mut console),
+        (env_bytes, frames, &mut js_env),
+    ]);
+    let [typed, value, js, js_copy, console, js_env] = &runs[..] else {
+        unreachable!("six cases")
+    };
+    let (undecoded, console_invalid) = (undecoded.get(), console_invalid.get());
 
     let line = "+------------------------------------------+-----------------------------+";
     let row = |label: &str, r: &DecodeRun| {
@@ -419,10 +442,10 @@ fn decode_table() -> Vec<String> {
             format!("decode {} frames ({} KB)", corpus.len(), bytes / 1024),
             "MB/s  |  frames/s"
         ),
-        row("  typed, wasm (parse_cli_line)", &typed),
-        row("  serde_json::Value, wasm", &value),
-        row("  JSON.parse, same page", &js),
-        row("  js_sys::JSON::parse(&str) (with copy)", &js_copy),
+        row("  typed, wasm (parse_cli_line)", typed),
+        row("  serde_json::Value, wasm", value),
+        row("  JSON.parse, same page", js),
+        row("  js_sys::JSON::parse(&str) (with copy)", js_copy),
         ratio(
             "  typed / JSON.parse (goal >= 0.8)",
             typed.mb_per_s / js.mb_per_s.max(1e-9),
@@ -436,8 +459,8 @@ fn decode_table() -> Vec<String> {
             format!("the same in SSE envelopes ({} KB)", env_bytes / 1024),
             ""
         ),
-        row("  console path (SSE data -> Frame)", &console),
-        row("  JSON.parse of the SSE data", &js_env),
+        row("  console path (SSE data -> Frame)", console),
+        row("  JSON.parse of the SSE data", js_env),
         ratio(
             "  console path / JSON.parse",
             console.mb_per_s / js_env.mb_per_s.max(1e-9),
