@@ -31,6 +31,16 @@ pub fn SessionHeader() -> impl IntoView {
         })
     };
     let cost = move || store.session.with(|s| s.cost_total());
+    // Scale-out: the node running this session (from the list; nothing on a single relay).
+    let host = move || {
+        let id = store.session_id.get().unwrap_or_default();
+        store.sessions.with(|l| {
+            l.iter()
+                .find(|s| s.id == id)
+                .and_then(|s| crate::components::session_list::session_item::host_of(s))
+                .map(str::to_owned)
+        })
+    };
     view! {
         <header class="session-header">
             <div class="header-row">
@@ -39,6 +49,11 @@ pub fn SessionHeader() -> impl IntoView {
                     nav.go(None);
                 }>"‹"</a>
                 <h1 class="session-title" title=title>{title}</h1>
+                {move || host().map(|h| view! {
+                    <span class="session-host" data-testid="session-header-host" title=format!("Runs on the host {h}")>
+                        {format!("on {h}")}
+                    </span>
+                })}
                 <SessionStateBadge />
                 <ConnectionStatus />
                 <ChangesButton />

@@ -8,6 +8,16 @@ use crate::net::SessionSummary;
 use crate::store::Store;
 use bridge_protocol::api::Origin;
 
+/// The node running a session, when the relay is a scale-out gateway (`host` in the API; a
+/// single relay sends none).
+pub fn host_of(summary: &SessionSummary) -> Option<&str> {
+    summary
+        .extra
+        .get("host")
+        .and_then(|v| v.as_str())
+        .filter(|h| !h.is_empty())
+}
+
 /// A session entry (`data-testid="session-item"`, `data-session-id`, `data-state`, `data-origin`
 /// `relay` or `cli` — Claude Code's own, started in a terminal, marked "Terminal"): opens it on
 /// click; controllers can archive it (through the store, which says when the worktree was kept).
@@ -51,6 +61,9 @@ pub fn SessionItem(
     if !ago.is_empty() {
         meta.push(ago);
     }
+    let host = host_of(&summary).map(str::to_owned);
+    // First in the line (it is cut at the end on a phone).
+    let host_sep = if meta.is_empty() { "" } else { " · " };
     let from_terminal = summary.origin() == Origin::Cli;
     let origin = summary.origin().as_str().to_owned();
     // "Fork of …": a session forked from another (the relay lists it right after that one).
@@ -89,7 +102,18 @@ pub fn SessionItem(
                 {from_terminal.then(|| view! { <span class="badge origin-cli" title="Started with Claude Code in a terminal">"Terminal"</span> })}
                 {fork_of.map(|f| view! { <span class="session-fork" data-testid="session-fork-of">{f}</span> })}
                 <span class="session-cwd" title=summary.cwd.clone().unwrap_or_default()>{summary.cwd.clone().unwrap_or_default()}</span>
-                <span class="session-meta">{meta.join(" · ")}</span>
+                <span class="session-meta">
+                    {host.map(|h| {
+                        let title = format!("Runs on the host {h}");
+                        view! {
+                            <span class="session-host" data-testid="session-host" title=title>
+                                "on "{h}
+                            </span>
+                            {host_sep}
+                        }
+                    })}
+                    {meta.join(" · ")}
+                </span>
             </a>
             {move || (controller() && !from_terminal).then(|| {
                 let id_archive = id_archive.clone();

@@ -3,7 +3,8 @@
 // gateway relay (`--role gateway`, it runs none), and opens the console on the gateway only: the list
 // comes from the registry, "New session" is placed on the agents node, the message goes through the
 // gateway to the host, the permission prompt arrives from JetStream, the answer goes back to the host,
-// and the result is shown. The host's own API confirms the session (and the answer) live there.
+// and the result is shown; the header and the list say which host runs the session. The host's own
+// API confirms the session (and the answer) live there.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { APIRequestContext, Page } from '@playwright/test';
@@ -82,6 +83,19 @@ test('flow 27: the console on a gateway creates a session on an agents node, run
     await waitForTurns(page, 1);
     await expectSessionState(page, 'idle');
     await shot(page, 'result', project);
+
+    // The console says which host runs the session: in the header and in the list (small, inert text).
+    await expect(tid(page, 'session-header-host')).toHaveText(`on ${host}`);
+    // A phone shows the list or the session; a desktop both.
+    const back = page.getByRole('link', { name: 'All sessions' });
+    if (await back.isVisible()) await press(back);
+    const item = page.locator(`[data-testid="session-item"][data-session-id="${sid}"]`);
+    await expect(item).toBeVisible();
+    await expect(item.getByTestId('session-host')).toContainText(`on ${host}`);
+    await shot(page, 'list-host', project);
+    await press(item.getByRole('link').first());
+    await expect(tid(page, 'transcript')).toBeVisible();
+    await expectLive(page);
 
     // The answer reached the agent on the host, once.
     const events = (await (await hostApi.get(`/v1/code/sessions/${sid}/events`)).json()).events as Array<{
