@@ -131,8 +131,10 @@ pub fn App() -> impl IntoView {
     store.watch_prompts(open);
     let auth = RwSignal::new(Auth::Checking);
     if nav.session.get_untracked().is_some() {
-        // A deep link to a session: its view's part loads while `/v1/me` is asked.
+        // A deep link to a session: its view's part and its live connection load while `/v1/me`
+        // is asked.
         lazy::prefetch(Part::Session);
+        lazy::prefetch(Part::Live);
     }
     let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
     let observer = address.switches.observer;
@@ -142,6 +144,7 @@ pub fn App() -> impl IntoView {
     {
         nav.session.set(Some(sid.clone()));
         lazy::prefetch(Part::Session);
+        lazy::prefetch(Part::Live);
     }
     // A host hands a token (`auth` message): exchanged for the cookie; if the cookie does not come
     // back (a cross-site iframe), the token stays in memory as a bearer token.

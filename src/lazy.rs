@@ -44,15 +44,20 @@ pub enum Part {
     /// The notification settings panel.
     Settings,
     /// The open session's view (header and its menus, transcript, message rows, tool cards,
-    /// changes panel, task list, prompt dock, composer): the session list does not need it.
+    /// changes panel, task list, prompt dock, composer) and what decodes and applies its frames:
+    /// the session list does not need it.
     Session,
+    /// The open session's live connection (bridge-transport's SSE/WebSocket driver and outbox):
+    /// small, so it connects while the session part is still loading.
+    Live,
 }
 
 impl Part {
     /// Every part, in the order [`prefetch_all`] loads them (the session view first: opening a
     /// session waits for it).
-    pub const ALL: [Part; 5] = [
+    pub const ALL: [Part; 6] = [
         Part::Session,
+        Part::Live,
         Part::Markdown,
         Part::Dialogs,
         Part::Diff,
@@ -125,7 +130,7 @@ mod split {
 
     /// Connects to a session's event stream (`net::subscribe`): bridge-transport's live connection
     /// (SSE/WebSocket, the outbox) is only needed once a session is open.
-    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_subscribe), fallible)]
+    #[leptos::wasm_split::wasm_split(live, wasm_split_path = ::leptos::wasm_split, preload(preload_subscribe), fallible)]
     fn subscribe(
         id: String,
         sink: Rc<dyn Fn(StreamEvent)>,
@@ -203,11 +208,9 @@ mod split {
                 Part::Diff => preload_diff().await,
                 Part::Dialogs => preload_dialog().await,
                 Part::Settings => preload_settings().await,
+                Part::Live => preload_subscribe().await,
                 Part::Session => match preload_session().await {
-                    Ok(()) => match preload_apply().await {
-                        Ok(()) => preload_subscribe().await,
-                        Err(e) => Err(e),
-                    },
+                    Ok(()) => preload_apply().await,
                     Err(e) => Err(e),
                 },
             };
@@ -317,7 +320,7 @@ pub fn apply_frames(session: &mut Session, frames: &[(Source, &Value)]) -> bool 
 }
 
 /// Connects to the session `id`'s event stream from its start (`crate::net::subscribe`; the
-/// transport's live connection is in the session part), or `None` while that part is not loaded.
+/// transport's live connection is the live part), or `None` while that part is not loaded.
 pub fn subscribe(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     return split::subscribe_now(id, sink);

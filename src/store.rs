@@ -322,9 +322,9 @@ impl Store {
         let store = *self;
         self.poll_detail(id.clone());
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
-        // The live connection (bridge-transport) is in the session part, like what applies its
-        // frames: it connects once the part is in (at once when it is).
-        lazy::when_loaded(Part::Session, move || {
+        // The live connection (bridge-transport) is a lazily loaded part: it connects once the
+        // part is in (at once when it is); its frames wait in the inbox for the session part.
+        lazy::when_loaded(Part::Live, move || {
             let current =
                 store.session_id.try_get_untracked().flatten().as_deref() == Some(id.as_str());
             if current && store.subscription.try_with_value(Option::is_none) == Some(true) {

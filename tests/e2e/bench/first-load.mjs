@@ -6,7 +6,10 @@
 //   - first contentful paint (cold; the static shell of index.html where the build has one);
 //   - time to the session list (a session-item visible, the static shell gone) and to a live transcript (transcript
 //     visible, connection live), cold (a fresh browser context: no cache, no service worker) and
-//     warm (the same context loading again), median of RUNS runs.
+//     warm (the same context loading again), median of RUNS runs;
+//   - time from tapping the session in the cold-loaded list to its live transcript ("open from list":
+//     the session part, the decoder and the live connection load then unless the idle prefetch has
+//     already brought them).
 //
 //   node tests/e2e/bench/first-load.mjs TOKEN SESSION_ID label=http://127.0.0.1:PORT[@SESSION_ID] [label2=…]
 //
@@ -82,7 +85,7 @@ for (const target of targets) {
   // label=BASE_URL, or label=BASE_URL@SESSION_ID when that relay's session differs from SESSION_ID.
   const [label, where] = target.split(/=(.*)/s);
   const [base, sid = sessionId] = where.split('@');
-  const t = { label, paintCold: [], listCold: [], listWarm: [], liveCold: [], liveWarm: [], bytes: null };
+  const t = { label, paintCold: [], listCold: [], listWarm: [], liveCold: [], liveWarm: [], open: [], bytes: null };
   for (let i = 0; i < runs; i++) {
     // The session list, cold then warm; the first cold run also counts the bytes.
     let ctx = await browser.newContext(phone);
@@ -99,6 +102,13 @@ for (const target of targets) {
         raw: bodies.reduce((n, r) => n + r.raw, 0),
         files: bodies.map((b) => ({ ...b, wire: sink.wire.find((w) => w.url === b.url)?.encoded ?? 0 })),
       };
+    }
+    // Tap the session in the list at once (before the idle prefetch): time to its live transcript.
+    {
+      const t0 = performance.now();
+      await page.locator(`[data-testid="session-item"][data-session-id="${sid}"]`).tap();
+      await transcriptReady(page);
+      t.open.push(performance.now() - t0);
     }
     t.listWarm.push(await timed(page, `${base}/`, listReady));
     await ctx.close();
@@ -122,10 +132,10 @@ for (const t of rows) {
   }
   console.log(`  ${'total'.padEnd(48)} ${String(t.bytes.raw).padStart(9)} raw ${String(t.bytes.gzip).padStart(8)} gzip-9 ${String(t.bytes.wire).padStart(8)} on the wire (goal <= 200000 gzip-9)`);
 }
-console.log('\n' + ['build', 'first paint', 'list cold', 'list warm', 'live cold', 'live warm', 'gzip-9 bytes', 'wire bytes'].map((h) => h.padEnd(14)).join(''));
+console.log('\n' + ['build', 'first paint', 'list cold', 'list warm', 'open from list', 'live cold', 'live warm', 'gzip-9 bytes', 'wire bytes'].map((h) => h.padEnd(14)).join(''));
 for (const t of rows) {
   console.log(
-    [t.label, fmtMs(median(t.paintCold)), fmtMs(median(t.listCold)), fmtMs(median(t.listWarm)), fmtMs(median(t.liveCold)), fmtMs(median(t.liveWarm)), String(t.bytes.gzip), String(t.bytes.wire)]
+    [t.label, fmtMs(median(t.paintCold)), fmtMs(median(t.listCold)), fmtMs(median(t.listWarm)), fmtMs(median(t.open)), fmtMs(median(t.liveCold)), fmtMs(median(t.liveWarm)), String(t.bytes.gzip), String(t.bytes.wire)]
       .map((c) => c.padEnd(14))
       .join(''),
   );

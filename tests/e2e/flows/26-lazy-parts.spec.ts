@@ -12,7 +12,7 @@ import { test, expect } from '../support/fixtures';
 import type { Page } from '@playwright/test';
 import { assistantTexts, denyWithMessage, dialog, expectLive, openConsole, openSession, press, sendMessage, tid, waitForTurns } from '../support/console';
 
-const PARTS = ['dialogs', 'diff', 'markdown', 'session', 'settings'];
+const PARTS = ['dialogs', 'diff', 'live', 'markdown', 'session', 'settings'];
 
 /** Records the split build's lazily fetched files in order: `part:<name>` and `chunk:<n>`. */
 function recordParts(page: Page, events: string[]): void {
