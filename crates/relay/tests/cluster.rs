@@ -831,3 +831,60 @@ async fn a_login_code_is_redeemed_once_across_gateways() {
         assert_eq!(got, [200, 401], "exactly one gateway redeems a code");
     }
 }
+
+/// (NATS outage) NATS stops under a running gateway and agents node: the gateway's `/healthz` says
+/// so (503, `nats.connected: false`); NATS restarts on the same store: `/healthz` is ok again, and
+/// a new turn created and followed through the gateway streams to its result.
+#[tokio::test]
+async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
+    let mut c = cluster();
+    let before = create_through(&c.a).await;
+
+    c.nats.stop();
+    let h = health_until(&c.a, "the gateway reports NATS down", |s, v| {
+        s == 503 && v["nats"]["connected"] == false
+    })
+    .await;
+    assert_eq!(h["nats"]["role"], "gateway", "{h}");
+    assert!(
+        h["nats"]["problem"].as_str().unwrap().contains("NATS"),
+        "{h}"
+    );
+    // Input cannot reach the host meanwhile: a clear 503, nothing queued for later.
+    let r = c.a.post(&before, TOKEN, user("while NATS is down")).await;
+    assert_eq!(r.status(), 503, "{}", r.text().await.unwrap());
+
+    c.nats.restart();
+    for gw in [&c.a, &c.b] {
+        health_until(gw, "the gateway reports NATS back", |s, v| {
+            s == 200 && v["ok"] == true && v["nats"]["connected"] == true
+        })
+        .await;
+    }
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    assert_eq!(on_a.status, 200);
+    assert_eq!(
+        c.a.post(&sid, TOKEN, user("after the outage"))
+            .await
+            .status(),
+        200
+    );
+    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    assert_eq!(
+        c.a.post(&sid, TOKEN, answer_to(&ask, "echo after-outage"))
+            .await
+            .status(),
+        200
+    );
+    let seen = on_a.until("result", is_result).await;
+    let text = seen.iter().find_map(tool_result_text).unwrap();
+    assert!(text.contains("after-outage"), "{text}");
+    // The session from before the outage takes input again too.
+    assert_eq!(
+        c.a.post(&before, TOKEN, user("NATS is back"))
+            .await
+            .status(),
+        200
+    );
+}

@@ -105,6 +105,12 @@ async fn route(
         return Ok(next.run(req).await);
     }
     let Some(entry) = cluster.entry(&id).await else {
+        // The registry cannot be read: say so rather than "no such session".
+        if cluster.client.connection_state() != async_nats::connection::State::Connected {
+            return Err(super::unavailable(format!(
+                "NATS is unreachable: session {id} cannot be reached through this gateway until it returns"
+            )));
+        }
         return Ok(next.run(req).await);
     };
     // A WebSocket may bring its credential in its first frame (the official SDK's authMessage):
