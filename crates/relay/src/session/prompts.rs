@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use bridge_protocol::{ControlResponse, ControlResponseBody, PersonPrompt};
+use bridge_protocol::{ControlResponse, ControlResponseBody, PersonPrompt, build};
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -85,16 +85,11 @@ impl Session {
             "No controller answered within {} s, so the relay denied this request (--permission-timeout-secs).",
             timeout.as_secs()
         );
+        // A permission is denied (the model reads the message); any other request gets an error.
         let response = if p.prompt == Some(PersonPrompt::CanUseTool) {
-            let mut r = Map::new();
-            r.insert("behavior".into(), "deny".into());
-            r.insert("message".into(), message.clone().into());
-            if let Some(t) = &p.tool_use_id {
-                r.insert("toolUseID".into(), t.clone().into());
-            }
-            json!({"subtype": "success", "request_id": request_id, "response": r})
+            build::deny(request_id, p.tool_use_id.as_deref(), &message, false)
         } else {
-            json!({"subtype": "error", "request_id": request_id, "error": message})
+            build::error(request_id, &message)
         };
         // On record (and on disk) before the agent hears it; the deny goes out even if the
         // audit log cannot be written (nobody is waiting to be told no).
@@ -111,7 +106,7 @@ impl Session {
             "reason": "timeout",
             "message": message,
         }));
-        let payload = json!({"type": "control_response", "response": response}).to_string();
+        let payload = bridge_protocol::to_line(&response).trim_end().to_owned();
         self.write_stdin(&g, payload.clone());
         if let Err(e) = self.append(&mut g, Source::Relay, "control_response", payload, None) {
             tracing::error!(session = %self.id, error = %e, "event store failure");

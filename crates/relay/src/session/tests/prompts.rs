@@ -228,7 +228,11 @@ async fn unanswered_prompt_is_denied_by_the_relay_after_the_timeout() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let sent = drain(&mut r.stdin);
     assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["type"], "control_response");
+    assert_eq!(sent[0]["response"]["subtype"], "success");
+    assert_eq!(sent[0]["response"]["request_id"], "slow");
     assert_eq!(sent[0]["response"]["response"]["behavior"], "deny");
+    assert_eq!(sent[0]["response"]["response"]["toolUseID"], "toolu_1");
     assert!(
         sent[0]["response"]["response"]["message"]
             .as_str()
@@ -247,6 +251,23 @@ async fn unanswered_prompt_is_denied_by_the_relay_after_the_timeout() {
         std::fs::read_to_string(&r.audit_path)
             .unwrap()
             .contains("\"timeout\"")
+    );
+    // A form nobody fills in gets an error answer.
+    r.session.on_line(
+        &json!({"type":"control_request","request_id":"form","request":{"subtype":"elicitation",
+            "mcp_server_name":"docs","message":"Pick"}})
+        .to_string(),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = drain(&mut r.stdin);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["response"]["subtype"], "error");
+    assert_eq!(sent[0]["response"]["request_id"], "form");
+    assert!(
+        sent[0]["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("relay denied")
     );
 }
 
