@@ -839,6 +839,9 @@ async fn a_login_code_is_redeemed_once_across_gateways() {
 async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
     let mut c = cluster();
     let before = create_through(&c.a).await;
+    let mut watching = c.a.sse(&before, None).await;
+    assert_eq!(watching.status, 200);
+    drain(&mut watching).await;
 
     c.nats.stop();
     let h = health_until(&c.a, "the gateway reports NATS down", |s, v| {
@@ -850,7 +853,11 @@ async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
         h["nats"]["problem"].as_str().unwrap().contains("NATS"),
         "{h}"
     );
-    // Input cannot reach the host meanwhile: a clear 503, nothing queued for later.
+    // The open stream ends (a console shows it is reconnecting) and a new one is refused, as is
+    // input: a clear 503, nothing queued for later.
+    watching.expect_end(std::time::Duration::from_secs(3)).await;
+    let again = c.a.sse(&before, None).await;
+    assert_eq!(again.status, 503);
     let r = c.a.post(&before, TOKEN, user("while NATS is down")).await;
     assert_eq!(r.status(), 503, "{}", r.text().await.unwrap());
 
@@ -880,11 +887,17 @@ async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
     let seen = on_a.until("result", is_result).await;
     let text = seen.iter().find_map(tool_result_text).unwrap();
     assert!(text.contains("after-outage"), "{text}");
-    // The session from before the outage takes input again too.
+    // The session from before the outage streams and takes input again too.
+    let mut resumed = c.a.sse(&before, None).await;
+    assert_eq!(resumed.status, 200);
+    drain(&mut resumed).await;
     assert_eq!(
         c.a.post(&before, TOKEN, user("NATS is back"))
             .await
             .status(),
         200
     );
+    resumed
+        .until("its echo", |f| f.data.to_string().contains("NATS is back"))
+        .await;
 }

@@ -104,13 +104,14 @@ async fn route(
     {
         return Ok(next.run(req).await);
     }
+    // The registry cannot be read while NATS is away: say so at once rather than wait for it or
+    // answer "no such session".
+    if cluster.client.connection_state() != async_nats::connection::State::Connected {
+        return Err(super::unavailable(format!(
+            "NATS is unreachable: session {id} cannot be reached through this gateway until it returns"
+        )));
+    }
     let Some(entry) = cluster.entry(&id).await else {
-        // The registry cannot be read: say so rather than "no such session".
-        if cluster.client.connection_state() != async_nats::connection::State::Connected {
-            return Err(super::unavailable(format!(
-                "NATS is unreachable: session {id} cannot be reached through this gateway until it returns"
-            )));
-        }
         return Ok(next.run(req).await);
     };
     // A WebSocket may bring its credential in its first frame (the official SDK's authMessage):
@@ -190,12 +191,41 @@ async fn route(
         }
         (&Method::GET, "/events" | "/events/stream" | "/ws") => {
             cluster.mirror(&id, &entry).await?;
-            return Ok(next.run(req).await);
+            let resp = next.run(req).await;
+            return Ok(if tail == "/events/stream" {
+                until_nats_lost(cluster, resp)
+            } else {
+                resp
+            });
         }
         _ => return Ok(next.run(req).await),
     };
     let (status, body) = cluster.ask(&id, &input).await;
     Ok(verdict_response(status, body))
+}
+
+/// An SSE stream served from a mirror ends when NATS becomes unreachable (checked every 250 ms):
+/// the client sees it (a console shows "reconnecting"), its reconnection gets 503 until NATS is
+/// back, and then it resumes from its `Last-Event-ID` with nothing lost.
+fn until_nats_lost(cluster: &Arc<Cluster>, resp: Response) -> Response {
+    if !resp.status().is_success() {
+        return resp;
+    }
+    let cluster = Arc::downgrade(cluster);
+    let lost = async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            match cluster.upgrade() {
+                Some(c)
+                    if c.client.connection_state() == async_nats::connection::State::Connected => {}
+                _ => return,
+            }
+        }
+    };
+    let (parts, body) = resp.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(lost));
+    Response::from_parts(parts, body)
 }
 
 async fn host_created(app: &AppState, cluster: &Arc<Cluster>, resp: Response) -> Response {
