@@ -3,8 +3,9 @@
 // gateway relay (`--role gateway`, it runs none), and opens the console on the gateway only: the list
 // comes from the registry, "New session" is placed on the agents node, the message goes through the
 // gateway to the host, the permission prompt arrives from JetStream, the answer goes back to the host,
-// and the result is shown; the header and the list say which host runs the session. The host's own
-// API confirms the session (and the answer) live there.
+// and the result is shown; the header and the list say which host runs the session; NATS stopped,
+// the console shows it is reconnecting, and is live again once NATS is back. The host's own API
+// confirms the session (and the answer) live there.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { APIRequestContext, Page } from '@playwright/test';
@@ -96,6 +97,14 @@ test('flow 27: the console on a gateway creates a session on an agents node, run
     await press(item.getByRole('link').first());
     await expect(tid(page, 'transcript')).toBeVisible();
     await expectLive(page);
+
+    // NATS goes away: the gateway ends the stream, and the console says it is reconnecting (or
+    // offline); NATS is back: the console is live again.
+    await nats.pause();
+    await expect(tid(page, 'connection-status')).toHaveAttribute('data-state', /reconnecting|offline/, { timeout: 15_000 });
+    await shot(page, 'nats-down', project);
+    await nats.resume();
+    await expectLive(page, 60_000);
 
     // The answer reached the agent on the host, once.
     const events = (await (await hostApi.get(`/v1/code/sessions/${sid}/events`)).json()).events as Array<{

@@ -11,6 +11,10 @@ export interface OwnNats {
   url: string;
   child: ChildProcess;
   stop(): Promise<void>;
+  /** Kills the server and keeps its store: a NATS outage. */
+  pause(): Promise<void>;
+  /** Starts it again on the same port with the same store. */
+  resume(): Promise<void>;
 }
 
 function natsBinary(): string {
@@ -54,27 +58,41 @@ export async function startNats(name: string): Promise<OwnNats> {
   const bin = natsBinary();
   const store = fs.mkdtempSync(path.join(os.tmpdir(), `bridge-e2e-${name}-nats-`));
   const port = await freePort();
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: 'ignore' });
-  let exited: string | undefined;
-  child.once('exit', (code, signal) => (exited = `code ${code}, signal ${signal}`));
-  child.once('error', (e) => (exited = String(e)));
-  const deadline = Date.now() + 10_000;
-  while (!(await listening(port))) {
-    if (exited) throw new Error(`${bin} exited at start (${exited})`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${bin} did not listen on 127.0.0.1:${port} within 10 s`);
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], { stdio: 'ignore' });
+    let exited: string | undefined;
+    child.once('exit', (code, signal) => (exited = `code ${code}, signal ${signal}`));
+    child.once('error', (e) => (exited = String(e)));
+    const deadline = Date.now() + 10_000;
+    while (!(await listening(port))) {
+      if (exited) throw new Error(`${bin} exited at start (${exited})`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${bin} did not listen on 127.0.0.1:${port} within 10 s`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const stop = async () => {
+    return child;
+  };
+  const kill = async (child: ChildProcess, signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) {
       await new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        child.kill(signal);
       });
     }
-    fs.rmSync(store, { recursive: true, force: true });
   };
-  return { url: `nats://127.0.0.1:${port}`, child, stop };
+  const own: OwnNats = {
+    url: `nats://127.0.0.1:${port}`,
+    child: await launch(),
+    stop: async () => {
+      await kill(own.child, 'SIGTERM');
+      fs.rmSync(store, { recursive: true, force: true });
+    },
+    pause: async () => kill(own.child, 'SIGKILL'),
+    resume: async () => {
+      own.child = await launch();
+    },
+  };
+  return own;
 }
