@@ -18,6 +18,7 @@ mod new_session;
 
 use std::rc::Rc;
 
+use bridge_protocol::MessageType;
 use bridge_protocol::api::SessionDetail;
 use leptos::prelude::*;
 use serde_json::Value;
@@ -42,7 +43,7 @@ pub use files::files_of;
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
 
 fn is_system_init(payload: &Value) -> bool {
-    payload.get("type").and_then(Value::as_str) == Some("system")
+    MessageType::of(payload) == Some(MessageType::System)
         && payload.get("subtype").and_then(Value::as_str) == Some("init")
 }
 
@@ -258,7 +259,7 @@ impl Store {
         if frames.iter().any(|f| {
             f.source == Source::Worker
                 && (is_system_init(&f.payload)
-                    || f.payload.get("type").and_then(Value::as_str) == Some("result"))
+                    || MessageType::of(&f.payload) == Some(MessageType::Result))
         }) {
             self.refresh_agent_info(false);
         }

@@ -3,6 +3,7 @@
 //! debounced, one request at a time) and the diff of the file the person picked. The relay calls
 //! are in [`crate::net::changes`]; components only read these signals and call the methods here.
 
+use bridge_protocol::MessageType;
 use leptos::prelude::*;
 
 use super::Store;
@@ -69,7 +70,7 @@ impl Changes {
 pub fn writes_files(frames: &[Incoming], name_of: impl Fn(&str) -> Option<String>) -> bool {
     frames.iter().any(|f| {
         let p = &f.payload;
-        p.get("type").and_then(|t| t.as_str()) == Some("user")
+        MessageType::of(p) == Some(MessageType::User)
             && p.pointer("/message/content")
                 .and_then(|c| c.as_array())
                 .is_some_and(|blocks| {

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use bridge_protocol::MessageType;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -161,7 +162,7 @@ impl Store {
         payload: Value,
         done: impl FnOnce(Result<(), NetError>) + 'static,
     ) {
-        if payload.get("type").and_then(Value::as_str) != Some("user") {
+        if MessageType::of(&payload) != Some(MessageType::User) {
             return done(Err(NetError::Network(
                 "this session is not running: send a message to resume it first".into(),
             )));
