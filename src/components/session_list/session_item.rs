@@ -3,10 +3,17 @@
 use leptos::prelude::*;
 
 use crate::format;
+use crate::lazy::{self, Part};
 use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
 use crate::store::Store;
 use bridge_protocol::api::Origin;
+
+/// Starts loading what opening a session needs: the session view and its live connection.
+fn prefetch_session_view() {
+    lazy::prefetch(Part::Session);
+    lazy::prefetch(Part::Live);
+}
 
 /// The node running a session, when the relay is a scale-out gateway (`host` in the API; a
 /// single relay sends none).
@@ -96,6 +103,11 @@ pub fn SessionItem(
                     ev.prevent_default();
                     nav.go(Some(&id_click));
                 }
+                // The session view's part starts loading on intent (a pointer over the entry, a
+                // finger down, keyboard focus), before the click, if the idle prefetch has not.
+                on:pointerenter=|_| prefetch_session_view()
+                on:pointerdown=|_| prefetch_session_view()
+                on:focus=|_| prefetch_session_view()
             >
                 <span class="session-name" title=name.clone()>{name.clone()}</span>
                 <span class=format!("badge state-{state}")>{state.replace('_', " ")}</span>
