@@ -96,7 +96,7 @@ impl Cluster {
             .unwrap_or_else(|p| p.into_inner())
             .insert(session.id.clone(), String::new());
         self.put_registry(session).await;
-        tokio::spawn(publisher(
+        publishers().spawn(publisher(
             Arc::downgrade(self),
             Arc::downgrade(session),
             hook,
@@ -208,6 +208,27 @@ impl Cluster {
         let (ev, _) = wire::decode_event(id, &m.payload)?;
         Some((m.sequence, ev))
     }
+}
+
+/// The runtime the publishers run on: a thread of their own. On the relay's runtime a publisher
+/// woken by the task that reads an agent's output (which appends the events and so queues them)
+/// lands in that worker's LIFO slot, which other workers cannot steal, and waits until the reader
+/// yields: under a steady stream of agent lines that was seconds, and the events queued meanwhile.
+/// Woken from another thread, a task here is queued on this runtime, which does nothing else.
+fn publishers() -> &'static tokio::runtime::Handle {
+    static RT: std::sync::OnceLock<tokio::runtime::Handle> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the NATS publishers");
+        let handle = rt.handle().clone();
+        std::thread::Builder::new()
+            .name("nats-publish".into())
+            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            .expect("a thread for the NATS publishers");
+        handle
+    })
 }
 
 /// Most events, and bytes of payload, in one message (NATS refuses messages over 1 MB by default;
