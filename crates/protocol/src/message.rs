@@ -383,16 +383,18 @@ impl ClientMessage {
         let kind = kind.to_owned();
         map.shift_remove("type");
         let body = Value::Object(map);
+        // Decoded from the borrowed `Value` (as `CliMessage`'s are): one set of decoders.
+        let body = &body;
         let parsed = match kind.as_str() {
-            "user" => serde_json::from_value(body).map(Self::User),
-            "control_request" => serde_json::from_value(body).map(Self::ControlRequest),
-            "control_response" => serde_json::from_value(body).map(Self::ControlResponse),
+            "user" => Deserialize::deserialize(body).map(Self::User),
+            "control_request" => Deserialize::deserialize(body).map(Self::ControlRequest),
+            "control_response" => Deserialize::deserialize(body).map(Self::ControlResponse),
             "control_cancel_request" => {
-                serde_json::from_value(body).map(Self::ControlCancelRequest)
+                Deserialize::deserialize(body).map(Self::ControlCancelRequest)
             }
-            "keep_alive" => serde_json::from_value(body).map(Self::KeepAlive),
+            "keep_alive" => Deserialize::deserialize(body).map(Self::KeepAlive),
             "update_environment_variables" => {
-                serde_json::from_value(body).map(Self::UpdateEnvironmentVariables)
+                Deserialize::deserialize(body).map(Self::UpdateEnvironmentVariables)
             }
             _ => unreachable!("every KNOWN_TYPES entry is dispatched"),
         };

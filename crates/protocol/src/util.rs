@@ -170,7 +170,9 @@ macro_rules! tagged_union {
                     $(
                         $lit => {
                             map.shift_remove($tag);
-                            <$ty as ::serde::Deserialize>::deserialize(::serde_json::Value::Object(map))
+                            // Borrowed, like every other decode from a `Value` in this crate: one
+                            // set of decoders for `&Value` in the wasm console, not two.
+                            <$ty as ::serde::Deserialize>::deserialize(&::serde_json::Value::Object(map))
                                 .map(Self::$variant)
                                 .map_err(|err| ::serde_json::Error::custom(format!(
                                     "{} `{}`: {}", $tag, $lit, err
