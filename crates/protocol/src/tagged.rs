@@ -44,6 +44,20 @@ pub(crate) fn deserialize<'de, T: TaggedUnion, D: Deserializer<'de>>(
     deserializer.deserialize_any(TagFirst::<T>(PhantomData))
 }
 
+/// Decodes an object whose tag is known (checked by the caller) on the tag-first path: the tag
+/// moved to the front, then read from the borrowed `Value`. So the general path shares the
+/// decoders of the console's (which reads a borrowed `Value`) instead of adding a set of its own.
+pub(crate) fn decode_known<T: TaggedUnion>(
+    mut map: Map<String, Value>,
+) -> Result<T, serde_json::Error> {
+    let mut ordered = Map::with_capacity(map.len());
+    if let Some(tag) = map.shift_remove(T::TAG) {
+        ordered.insert(T::TAG.to_owned(), tag);
+    }
+    ordered.extend(map);
+    deserialize(&Value::Object(ordered))
+}
+
 /// The message of a union's error: `{tag} `{value}`: {reason}`, without the reason's own
 /// ` at line … column …` (serde_json adds the position of the whole value once).
 pub(crate) fn variant_error<E: de::Error>(tag: &str, value: &str, reason: impl fmt::Display) -> E {

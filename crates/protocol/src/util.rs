@@ -156,7 +156,7 @@ macro_rules! tagged_union {
             /// Builds the union from a JSON value, dispatching on the tag first.
             pub fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
                 use ::serde::de::Error as _;
-                let ::serde_json::Value::Object(mut map) = value else {
+                let ::serde_json::Value::Object(map) = value else {
                     return Err(::serde_json::Error::custom(concat!(
                         "expected a JSON object with a string `", $tag, "` field"
                     )));
@@ -166,21 +166,10 @@ macro_rules! tagged_union {
                         "missing string field `", $tag, "`"
                     )));
                 };
-                match tag {
-                    $(
-                        $lit => {
-                            map.shift_remove($tag);
-                            // Borrowed, like every other decode from a `Value` in this crate: one
-                            // set of decoders for `&Value` in the wasm console, not two.
-                            <$ty as ::serde::Deserialize>::deserialize(&::serde_json::Value::Object(map))
-                                .map(Self::$variant)
-                                .map_err(|err| ::serde_json::Error::custom(format!(
-                                    "{} `{}`: {}", $tag, $lit, err
-                                )))
-                        }
-                    )+
-                    _ => Ok(Self::$other(::serde_json::Value::Object(map))),
+                if <Self as $crate::tagged::TaggedUnion>::known_tag(tag).is_none() {
+                    return Ok(Self::$other(::serde_json::Value::Object(map)));
                 }
+                $crate::tagged::decode_known(map)
             }
         }
 
