@@ -4,7 +4,8 @@
 #   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
 #   console transfer size (gzipped wasm + js + css), the bytes the relay really sends (br / gzip), and
 #   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript),
-#   and the end-to-end latency of a streamed delta (agent stdout line to its paint, p50/p99 over 1,000).
+#   the end-to-end latency of a streamed delta (agent stdout line to its paint, p50/p99 over 1,000), and
+#   the scale-out figures (scripts/bench-cluster.sh; skipped without nats-server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -76,3 +77,9 @@ echo "== what the relay sends (release relay, console compressed at startup)"
 } | tee "$out/relay-transfer.txt"
 echo "== end-to-end latency: an agent's stdout line to its paint in the console (release relay, loopback, 1,000 deltas)"
 node tests/e2e/bench/latency.mjs "$CARGO_TARGET_DIR/release/bridge-relay" dist 2>&1 | tee "$out/latency.txt"
+echo "== scale-out through NATS JetStream: fan-out over 4 gateways, 100 sessions on 2 hosts, resume after a gateway kill"
+if command -v nats-server >/dev/null 2>&1 || [ -n "${NATS_SERVER_BIN:-}" ]; then
+  scripts/bench-cluster.sh 2>&1 | tee "$out/cluster.txt"
+else
+  echo "nats-server is not installed: skipped (scripts/setup.sh --test installs it)" | tee "$out/cluster.txt"
+fi
