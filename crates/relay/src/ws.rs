@@ -31,6 +31,13 @@ use crate::frames::{FrameKind, WS_CATCH_UP_TRUNCATED};
 use crate::session::Session;
 use crate::store::Source;
 
+/// Set (as a request extension) by a scale-out gateway on a WebSocket to a mirror: resolves when the
+/// mirror's source, NATS, becomes unreachable. The socket then closes with 1013 ("try again later",
+/// which the console's transport answers by reconnecting): its reconnection gets 503 until NATS is
+/// back and then resumes from its cursor with nothing lost, as an SSE stream does.
+#[derive(Clone)]
+pub struct SourceLost(pub Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>);
+
 /// How long an unauthenticated socket may take to send its auth message.
 pub const WS_AUTH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The credential is missing, wrong, revoked, expired or logged out.
@@ -63,6 +70,7 @@ pub async fn upgrade(
     headers: HeaderMap,
     ext: crate::external::External,
     crate::extract::PeerIp(peer): crate::extract::PeerIp,
+    lost: Option<axum::Extension<SourceLost>>,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let has_credentials =
@@ -92,8 +100,9 @@ pub async fn upgrade(
         .max_message_size(limit)
         .max_frame_size(limit)
         .on_upgrade(move |socket| {
+            let lost = lost.map(|axum::Extension(l)| l);
             run(
-                app, session, principal, slot, peer, envelope, from, cookie, socket,
+                app, session, principal, slot, peer, envelope, from, cookie, lost, socket,
             )
         }))
 }
@@ -148,6 +157,7 @@ async fn run(
     envelope: bool,
     from: Option<u64>,
     cookie: Option<String>,
+    lost: Option<SourceLost>,
     socket: WebSocket,
 ) {
     let (mut sink, mut stream) = socket.split();
@@ -267,6 +277,10 @@ async fn run(
 
     let mut shutdown = app.shutdown_signal();
     let mut revoked = Box::pin(crate::auth::until_revoked(app.clone(), principal.clone()));
+    let mut source_lost = match &lost {
+        Some(l) => (l.0)(),
+        None => Box::pin(std::future::pending()),
+    };
     let keepalive = app.config.sse_keepalive;
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + keepalive, keepalive);
     loop {
@@ -342,6 +356,10 @@ async fn run(
             }
             () = crate::util::until_true(&mut shutdown) => {
                 let _ = sink.send(close(CLOSE_GOING_AWAY, "relay shutting down")).await;
+                return;
+            }
+            () = &mut source_lost => {
+                let _ = sink.send(close(CLOSE_TRY_AGAIN_LATER, "NATS is unreachable: reconnect; the stream resumes once it is back")).await;
                 return;
             }
         }

@@ -926,3 +926,123 @@ async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
         .until("its echo", |f| f.data.to_string().contains("NATS is back"))
         .await;
 }
+
+/// (NATS outage, WebSocket) A gateway's WebSocket served from a mirror closes when NATS becomes
+/// unreachable, with 1013 "try again later" (the console's transport reconnects on it), as its SSE
+/// streams end; once NATS is back a socket resumed from the last event id it got gets what came
+/// after, nothing repeated.
+#[tokio::test]
+async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
+    use futures::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+    let mut c = cluster();
+    let sid = create_through(&c.a).await;
+    assert_eq!(c.a.post(&sid, TOKEN, user("before")).await.status(), 200);
+    let mut on_a = c.a.sse(&sid, None).await;
+    on_a.until("the echo", |f| f.data.to_string().contains("before"))
+        .await;
+
+    let request = |query: &str| {
+        let url = format!(
+            "ws://{}/v1/code/sessions/{sid}/ws?envelope=1{query}",
+            c.a.addr
+        );
+        let mut req = url.into_client_request().unwrap();
+        req.headers_mut()
+            .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+        req
+    };
+    // The durable events' ids a socket gets until `stop` holds for one, or until it is quiet.
+    let read = async |ws: &mut tokio_tungstenite::WebSocketStream<_>,
+                      stop: &dyn Fn(&Value) -> bool|
+           -> Vec<u64> {
+        let mut ids = Vec::new();
+        let deadline = tokio::time::Instant::now() + T;
+        loop {
+            let quiet = tokio::time::Instant::now() + std::time::Duration::from_millis(700);
+            match tokio::time::timeout_at(quiet.min(deadline), ws.next()).await {
+                Ok(Some(Ok(Message::Text(t)))) => {
+                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                    if let Some(id) = v["id"].as_u64() {
+                        ids.push(id);
+                    }
+                    if stop(&v) {
+                        return ids;
+                    }
+                }
+                Ok(Some(Ok(_))) => {}
+                Err(_) => return ids,
+                other => panic!("the socket ended early: {other:?}"),
+            }
+        }
+    };
+    let mut ws = tokio_tungstenite::connect_async(request(""))
+        .await
+        .unwrap()
+        .0;
+    let seen = read(&mut ws, &|_| false).await;
+    assert!(
+        seen.len() >= 2,
+        "the socket replays the log from its start: {seen:?}"
+    );
+    let last = *seen.last().unwrap();
+
+    c.nats.stop();
+    let started = std::time::Instant::now();
+    let close = loop {
+        match tokio::time::timeout(std::time::Duration::from_secs(3), ws.next()).await {
+            Ok(Some(Ok(Message::Close(f)))) => break f,
+            Ok(Some(Ok(Message::Text(t)))) => {
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                assert!(
+                    v["id"].is_null(),
+                    "no durable event while NATS is down: {v}"
+                );
+            }
+            Ok(Some(Ok(_))) => {}
+            other => panic!("the socket did not close within 3 s of NATS stopping: {other:?}"),
+        }
+    };
+    let close = close.expect("a close frame with a code");
+    assert_eq!(close.code, CloseCode::Again, "{close:?}");
+    assert!(close.reason.contains("NATS"), "{close:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+
+    c.nats.restart();
+    health_until(&c.a, "the gateway reports NATS back", |s, v| {
+        s == 200 && v["ok"] == true && v["nats"]["connected"] == true
+    })
+    .await;
+    // Resumed from the last event it got: what follows, nothing repeated.
+    let mut ws = loop {
+        match tokio_tungstenite::connect_async(request(&format!("&from_sequence_num={last}"))).await
+        {
+            Ok((ws, _)) => break ws,
+            // 503 while the gateway's registry read catches up.
+            Err(e) => {
+                assert!(
+                    started.elapsed() < T * 2,
+                    "no socket after NATS returned: {e}"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert_eq!(c.a.post(&sid, TOKEN, user("after")).await.status(), 200);
+    let after = read(&mut ws, &|v| {
+        v["data"]["source"] == "client" && v.to_string().contains("after")
+    })
+    .await;
+    assert!(!after.is_empty(), "the resumed socket got the new input");
+    assert!(
+        after.iter().all(|id| *id > last),
+        "nothing repeated after {last}: {after:?}"
+    );
+    assert!(
+        after.windows(2).all(|w| w[1] == w[0] + 1) && after[0] == last + 1,
+        "nothing lost after {last}: {after:?}"
+    );
+}

@@ -122,6 +122,13 @@ async fn route(
             let exit = entry.summary.exit.clone().flatten();
             mirror.mirror_meta(|m| m.exit = exit);
         }
+        // It closes when NATS becomes unreachable, as an SSE stream ends.
+        let c = Arc::downgrade(cluster);
+        let mut req = req;
+        req.extensions_mut()
+            .insert(crate::ws::SourceLost(Arc::new(move || {
+                Box::pin(nats_lost(c.clone()))
+            })));
         return Ok(next.run(req).await);
     }
     let who = principal(app, &req)?;
@@ -211,21 +218,23 @@ fn until_nats_lost(cluster: &Arc<Cluster>, resp: Response) -> Response {
     if !resp.status().is_success() {
         return resp;
     }
-    let cluster = Arc::downgrade(cluster);
-    let lost = async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
-        loop {
-            tick.tick().await;
-            match cluster.upgrade() {
-                Some(c)
-                    if c.client.connection_state() == async_nats::connection::State::Connected => {}
-                _ => return,
-            }
-        }
-    };
+    let lost = nats_lost(Arc::downgrade(cluster));
     let (parts, body) = resp.into_parts();
     let body = axum::body::Body::from_stream(body.into_data_stream().take_until(lost));
     Response::from_parts(parts, body)
+}
+
+/// Resolves once NATS is unreachable (checked every 250 ms) or the cluster is gone. A WebSocket
+/// served from a mirror closes then ([`crate::ws::SourceLost`]), as an SSE stream ends.
+async fn nats_lost(cluster: std::sync::Weak<Cluster>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    loop {
+        tick.tick().await;
+        match cluster.upgrade() {
+            Some(c) if c.client.connection_state() == async_nats::connection::State::Connected => {}
+            _ => return,
+        }
+    }
 }
 
 async fn host_created(app: &AppState, cluster: &Arc<Cluster>, resp: Response) -> Response {
