@@ -172,8 +172,21 @@ impl Cluster {
                 Ok(ack) => match ack.await {
                     Ok(ack) => return Ok((ack.sequence, last.seq)),
                     Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                        // Ours already (an ack lost on the way)? Otherwise another writer.
-                        if let Some((stream_seq, tail)) = self.tail_event(id).await
+                        // Ours already (an ack lost on the way)? Otherwise another writer. A tail
+                        // that cannot be read (NATS slow: the request timed out) is read again: it
+                        // says nothing about who wrote it.
+                        let mut wait = Duration::from_millis(50);
+                        let tail = loop {
+                            match self.tail_event(id).await {
+                                Ok(t) => break t,
+                                Err(e) => {
+                                    tracing::warn!(session = %id, error = %e, "cannot read the session's last event on NATS; retrying");
+                                    tokio::time::sleep(wait).await;
+                                    wait = (wait * 2).min(Duration::from_secs(2));
+                                }
+                            }
+                        };
+                        if let Some((stream_seq, tail)) = tail
                             && tail.seq >= first.seq
                             && tail.seq <= last.seq
                             && batch[(tail.seq - first.seq) as usize].0.event_id == tail.event_id
@@ -198,15 +211,23 @@ impl Cluster {
 }
 
 impl Cluster {
-    /// `(stream sequence, last event)` of the last message on a session's subject.
-    async fn tail_event(&self, id: &str) -> Option<(u64, StoredEvent)> {
-        let m = self
+    /// `(stream sequence, last event)` of the last message on a session's subject; `Ok(None)`
+    /// when it has none (or an undecodable one); `Err` when NATS did not answer.
+    async fn tail_event(&self, id: &str) -> anyhow::Result<Option<(u64, StoredEvent)>> {
+        match self
             .events
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
-            .ok()?;
-        let (ev, _) = wire::decode_event(id, &m.payload)?;
-        Some((m.sequence, ev))
+        {
+            Ok(m) => Ok(wire::decode_event(id, &m.payload).map(|(ev, _)| (m.sequence, ev))),
+            Err(e)
+                if e.kind()
+                    == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(anyhow::anyhow!("JetStream: {e}")),
+        }
     }
 }
 
@@ -259,6 +280,8 @@ async fn publisher(
     };
     // Events taken from the queue and not yet published, in order (at most one batch's worth).
     let mut carry: VecDeque<(StoredEvent, bool)> = VecDeque::new();
+    // The session state last written to the registry from here.
+    let mut listed_state = None;
     loop {
         if carry.is_empty() {
             tokio::select! {
@@ -336,6 +359,14 @@ async fn publisher(
             }
         }
         if !batch.is_empty() {
+            // The registry has the state these events lead to before a gateway has them: a
+            // console reads its list when the header's state changes, and got the state from
+            // before (until the next registry round and its next list poll, 4 s later).
+            let state = s.state();
+            if listed_state.as_ref() != Some(&state) {
+                c.put_registry(&s).await;
+                listed_state = Some(state);
+            }
             match c.publish(&batch, stream_seq).await {
                 Ok((sq, upto)) => {
                     stream_seq = sq;
