@@ -1046,3 +1046,60 @@ async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
         "nothing lost after {last}: {after:?}"
     );
 }
+
+/// The state a gateway's list says for a session, read at once.
+async fn listed_state(gw: &RelayProc, sid: &str) -> String {
+    let v: Value = http()
+        .get(gw.url("/v1/code/sessions"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let s = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == sid);
+    s.map(|s| s["state"].as_str().unwrap_or("").to_owned())
+        .unwrap_or_default()
+}
+
+/// A gateway's list read as soon as its stream brings the event that changed a session's state
+/// (the console reads its list when its header's state changes) already says that state: the host
+/// writes the registry entry before it publishes those events. (It said the state from before
+/// until the host's next registry round, and the console showed it until its next list poll.)
+#[tokio::test]
+async fn a_gateways_list_agrees_with_its_stream_when_the_state_changes() {
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_a = c.a.sse(&sid, None).await;
+    for turn in 0..3 {
+        assert_eq!(
+            c.a.post(&sid, TOKEN, user(&format!("turn {turn}")))
+                .await
+                .status(),
+            200
+        );
+        let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+        assert_eq!(
+            listed_state(&c.a, &sid).await,
+            "requires_action",
+            "turn {turn}: the list when the prompt arrived"
+        );
+        assert_eq!(
+            c.a.post(&sid, TOKEN, answer_to(&ask, &format!("echo {turn}")))
+                .await
+                .status(),
+            200
+        );
+        on_a.until("result", is_result).await;
+        assert_eq!(
+            listed_state(&c.a, &sid).await,
+            "idle",
+            "turn {turn}: the list when the result arrived"
+        );
+    }
+}
