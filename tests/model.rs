@@ -235,6 +235,37 @@ fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_dupli
     assert_eq!(rows_of_role(&s, "assistant"), 1);
 }
 
+/// On a scale-out gateway the live frames (deltas) and the log travel separate paths: a message's
+/// deltas can arrive after its durable frame. They show nothing a second time.
+#[test]
+fn deltas_arriving_after_their_durable_frame_show_nothing_twice() {
+    let frames = streamed_turn();
+    let durable = only_durable(&frames);
+    let mut once = Session::new();
+    apply_all(&mut once, &durable);
+    let mut late = Session::new();
+    // Each message's durable frames first, then its stream events.
+    let (msg1, rest): (Vec<_>, Vec<_>) = frames[..15]
+        .iter()
+        .cloned()
+        .partition(|f| f["type"] == "stream_event");
+    apply_all(&mut late, &rest);
+    apply_all(&mut late, &msg1);
+    apply_all(&mut late, &frames[15..]);
+    assert_eq!(assistant_blocks(&late), assistant_blocks(&once));
+    assert_eq!(
+        assistant_blocks(&late)
+            .iter()
+            .filter(|b| **b == Block::Text("Hello **world**!".into()))
+            .count(),
+        1
+    );
+    assert_eq!(
+        rows_of_role(&late, "assistant"),
+        rows_of_role(&once, "assistant")
+    );
+}
+
 #[test]
 fn partial_tool_input_json_shows_the_forming_command() {
     let frames = streamed_turn();

@@ -49,6 +49,19 @@ impl Session {
                 if a.blocks.iter().any(|sl| sl.index == Some(index)) {
                     return;
                 }
+                // Its durable frame came first (a scale-out gateway relays live frames and the
+                // log on separate paths, so deltas can arrive after the message they built): the
+                // block is that durable one, and the late stream must not show it a second time.
+                if !matches!(block, Block::ToolUse(_))
+                    && let Some(sl) = a.blocks.iter_mut().find(|sl| {
+                        sl.durable
+                            && sl.index.is_none()
+                            && std::mem::discriminant(&sl.block) == std::mem::discriminant(&block)
+                    })
+                {
+                    sl.index = Some(index);
+                    return;
+                }
                 a.streaming = true;
                 if let Block::ToolUse(id) = &block
                     && a.blocks
