@@ -104,8 +104,12 @@ impl Cluster {
         ));
     }
 
-    /// Writes the session's registry entry when it changed since the last write.
+    /// Writes the session's registry entry when it changed since the last write. One write at a
+    /// time, each read when it starts: two callers (the node's round, a publisher) could otherwise
+    /// land an older entry after a newer one, and the newer one was never written again.
     pub(super) async fn put_registry(&self, session: &Session) {
+        static WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let _one = WRITES.lock().await;
         let entry = RegistryEntry {
             node: self.config.node.clone(),
             summary: session.summary(),
