@@ -63,6 +63,7 @@ pub struct WsQuery {
     from_sequence_num: Option<u64>,
 }
 
+#[allow(clippy::too_many_arguments)] // an axum handler: one argument per extractor
 pub async fn upgrade(
     State(app): State<AppState>,
     Path(id): Path<String>,
