@@ -465,9 +465,24 @@ impl Store {
 
     /// Reloads the session list.
     pub fn refresh_sessions(&self) {
+        // Reads overlap (the list is read again when the open session's state changes, which can
+        // be twice within a few ms) and may answer out of order — slower on a scale-out gateway,
+        // which reads its registry: only the latest read's answer is applied, so an older one
+        // cannot put back a state the header has left (flow 27: "requires action" beside Idle).
+        thread_local! {
+            static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        }
+        let read = READS.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
         let store = *self;
         leptos::task::spawn_local(async move {
-            if let Ok(list) = net::list_sessions().await {
+            let list = net::list_sessions().await;
+            if READS.with(std::cell::Cell::get) != read {
+                return;
+            }
+            if let Ok(list) = list {
                 let (list, kept) = split_sessions(list);
                 if store.kept_worktrees.try_get_untracked().as_ref() != Some(&kept) {
                     store.kept_worktrees.try_set(kept);
