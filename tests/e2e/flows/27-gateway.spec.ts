@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { APIRequestContext, Page } from '@playwright/test';
 import { test, expect } from '../support/fixtures';
-import { dialog, expectLive, expectSessionState, openConsole, press, sendMessage, tid, toolCalls, waitForTurns } from '../support/console';
+import { dialog, expectLive, expectSessionState, openConsole, press, renderedRows, scrollTranscriptToBottom, sendMessage, tid, toolCalls, waitForTurns } from '../support/console';
 import { startNats, type OwnNats } from '../support/nats';
 import { startRelay, type OwnRelay } from '../support/relay';
 
@@ -19,6 +19,23 @@ const SHOTS = path.resolve(__dirname, '../artifacts/screenshots');
 async function shot(page: Page, name: string, project: string): Promise<void> {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `27-gateway--${project}--${name}.png`) });
+}
+
+/**
+ * Each assistant text of the transcript shows once (a duplicated event shows the same text twice).
+ * The transcript holds one short turn, so every row is rendered: the DOM rows are counted as they
+ * are (snapshot() would merge two rows with one uuid).
+ */
+async function expectEachAssistantTextOnce(page: Page): Promise<void> {
+  await scrollTranscriptToBottom(page);
+  const texts = await page
+    .locator('[data-testid="message"][data-role="assistant"] [data-testid="assistant-text"]')
+    .evaluateAll((els) => els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()).filter((t) => t !== ''));
+  expect(texts.length, 'the transcript has assistant text').toBeGreaterThan(0);
+  const twice = texts.filter((t, i) => texts.indexOf(t) !== i);
+  expect(twice, `assistant texts shown more than once in ${JSON.stringify(texts)}`).toEqual([]);
+  const uuids = (await renderedRows(page)).map((r) => r.uuid).filter((u) => u !== '');
+  expect(uuids.filter((u, i) => uuids.indexOf(u) !== i), 'rows shown twice').toEqual([]);
 }
 
 test('flow 27: the console on a gateway creates a session on an agents node, runs a turn and answers its prompt', async ({
@@ -83,6 +100,15 @@ test('flow 27: the console on a gateway creates a session on an agents node, run
     await expect(tid(page, 'tool-result').last()).toContainText('touch e2e-original.txt');
     await waitForTurns(page, 1);
     await expectSessionState(page, 'idle');
+    // Every assistant text once (the host's burst reaches the gateway as one JetStream message of
+    // several events, and the console may still be loading its decoding part when frames arrive).
+    await expectEachAssistantTextOnce(page);
+    // A desktop shows the list beside the session: it refreshes when the header's state changes,
+    // so it says the same at once, not a list poll (4 s) later.
+    const listed = page.locator(`[data-testid="session-item"][data-session-id="${sid}"]`);
+    if (await listed.isVisible()) {
+      await expect(listed, 'the list shows the state the header shows').toHaveAttribute('data-state', 'idle', { timeout: 1_500 });
+    }
     await shot(page, 'result', project);
 
     // The console says which host runs the session: in the header and in the list (small, inert text).
@@ -92,11 +118,15 @@ test('flow 27: the console on a gateway creates a session on an agents node, run
     if (await back.isVisible()) await press(back);
     const item = page.locator(`[data-testid="session-item"][data-session-id="${sid}"]`);
     await expect(item).toBeVisible();
+    // The list says what the header said once the turn ended.
+    await expect(item, 'the list shows the state the header showed').toHaveAttribute('data-state', 'idle', { timeout: 10_000 });
     await expect(item.getByTestId('session-host')).toContainText(`on ${host}`);
     await shot(page, 'list-host', project);
     await press(item.getByRole('link').first());
     await expect(tid(page, 'transcript')).toBeVisible();
     await expectLive(page);
+    await expectSessionState(page, 'idle');
+    await expectEachAssistantTextOnce(page);
 
     // NATS goes away: the gateway ends the stream, and the console says it is reconnecting (or
     // offline); NATS is back: the console is live again.
@@ -105,6 +135,8 @@ test('flow 27: the console on a gateway creates a session on an agents node, run
     await shot(page, 'nats-down', project);
     await nats.resume();
     await expectLive(page, 60_000);
+    // Resumed from where it stopped: nothing shown twice.
+    await expectEachAssistantTextOnce(page);
 
     // The answer reached the agent on the host, once.
     const events = (await (await hostApi.get(`/v1/code/sessions/${sid}/events`)).json()).events as Array<{
