@@ -101,8 +101,8 @@ fn generator() -> anyhow::Result<()> {
                 let rate: u64 = parts.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
                 let start = Instant::now();
                 for n in 0..count {
-                    if rate > 0 {
-                        let due = start + Duration::from_nanos(n * 1_000_000_000 / rate);
+                    if let Some(at) = (n * 1_000_000_000).checked_div(rate) {
+                        let due = start + Duration::from_nanos(at);
                         let now = Instant::now();
                         if due > now {
                             std::thread::sleep(due - now);
