@@ -463,6 +463,36 @@ impl Store {
         self.session_id.set(None);
     }
 
+    /// The open session's entry takes the state its stream shows once the stream has caught up:
+    /// that is fresher than any list read (a scale-out gateway's list comes from a registry the
+    /// host updates a moment after the event), so the list never disagrees with the header.
+    fn live_state_into(&self, list: &mut [crate::net::SessionSummary]) {
+        if self.caught_up.try_get_untracked() != Some(true) {
+            return;
+        }
+        let Some(open) = self.session_id.try_get_untracked().flatten() else {
+            return;
+        };
+        let Some(live) = self.session.try_with_untracked(|s| s.state()) else {
+            return;
+        };
+        if let Some(entry) = list.iter_mut().find(|e| e.id == open) {
+            entry.state = live;
+        }
+    }
+
+    /// The open session's state changed on its stream: its list entry says so at once, and the
+    /// list is read again for everything else.
+    pub fn live_state_changed(&self) {
+        if let Some(mut list) = self.sessions.try_get_untracked() {
+            self.live_state_into(&mut list);
+            if self.sessions.try_with_untracked(|l| *l != list) == Some(true) {
+                self.sessions.try_set(list);
+            }
+        }
+        self.refresh_sessions();
+    }
+
     /// Reloads the session list.
     pub fn refresh_sessions(&self) {
         // Reads overlap (the list is read again when the open session's state changes, which can
@@ -487,6 +517,8 @@ impl Store {
                 if store.kept_worktrees.try_get_untracked().as_ref() != Some(&kept) {
                     store.kept_worktrees.try_set(kept);
                 }
+                let mut list = list;
+                store.live_state_into(&mut list);
                 if let Some(old) = store.sessions.try_get_untracked() {
                     store.notify_newly_waiting(&old, &list);
                 }

@@ -38,7 +38,7 @@ pub fn SessionList() -> impl IntoView {
     Effect::new(move |prev: Option<String>| {
         let now = store.session.with(|s| s.state().as_str().to_string());
         if prev.as_ref().is_some_and(|p| *p != now) {
-            store.refresh_sessions();
+            store.live_state_changed();
         }
         now
     });
