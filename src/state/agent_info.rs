@@ -120,6 +120,10 @@ pub struct McpServer {
 pub struct AgentInfo {
     /// Requests asked and not answered yet (bounded).
     asked: Vec<(String, InfoKind)>,
+    /// Requests already answered (bounded): a request's echo that is applied after its answer
+    /// (the answer can come back on the stream before the POST that sent the request returns)
+    /// must not make it wait again.
+    answered: Vec<String>,
     context: Option<ContextUsage>,
     mcp: Option<Vec<McpServer>>,
     /// The CLI refused or failed the last request of that kind.
@@ -181,7 +185,9 @@ impl AgentInfo {
 
     /// A request was sent (by this console, or seen in the log from another client).
     pub fn asked(&mut self, request_id: &str, kind: InfoKind) {
-        if self.asked.iter().any(|(id, _)| id == request_id) {
+        if self.asked.iter().any(|(id, _)| id == request_id)
+            || self.answered.iter().any(|id| id == request_id)
+        {
             return;
         }
         if self.asked.len() >= MAX_ASKED {
@@ -208,7 +214,11 @@ impl AgentInfo {
         let Some(i) = self.asked.iter().position(|(id, _)| id == request_id) else {
             return false;
         };
-        let (_, kind) = self.asked.remove(i);
+        let (id, kind) = self.asked.remove(i);
+        if self.answered.len() >= MAX_ASKED {
+            self.answered.remove(0);
+        }
+        self.answered.push(id);
         if !ok {
             let what = match kind {
                 InfoKind::ContextUsage => "context usage",
@@ -276,6 +286,22 @@ impl AgentInfo {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_echo_applied_after_its_answer_does_not_wait_again() {
+        let mut info = AgentInfo::default();
+        info.asked("c1", InfoKind::ContextUsage);
+        let usage = json!({"totalTokens": 100, "maxTokens": 1000, "rawMaxTokens": 1000, "percentage": 10.0, "categories": [], "model": "m"});
+        info.on_response("c1", true, &usage, None);
+        // The request's echo (the same id) arrives after the answer.
+        info.asked("c1", InfoKind::ContextUsage);
+        assert!(
+            !info.waiting(InfoKind::ContextUsage),
+            "answered: not waiting again"
+        );
+        info.asked("c2", InfoKind::ContextUsage);
+        assert!(info.waiting(InfoKind::ContextUsage), "a new request waits");
+    }
 
     #[test]
     fn answers_are_matched_by_request_id() {
