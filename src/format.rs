@@ -1,5 +1,6 @@
 //! Number and time formatting for the UI (pure).
 
+use bridge_protocol::api;
 use serde_json::Value;
 
 /// `1.2s`, `45ms`, `2m 05s`.
@@ -62,65 +63,11 @@ pub fn ago(value: &Value, now_ms: f64) -> String {
         Value::String(s) => parse_iso_ms(s),
         _ => None,
     };
-    let Some(then) = then_ms else {
-        return String::new();
-    };
-    let secs = ((now_ms - then) / 1000.0).max(0.0) as u64;
-    match secs {
-        0..=59 => "just now".into(),
-        60..=3599 => format!("{}m ago", secs / 60),
-        3600..=86_399 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
+    then_ms.map_or_else(String::new, |then| api::ago(then, now_ms))
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS(.fff)?Z` (UTC) to ms since the epoch.
-pub fn parse_iso_ms(s: &str) -> Option<f64> {
-    let b = s.as_bytes();
-    if b.len() < 19 {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let frac: f64 = if b.get(19) == Some(&b'.') {
-        let end = s[20..]
-            .find(|c: char| !c.is_ascii_digit())
-            .map_or(s.len(), |i| i + 20);
-        format!("0.{}", &s[20..end]).parse().unwrap_or(0.0)
-    } else {
-        0.0
-    };
-    // Days from civil (Howard Hinnant).
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac) * 1000.0)
-}
-
-/// A session's display name: its title, else the last segment of its cwd, else a short id.
-pub fn session_name(title: Option<&str>, cwd: Option<&str>, id: &str) -> String {
-    if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
-        return t.to_string();
-    }
-    if let Some(c) = cwd.map(str::trim).filter(|c| !c.is_empty()) {
-        let last = c
-            .trim_end_matches(['/', '\\'])
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or_default();
-        return if last.is_empty() {
-            c.to_string()
-        } else {
-            last.to_string()
-        };
-    }
-    id.chars().take(8).collect()
-}
+// Shared with the relay's pre-rendered session list (bridge-protocol's `api::list_entry`).
+pub use bridge_protocol::api::{parse_iso_ms, session_name};
 
 /// What a slash command's replayed frames say, without their tags: `<local-command-stdout>Compacted
 /// </local-command-stdout>` is output "Compacted"; `<command-name>/review</command-name>…<command-args>12

@@ -204,9 +204,7 @@ pub fn device_label(user_agent: &str, ua_data_platform: Option<&str>) -> String 
 }
 
 /// Whether a session (as the list reports it) waits for an answer.
-pub fn waits_for_answer(s: &SessionSummary) -> bool {
-    s.state == bridge_protocol::SessionState::RequiresAction || s.pending_permissions > 0
-}
+pub use bridge_protocol::api::waits_for_answer;
 
 /// Sessions that wait for an answer in `new` and did not in `old` (or wait for more than before).
 pub fn newly_waiting<'a>(

@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 use crate::util::{open_enum, present};
 use crate::values::SessionState;
 
+mod list_entry;
+pub use list_entry::{ListEntry, ago, parse_iso_ms, session_name, waits_for_answer};
+
 open_enum! {
     /// Who wrote a durable event (the relay's envelope `source`).
     pub enum Source {

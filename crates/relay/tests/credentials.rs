@@ -15,30 +15,6 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// Logs in with `token` (or a code): (cookie header value, login secret, login id).
-async fn login(relay: &RelayProc, token: &str) -> (String, String, String) {
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": token }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let cookie = r.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let v: Value = r.json().await.unwrap();
-    (
-        cookie,
-        v["login_secret"].as_str().unwrap().to_owned(),
-        v["login_id"].as_str().unwrap().to_owned(),
-    )
-}
-
 async fn ws(relay: &RelayProc, sid: &str, headers: &[(&'static str, &str)]) -> Ws {
     let url = format!("ws://{}/v1/code/sessions/{sid}/ws?envelope=1", relay.addr);
     let mut req = url.into_client_request().unwrap();

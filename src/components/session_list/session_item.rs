@@ -2,12 +2,11 @@
 
 use leptos::prelude::*;
 
-use crate::format;
 use crate::lazy::{self, Part};
 use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
 use crate::store::Store;
-use bridge_protocol::api::Origin;
+use bridge_protocol::api::ListEntry;
 
 /// Starts loading what opening a session needs: the session view and its live connection.
 fn prefetch_session_view() {
@@ -45,46 +44,23 @@ pub fn SessionItem(
             .me
             .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
     };
-    let name = format::session_name(
-        summary.title.as_deref(),
-        summary.cwd.as_deref(),
-        &summary.id,
-    );
-    let ago = summary
-        .last_activity_at
-        .as_ref()
-        .map(|t| format::ago(&t.as_str().into(), js_sys::Date::now()))
-        .unwrap_or_default();
-    let mut meta = Vec::new();
-    if let Some(m) = &summary.model {
-        meta.push(m.clone());
-    }
-    if summary.pending_permissions > 0 {
-        meta.push(format!("{} waiting", summary.pending_permissions));
-    }
-    if let Some(b) = summary.git_branch() {
-        meta.push(b.to_owned());
-    }
-    if !ago.is_empty() {
-        meta.push(ago);
-    }
-    let host = host_of(&summary).map(str::to_owned);
+    // The same text the relay pre-renders into index.html (bridge-protocol's `ListEntry`).
+    let entry = ListEntry::of(&summary, js_sys::Date::now());
+    let name = entry.name;
+    let meta = entry.meta;
+    let host = entry.host;
     // First in the line (it is cut at the end on a phone).
     let host_sep = if meta.is_empty() { "" } else { " · " };
-    let from_terminal = summary.origin() == Origin::Cli;
-    let origin = summary.origin().as_str().to_owned();
+    let from_terminal = entry.from_terminal;
+    let origin = entry.origin;
     // "Fork of …": a session forked from another (the relay lists it right after that one).
-    let fork_of = summary
-        .cli
-        .as_ref()
-        .and_then(|c| c.forked_from.as_ref())
-        .map(|f| {
-            let title = f.title.as_deref().unwrap_or("another session");
-            format!("Fork of {title}")
-        });
+    let fork_of = entry.fork_of;
+    let cwd = entry.cwd;
+    let cwd_title = cwd.clone();
     let archive_label = format!("Archive session {name}");
     let name_archive = name.clone();
-    let state = summary.state.as_str().to_owned();
+    let state = entry.state;
+    let state_label = entry.state_label;
     let archiving = RwSignal::new(false);
     view! {
         <li
@@ -110,10 +86,10 @@ pub fn SessionItem(
                 on:focus=|_| prefetch_session_view()
             >
                 <span class="session-name" title=name.clone()>{name.clone()}</span>
-                <span class=format!("badge state-{state}")>{state.replace('_', " ")}</span>
+                <span class=format!("badge state-{state}")>{state_label}</span>
                 {from_terminal.then(|| view! { <span class="badge origin-cli" title="Started with Claude Code in a terminal">"Terminal"</span> })}
                 {fork_of.map(|f| view! { <span class="session-fork" data-testid="session-fork-of">{f}</span> })}
-                <span class="session-cwd" title=summary.cwd.clone().unwrap_or_default()>{summary.cwd.clone().unwrap_or_default()}</span>
+                <span class="session-cwd" title=cwd_title>{cwd}</span>
                 <span class="session-meta">
                     {host.map(|h| {
                         let title = format!("Runs on the host {h}");
@@ -124,7 +100,7 @@ pub fn SessionItem(
                             {host_sep}
                         }
                     })}
-                    {meta.join(" · ")}
+                    {meta}
                 </span>
             </a>
             {move || (controller() && !from_terminal).then(|| {

@@ -313,7 +313,20 @@ async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Resp
         .map(|q: Query<HashMap<String, String>>| q.0)
         .unwrap_or_default();
     let yes = |k: &str| q.get(k).is_some_and(|v| v == "1" || v == "true");
-    let (all, kept) = (yes("include_archived"), yes("kept_worktrees"));
+    match session_list(cluster, who, yes("include_archived"), yes("kept_worktrees")).await {
+        Ok(list) => Json(list).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The session list from the registry, each with its host: every archived session too with
+/// `all`, those whose worktree was kept with `kept` (also the relay's pre-rendered first screen).
+pub async fn session_list(
+    cluster: &Cluster,
+    who: &Principal,
+    all: bool,
+    kept: bool,
+) -> Result<bridge_protocol::api::SessionList, ApiError> {
     let mut sessions = Vec::new();
     match cluster.sessions_kv.keys().await {
         Ok(mut keys) => {
@@ -334,8 +347,9 @@ async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Resp
             }
         }
         Err(e) => {
-            return super::unavailable(format!("cannot read the session registry on NATS: {e}"))
-                .into_response();
+            return Err(super::unavailable(format!(
+                "cannot read the session registry on NATS: {e}"
+            )));
         }
     }
     sessions.sort_by(|a, b| {
@@ -343,7 +357,7 @@ async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Resp
             .cmp(&b.created_at)
             .then_with(|| a.id.cmp(&b.id))
     });
-    Json(bridge_protocol::api::SessionList { sessions }).into_response()
+    Ok(bridge_protocol::api::SessionList { sessions })
 }
 
 /// `POST /v1/code/sessions` on a gateway: placed on an agents node (same `cwd` first, then the

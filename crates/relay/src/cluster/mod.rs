@@ -36,7 +36,7 @@ mod serve;
 pub mod wire;
 
 pub use creds::knows_session;
-pub use gateway::middleware;
+pub use gateway::{middleware, session_list};
 
 /// What a relay does in a cluster (`--role`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

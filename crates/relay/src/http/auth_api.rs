@@ -194,7 +194,12 @@ pub(super) async fn embed_config(State(app): State<AppState>) -> Json<Value> {
 }
 
 pub(super) async fn me(who: Principal) -> Json<Value> {
-    Json(json!({"role": who.role.as_str(), "session_id": who.session_scope}))
+    Json(me_json(&who))
+}
+
+/// What `GET /v1/me` answers (also in the pre-rendered first screen's boot data).
+pub(super) fn me_json(who: &Principal) -> Value {
+    json!({"role": who.role.as_str(), "session_id": who.session_scope})
 }
 
 #[derive(Deserialize)]

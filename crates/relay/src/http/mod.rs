@@ -20,6 +20,7 @@ pub use crate::extract::{AppState, Controller, JsonBody, PeerIp, SmallJsonBody, 
 pub use sessions::{EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX};
 
 mod auth_api;
+pub mod first_screen;
 mod sessions;
 
 use auth_api::{
@@ -77,7 +78,20 @@ pub fn app(state: AppState) -> Router {
         let index = static_dir.join("index.html");
         let copies = crate::assets::Precompressed::new(&static_dir);
         copies.warm();
+        let template = first_screen::Template::new(&index);
         let files = ServeDir::new(&static_dir).fallback(ServeFile::new(index));
+        // A signed-in browser's page comes with its session list (see first_screen.rs).
+        let app_state = state.clone();
+        let first = middleware::from_fn(move |req: Request, next: Next| {
+            let (app, template) = (app_state.clone(), template.clone());
+            async move {
+                let (parts, body) = req.into_parts();
+                match first_screen::respond(&app, &template, &parts).await {
+                    Some(res) => res,
+                    None => next.run(Request::from_parts(parts, body)).await,
+                }
+            }
+        });
         // Brotli / gzip copies made once at startup when the request accepts them (see assets.rs).
         let compressed = middleware::from_fn(move |req: Request, next: Next| {
             let copies = copies.clone();
@@ -95,6 +109,7 @@ pub fn app(state: AppState) -> Router {
         });
         api.fallback_service(
             tower::ServiceBuilder::new()
+                .layer(first)
                 .layer(compressed)
                 .service(files),
         )

@@ -255,6 +255,30 @@ impl Drop for RelayProc {
     }
 }
 
+/// Logs in with `token` (or a code): (cookie header value, login secret, login id).
+pub async fn login(relay: &RelayProc, token: &str) -> (String, String, String) {
+    let r = http()
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({ "token": token }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let cookie = r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let v: Value = r.json().await.unwrap();
+    (
+        cookie,
+        v["login_secret"].as_str().unwrap().to_owned(),
+        v["login_id"].as_str().unwrap().to_owned(),
+    )
+}
+
 pub fn http() -> reqwest::Client {
     reqwest::Client::builder().timeout(T).build().unwrap()
 }

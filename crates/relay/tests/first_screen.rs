@@ -1,0 +1,163 @@
+//! The first screen pre-rendered into index.html (issue 12) over real HTTP: a signed-in browser
+//! (login cookie and its login secret, as the service worker sends them on a navigation) gets its
+//! session list in the page, escaped, with the boot data, never cached and never from the
+//! precompressed copies; without the secret, with an observer's login, with a bearer token or the
+//! embed / observer switches: the static page.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+const TEMPLATE: &str = "<!doctype html><html><head><title>console</title></head><body>\
+    <div id=\"boot-shell\" class=\"app\"><aside class=\"sidebar\"><nav class=\"session-list\">\
+    <div class=\"list-head\"><h2>Sessions</h2></div>\
+    <p class=\"boot-status\" role=\"status\" id=\"boot-list\">Loading sessions…</p></nav></aside></div>\
+    <script>/* tap */</script></body></html>";
+const HOSTILE: &str = "<img src=x onerror=alert(1)></script>";
+
+fn padded_template() -> String {
+    // Over the compression threshold, so the static page has precompressed copies too.
+    TEMPLATE.replace(
+        "<title>",
+        &format!("<!-- {} --><title>", "pad ".repeat(400)),
+    )
+}
+
+async fn page(relay: &RelayProc, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut req = http().get(relay.url(path));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.send().await.unwrap()
+}
+
+fn boot_data(html: &str) -> Option<Value> {
+    let open = "<script type=\"application/json\" id=\"boot-data\">";
+    let start = html.find(open)? + open.len();
+    let end = start + html[start..].find("</script>")?;
+    Some(serde_json::from_str(&html[start..end]).unwrap())
+}
+
+#[tokio::test]
+async fn a_signed_in_browser_gets_its_list_in_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = dir.path().join("dist");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
+    let relay = RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir.path())
+    });
+    let sid = relay.create_session_with(json!({ "title": HOSTILE })).await;
+    let (cookie, secret, _) = login(&relay, TOKEN).await;
+    let signed_in = [
+        ("cookie", cookie.as_str()),
+        ("x-bridge-login", secret.as_str()),
+    ];
+
+    for path in ["/", "/index.html", &format!("/s/{sid}"), "/?view=needs-you"] {
+        let r = page(&relay, path, &signed_in).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(r.headers()["cache-control"], "no-store", "{path}");
+        let vary = r.headers()["vary"].to_str().unwrap().to_ascii_lowercase();
+        assert!(
+            vary.contains("cookie") && vary.contains("x-bridge-login"),
+            "{vary}"
+        );
+        assert!(r.headers().get("etag").is_none(), "{path}");
+        assert!(
+            r.headers()["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .contains("sha256-")
+        );
+        let html = r.text().await.unwrap();
+        let data = boot_data(&html).unwrap_or_else(|| panic!("{path}: no boot data in {html}"));
+        // The boot data is what the two API calls answer.
+        let me = get_json(&relay.url("/v1/me"), TOKEN).await;
+        assert_eq!(data["me"], me);
+        let list = get_json(&relay.url("/v1/code/sessions?kept_worktrees=1"), TOKEN).await;
+        assert_eq!(
+            data["sessions"]["sessions"][0]["id"],
+            list["sessions"][0]["id"]
+        );
+        assert_eq!(data["sessions"]["sessions"][0]["title"], HOSTILE);
+        if path.contains("needs-you") {
+            // The demo session waits for nothing yet: the filtered list is empty.
+            assert!(html.contains("No session waits for you."), "{html}");
+            continue;
+        }
+        assert!(
+            html.contains(&format!("data-session-id=\"{sid}\"")),
+            "{html}"
+        );
+        assert!(html.contains(&format!("<a href=\"/s/{sid}\" data-boot-item>")));
+        assert!(
+            !html.contains("<img"),
+            "the hostile title became markup: {html}"
+        );
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;"));
+        assert!(!html.contains("Loading sessions"));
+    }
+
+    // Compressed per request when accepted (not the precompressed static copy).
+    let r = page(
+        &relay,
+        "/",
+        &[signed_in[0], signed_in[1], ("accept-encoding", "gzip")],
+    )
+    .await;
+    assert_eq!(r.headers()["content-encoding"], "gzip");
+    assert_eq!(r.headers()["cache-control"], "no-store");
+
+    // Not signed in this way: today's static page, revalidated as before.
+    let observer = relay.mint_observer(json!({})).await;
+    let (obs_cookie, obs_secret, _) = login(&relay, observer["token"].as_str().unwrap()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("no credentials", vec![]),
+        ("the cookie alone", vec![signed_in[0]]),
+        (
+            "a wrong login secret",
+            vec![signed_in[0], ("x-bridge-login", "nope")],
+        ),
+        (
+            "an observer's login",
+            vec![
+                ("cookie", obs_cookie.as_str()),
+                ("x-bridge-login", obs_secret.as_str()),
+            ],
+        ),
+        ("a bearer token", vec![("authorization", bearer.as_str())]),
+        (
+            "a bearer token beside the cookie",
+            vec![
+                signed_in[0],
+                signed_in[1],
+                ("authorization", bearer.as_str()),
+            ],
+        ),
+    ];
+    for (what, headers) in &cases {
+        let r = page(&relay, "/", headers).await;
+        assert_eq!(r.status(), 200, "{what}");
+        assert_eq!(r.headers()["cache-control"], "no-cache", "{what}");
+        let html = r.text().await.unwrap();
+        assert_eq!(html, padded_template(), "{what}");
+    }
+    for switch in ["/?embed=1", "/?controls=observer"] {
+        let html = page(&relay, switch, &signed_in).await.text().await.unwrap();
+        assert!(boot_data(&html).is_none(), "{switch}");
+    }
+    // A token in the URL is never used (the fragment never reaches the relay; a query is ignored).
+    let html = page(&relay, &format!("/?login={TOKEN}"), &[])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(boot_data(&html).is_none());
+    // The static files are untouched.
+    let r = page(&relay, "/sw.js", &signed_in).await;
+    assert_ne!(r.headers().get("cache-control").unwrap(), "no-store");
+}
