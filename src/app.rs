@@ -129,16 +129,29 @@ pub fn App() -> impl IntoView {
     let open: Rc<dyn Fn(String)> = Rc::new(move |path: String| nav.open_path(&path));
     store.init_device(open.clone());
     store.watch_prompts(open);
-    let auth = RwSignal::new(Auth::Checking);
+    let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
+    let observer = address.switches.observer;
+    let embedded = address.switches.embed;
+    // A page the relay pre-rendered for this browser's login (a controller's) holds the answers
+    // of `GET /v1/me` and the list: the console starts from them — not for a login link (someone
+    // else may be signing in), the observer switch or embed mode — and reads both again now.
+    let boot =
+        crate::boot::take_data().filter(|_| address.login.is_none() && !observer && !embedded);
+    let from_boot = boot.is_some();
+    if let Some(b) = boot {
+        store.seed(b.me, b.sessions);
+    }
+    let auth = RwSignal::new(if from_boot {
+        Auth::SignedIn
+    } else {
+        Auth::Checking
+    });
     if nav.session.get_untracked().is_some() {
         // A deep link to a session: its view's part and its live connection load while `/v1/me`
         // is asked.
         lazy::prefetch(Part::Session);
         lazy::prefetch(Part::Live);
     }
-    let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
-    let observer = address.switches.observer;
-    let embedded = address.switches.embed;
     if let Some(sid) = &address.switches.session
         && nav.session.get_untracked().is_none()
     {
@@ -184,6 +197,10 @@ pub fn App() -> impl IntoView {
                 ));
             }
         }
+        // The list is read beside `GET /v1/me`, not after it (the list shows it when signed in).
+        if !embedded {
+            store.refresh_sessions_unless_pending();
+        }
         check_me(store, nav, auth, login_error, observer).await;
     });
     Effect::new(move |_| {
@@ -203,6 +220,11 @@ pub fn App() -> impl IntoView {
             crate::boot::done();
         }
     });
+    // Started from the boot data: the list is rendered with its sessions now; the shell goes
+    // before the next paint.
+    if from_boot {
+        request_animation_frame(crate::boot::done);
+    }
     Effect::new(move |_| match auth.get() {
         Auth::Checking => {}
         Auth::SignedIn if !embedded => crate::boot::done_later(),

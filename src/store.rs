@@ -14,6 +14,7 @@ mod device;
 mod files;
 mod inbox;
 mod info;
+mod list;
 mod new_session;
 
 use std::rc::Rc;
@@ -26,8 +27,8 @@ use uuid::Uuid;
 
 use crate::lazy::{self, Part};
 use crate::net::{
-    self, ConnState, HttpSender, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent,
-    Subscription,
+    self, ConnState, HttpSender, Incoming, Me, NetError, Payload, Sender, SessionSummary,
+    StreamEvent, Subscription,
 };
 use crate::state::{SendState, Session, Source};
 use inbox::{Inbox, Pace};
@@ -42,9 +43,8 @@ pub use files::files_of;
 /// How long the page stays hidden before the stream is suspended.
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
 
-fn is_system_init(payload: &Value) -> bool {
-    MessageType::of(payload) == Some(MessageType::System)
-        && payload.get("subtype").and_then(Value::as_str) == Some("init")
+fn is_system_init(payload: &Payload) -> bool {
+    payload.kind() == MessageType::System && payload.subtype().as_deref() == Some("init")
 }
 
 /// Unsent prompts of the open session waiting to be shown and sent again once its history is in
@@ -259,7 +259,7 @@ impl Store {
         if frames.iter().any(|f| {
             f.source == Source::Worker
                 && (is_system_init(&f.payload)
-                    || MessageType::of(&f.payload) == Some(MessageType::Result))
+                    || f.payload.kind() == MessageType::Result)
         }) {
             self.refresh_agent_info(false);
         }
@@ -493,42 +493,6 @@ impl Store {
         self.refresh_sessions();
     }
 
-    /// Reloads the session list.
-    pub fn refresh_sessions(&self) {
-        // Reads overlap (the list is read again when the open session's state changes, which can
-        // be twice within a few ms) and may answer out of order — slower on a scale-out gateway,
-        // which reads its registry: only the latest read's answer is applied, so an older one
-        // cannot put back a state the header has left (flow 27: "requires action" beside Idle).
-        thread_local! {
-            static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-        }
-        let read = READS.with(|r| {
-            r.set(r.get() + 1);
-            r.get()
-        });
-        let store = *self;
-        leptos::task::spawn_local(async move {
-            let list = net::list_sessions().await;
-            if READS.with(std::cell::Cell::get) != read {
-                return;
-            }
-            if let Ok(list) = list {
-                let (list, kept) = split_sessions(list);
-                if store.kept_worktrees.try_get_untracked().as_ref() != Some(&kept) {
-                    store.kept_worktrees.try_set(kept);
-                }
-                let mut list = list;
-                store.live_state_into(&mut list);
-                if let Some(old) = store.sessions.try_get_untracked() {
-                    store.notify_newly_waiting(&old, &list);
-                }
-                store.sessions.try_set(list);
-                // The list is up: load the lazily loaded parts when the browser is next idle.
-                crate::lazy::prefetch_when_idle();
-            }
-        });
-    }
-
     // ------------------------------------------------------------------ actions
 
     fn post(&self, payload: Value, done: impl FnOnce(Result<(), NetError>) + 'static) {
@@ -548,6 +512,7 @@ impl Store {
             if result.is_ok() && store.session_id.get_untracked().as_deref() == Some(sid.as_str()) {
                 // Delivered: apply it as its echo would be (the transport drops our own echoes);
                 // queued behind what waits for the session part, if it is not in yet.
+                let payload = Payload::from(payload);
                 let applied = lazy::loaded(Part::Session)
                     && store.inbox.try_with_value(|i| i.frames.is_empty()) == Some(true)
                     && store
@@ -686,6 +651,7 @@ impl Store {
 
     /// Test/benchmark helper: applies a CLI frame (as from the worker) right now.
     pub fn apply_now(&self, payload: Value) {
+        let payload = Payload::from(payload);
         self.session.update(|s| {
             lazy::apply_frames(s, &[(Source::Worker, &payload)]);
         });

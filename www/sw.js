@@ -2,7 +2,8 @@
  *
  * - Precaches the console's build (the list below is written by scripts/sw-precache.sh, a Trunk
  *   post_build hook: never edit it by hand) into a cache named after the build.
- * - Navigations: network first, the cached shell when the relay cannot be reached.
+ * - Navigations: network first (with the mirrored login secret, so the relay can put the session
+ *   list in the page), the cached shell when the relay cannot be reached.
  *   Precached files: cache first. The API (/v1/), WebSockets (/ws/), /healthz and event streams are
  *   never touched (no respondWith): they always go to the network as if there were no worker.
  * - A new build installs in the background and waits; the console offers "New version — reload"
@@ -101,9 +102,30 @@ async function cachedShell() {
   return (await cache.match(SHELL)) || (await caches.match(SHELL));
 }
 
+/**
+ * A navigation as the relay should see it: with the login secret the console mirrored, so a
+ * signed-in browser's page comes with its session list already in it (the relay refuses the login
+ * cookie alone; see crates/relay/src/http/first_screen.rs). That page is per person and
+ * `no-store`: it is never put in a cache here (offline, the precached static shell is used).
+ */
+async function withLoginSecret(request) {
+  const secret = await loginSecret();
+  if (!secret) return request;
+  const headers = new Headers(request.headers);
+  headers.set('x-bridge-login', secret);
+  // A navigation request cannot be copied with changes: a same-origin GET of its URL instead.
+  return new Request(request.url, {
+    headers,
+    credentials: 'include',
+    cache: 'no-store',
+    redirect: 'manual',
+    referrerPolicy: 'no-referrer',
+  });
+}
+
 async function networkFirst(request) {
   try {
-    const response = await fetch(request);
+    const response = await fetch(await withLoginSecret(request));
     // A proxy in front of a stopped relay answers 502-504: the cached shell is better.
     if (response.status >= 502 && response.status <= 504) {
       const shell = await cachedShell();

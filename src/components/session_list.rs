@@ -26,7 +26,8 @@ pub use worktree_details::WorktreeDetails;
 pub fn SessionList() -> impl IntoView {
     let store = Store::expect();
     let nav = Nav::expect();
-    store.refresh_sessions();
+    // The console asked for the list beside `GET /v1/me` at start: that read is not repeated.
+    store.refresh_sessions_unless_pending();
     if let Ok(handle) = set_interval_with_handle(
         move || store.refresh_sessions(),
         std::time::Duration::from_secs(4),
