@@ -24,22 +24,17 @@ cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
 cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
-echo "== console transfer size (gzip -9): one module (trunk build --release) vs split (scripts/build-console.sh)"
+echo "== console transfer size (raw and gzip -9): one module (trunk build --release) vs split (scripts/build-console.sh)"
 # The console's wasm, JS and CSS under a dist directory (the split build keeps them in console-<hash>/).
 console_files() { (cd "$1" && find . -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) | sed 's|^\./||' | LC_ALL=C sort); }
 trunk_dist=$(mktemp -d)
 trunk build --release --dist "$trunk_dist" >/dev/null 2>&1
 scripts/build-console.sh dist >/dev/null 2>&1
+# Every file raw and gzip -9 (the split build: main, each part, the shared chunks), the sum of what
+# loads before the session list and the whole app, for both builds (scripts/console-sizes.sh).
 {
-  for d in "$trunk_dist" dist; do
-    total=0
-    [ "$d" = dist ] && echo "-- split (dist/)" || echo "-- one module (trunk)"
-    for f in $(console_files "$d"); do
-      n=$(gzip -9 -c "$d/$f" | wc -c); total=$((total + n))
-      printf '%-50s %8d bytes gzipped\n' "$f" "$n"
-    done
-    printf '%-50s %8d bytes gzipped (target <= 256000)\n' total "$total"
-  done
+  scripts/console-sizes.sh "$trunk_dist" "one module (trunk build --release)"
+  scripts/console-sizes.sh dist "split (scripts/build-console.sh -> dist/)"
 } | tee "$out/transfer-size.txt"
 echo "== what the relay sends (release relay, console compressed at startup)"
 {

@@ -82,7 +82,5 @@ rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 cp -r "$stage" "$out"
 
-say "$out/$pkg (gzip -9 bytes):"
-for f in "$out/$pkg"/*; do
-  printf '  %-48s %9d raw %8d gzip\n' "$(basename "$f")" "$(wc -c <"$f")" "$(gzip -9c "$f" | wc -c)"
-done
+say "$out (raw and gzip -9 bytes):"
+scripts/console-sizes.sh "$out" "split build ($out)"
