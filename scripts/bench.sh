@@ -23,7 +23,9 @@ echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
-cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
+BRIDGE_BENCH_PROFILE=release cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
+echo "== typed decode in headless Chromium, built as users get it (profile wasm-release: opt-level z, LTO)"
+BRIDGE_BENCH_PROFILE=wasm-release cargo test --profile wasm-release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture benchmark_decode 2>&1 | tee "$out/console-decode-wasm-release.txt"
 echo "== console transfer size (raw and gzip -9): one module (trunk build --release) vs split (scripts/build-console.sh)"
 # The console's wasm, JS and CSS under a dist directory (the split build keeps them in console-<hash>/).
 console_files() { (cd "$1" && find . -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.css' \) | sed 's|^\./||' | LC_ALL=C sort); }

@@ -21,7 +21,7 @@
 use std::rc::Rc;
 
 use leptos::prelude::{AnyView, Signal};
-use serde_json::Value;
+use bridge_transport::Payload;
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;
@@ -76,7 +76,7 @@ mod split {
 
     use std::rc::Rc;
 
-    use serde_json::Value;
+    use bridge_transport::Payload;
 
     use super::Part;
     use crate::diff::DiffLine;
@@ -121,9 +121,9 @@ mod split {
     /// decoder (bridge-protocol's serde code) and the transcript model's apply live in the session
     /// part, so the session list never loads them.
     #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_apply), fallible)]
-    fn apply(session: &mut Session, frames: &[(Source, &Value)]) -> Result<(), SplitLoaderError> {
+    fn apply(session: &mut Session, frames: &[(Source, &Payload)]) -> Result<(), SplitLoaderError> {
         for (source, frame) in frames {
-            session.apply_from(source.clone(), frame);
+            session.apply_text(source.clone(), frame.text());
         }
         Ok(())
     }
@@ -263,7 +263,7 @@ mod split {
         now(subscribe(id.to_string(), sink))
     }
 
-    pub fn apply_now(session: &mut Session, frames: &[(Source, &Value)]) -> bool {
+    pub fn apply_now(session: &mut Session, frames: &[(Source, &Payload)]) -> bool {
         now(apply(session, frames)).is_some()
     }
 }
@@ -304,16 +304,17 @@ pub fn when_loaded(part: Part, f: impl FnOnce() + 'static) {
     }
 }
 
-/// Decodes and applies `frames` in order to `session` (`Session::apply_from`; the code is in the
-/// session part). False, with nothing applied, while that part is not loaded: the caller keeps the
-/// frames and applies them once it is ([`when_loaded`]).
-pub fn apply_frames(session: &mut Session, frames: &[(Source, &Value)]) -> bool {
+/// Decodes `frames` from their JSON text and applies them in order to `session`
+/// (`Session::apply_text`; the code is in the session part). False, with nothing applied, while
+/// that part is not loaded: the caller keeps the frames and applies them once it is
+/// ([`when_loaded`]).
+pub fn apply_frames(session: &mut Session, frames: &[(Source, &Payload)]) -> bool {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     return split::apply_now(session, frames);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     {
         for (source, frame) in frames {
-            session.apply_from(source.clone(), frame);
+            session.apply_text(source.clone(), frame.text());
         }
         true
     }

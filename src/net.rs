@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::state::Source;
+pub use bridge_transport::Payload;
 
 pub mod changes;
 pub mod cli_sessions;
@@ -111,8 +112,8 @@ pub struct Incoming {
     pub source: Source,
     /// Durable sequence number (None for ephemeral frames).
     pub seq: Option<u64>,
-    /// The CLI / client message.
-    pub payload: Value,
+    /// The CLI / client message, as the JSON text the relay sent (decoded typed from the text).
+    pub payload: Payload,
 }
 
 /// Connection state shown in the header (`data-state`).

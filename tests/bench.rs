@@ -8,7 +8,19 @@
 //! * streaming: 5,000 `text_delta`s fed at a steady 5,000/s into one message, painted once per
 //!   animation frame (coalesced) vs applied and painted one by one (naive); frame-time p95 from
 //!   `requestAnimationFrame` timestamps, and the naive/coalesced ratios;
-//! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size.
+//! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size;
+//! * typed decode throughput against `JSON.parse` (also alone: `benchmark_decode`).
+//!
+//! Users get the `wasm-release` profile (opt-level "z", LTO, one codegen unit), not `--release`
+//! (opt-level 3): the decode rows of that build are what users get.
+//!
+//! ```text
+//! BRIDGE_BENCH_PROFILE=wasm-release … cargo test --profile wasm-release --target wasm32-unknown-unknown \
+//!   -p bridge-console --test bench -- --include-ignored --nocapture benchmark_decode
+//! ```
+//!
+//! Cargo tells the code nothing about its profile, so the tables name the one in
+//! `BRIDGE_BENCH_PROFILE` (set by scripts/bench.sh beside `--release` / `--profile`).
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
@@ -82,7 +94,7 @@ fn frame(payload: Value) -> Incoming {
     Incoming {
         source: Source::Worker,
         seq: None,
-        payload,
+        payload: payload.into(),
     }
 }
 
@@ -190,7 +202,7 @@ fn ten_thousand_messages() -> Vec<Incoming> {
         out.push(Incoming {
             source: Source::Worker,
             seq: Some(seq),
-            payload,
+            payload: payload.into(),
         });
     };
     let mut i = 0;
@@ -222,42 +234,6 @@ fn ten_thousand_messages() -> Vec<Incoming> {
         i += 5;
     }
     out
-}
-
-/// What the CLI writes in a real session: the stdout lines (`<< `) of the three real captures, and
-/// four times as many streamed text deltas (the bulk of a turn's frames).
-fn decode_corpus() -> Vec<String> {
-    let captures = [
-        include_str!("fixtures/real-cli-2.1.332/live-capture-autoallowed.ndjson"),
-        include_str!("fixtures/real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
-        include_str!("fixtures/real-cli-2.1.332/live-capture-allow-updatedInput-replay.ndjson"),
-    ];
-    let mut lines: Vec<String> = captures
-        .iter()
-        .flat_map(|c| c.lines())
-        .filter_map(|l| l.strip_prefix("<< "))
-        .map(str::to_string)
-        .collect();
-    let words = [
-        "The ",
-        "answer ",
-        "is ",
-        "in ",
-        "`src/lib.rs`",
-        ", line ",
-        "42",
-        ".\n",
-    ];
-    for i in 0..lines.len() * 4 {
-        lines.push(
-            json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 1,
-                "delta": {"type": "text_delta", "text": words[i % words.len()]}},
-                "session_id": "5b0a2a4e-6b7e-4c43-9d3f-1f2e3d4c5b6a", "parent_tool_use_id": null,
-                "uuid": format!("7d1c9c36-2f0e-4d6b-8a51-{i:012}"), "api_message_id": "msg_01XyZ"})
-            .to_string(),
-        );
-    }
-    lines
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen]
@@ -339,10 +315,11 @@ fn sse_event(n: usize, line: &str) -> bridge_transport::sse::SseEvent {
 /// console's own path: the transport's SSE envelope decode, then `Frame::decode_ref`), against the
 /// browser's `JSON.parse` of the same texts (already in JS, so only parsing counts).
 fn decode_table() -> Vec<String> {
-    use bridge_console::state::session::Frame;
+    use bridge_console::state::session::{Decoded, Frame};
     use bridge_transport::envelope::{Frame as Wire, decode_sse};
 
-    let corpus = decode_corpus();
+    // The same corpus as bridge-protocol's criterion bench (`bench_corpus::mix`).
+    let corpus = bridge_protocol::bench_corpus::mix();
     let bytes: usize = corpus.iter().map(String::len).sum();
     let js_lines: Vec<wasm_bindgen::JsValue> = corpus
         .iter()
@@ -387,25 +364,35 @@ fn decode_table() -> Vec<String> {
         }
     };
     let console_invalid = std::cell::Cell::new(0usize);
+    // What the console does with a frame from the stream: the transport reads the envelope
+    // (the payload kept as its text) and the session model decodes the text (`apply_text`).
     let mut console = || {
         console_invalid.set(0);
         for e in &events {
             let (source, message) = match decode_sse(e) {
                 Ok(Wire::Durable(d)) => (d.source, d.message),
-                Ok(Wire::Ephemeral(m)) => (Source::Worker, *m),
+                Ok(Wire::Ephemeral(m)) => (Source::Worker, m),
                 _ => {
                     console_invalid.set(console_invalid.get() + 1);
                     continue;
                 }
             };
-            let decoded = Frame::decode(source, message);
-            if matches!(
-                decoded.msg,
-                bridge_console::state::session::Decoded::Invalid(_)
-            ) {
+            let decoded = Frame::decode_text(&source, message.text());
+            if matches!(decoded, Decoded::Invalid(_)) {
                 console_invalid.set(console_invalid.get() + 1);
             }
-            drop(std::hint::black_box(decoded));
+            drop(std::hint::black_box((decoded, message)));
+        }
+    };
+    // The path before (for the before/after in one run): the whole SSE data parsed into a `Value`,
+    // then the typed message decoded from the borrowed payload `Value` (`Frame::decode`).
+    let mut console_value = || {
+        for e in &events {
+            let Ok(mut data) = serde_json::from_str::<Value>(&e.data) else {
+                continue;
+            };
+            let payload = data.get_mut("payload").map(Value::take).unwrap_or_default();
+            drop(std::hint::black_box(Frame::decode(Source::Worker, payload)));
         }
     };
     let mut js_env = || {
@@ -421,13 +408,16 @@ fn decode_table() -> Vec<String> {
         (bytes, frames, &mut js_copy),
         (env_bytes, frames, &mut console),
         (env_bytes, frames, &mut js_env),
+        (env_bytes, frames, &mut console_value),
     ]);
-    let [typed, value, js, js_copy, console, js_env] = &runs[..] else {
-        unreachable!("six cases")
+    let [typed, value, js, js_copy, console, js_env, console_value] = &runs[..] else {
+        unreachable!("seven cases")
     };
     let (undecoded, console_invalid) = (undecoded.get(), console_invalid.get());
 
     let line = "+------------------------------------------+-----------------------------+";
+    let profile =
+        option_env!("BRIDGE_BENCH_PROFILE").unwrap_or("unknown: set BRIDGE_BENCH_PROFILE");
     let row = |label: &str, r: &DecodeRun| {
         format!(
             "| {:<40} | {:>12.1} | {:>12.0} |",
@@ -437,6 +427,7 @@ fn decode_table() -> Vec<String> {
     let ratio = |label: &str, x: f64| format!("| {:<40} | {:>27.2} |", label, x);
     vec![
         line.to_string(),
+        format!("| {:<40} | {:>27} |", "build profile of this wasm", profile),
         format!(
             "| {:<40} | {:>27} |",
             format!("decode {} frames ({} KB)", corpus.len(), bytes / 1024),
@@ -459,11 +450,16 @@ fn decode_table() -> Vec<String> {
             format!("the same in SSE envelopes ({} KB)", env_bytes / 1024),
             ""
         ),
-        row("  console path (SSE data -> Frame)", console),
+        row("  console path (SSE data -> text -> typed)", console),
+        row("  before: SSE data -> Value -> typed", console_value),
         row("  JSON.parse of the SSE data", js_env),
         ratio(
             "  console path / JSON.parse",
             console.mb_per_s / js_env.mb_per_s.max(1e-9),
+        ),
+        ratio(
+            "  before / JSON.parse",
+            console_value.mb_per_s / js_env.mb_per_s.max(1e-9),
         ),
         format!(
             "| {:<40} | {:>27} |",

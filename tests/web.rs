@@ -123,7 +123,7 @@ fn stream(msg: &str, event: Value) -> Incoming {
         source: Source::Worker,
         seq: None,
         payload: json!({"type": "stream_event", "event": event, "parent_tool_use_id": null, "session_id": "s",
-                        "uuid": format!("se-{}", js_sys::Math::random()), "api_message_id": msg}),
+                        "uuid": format!("se-{}", js_sys::Math::random()), "api_message_id": msg}).into(),
     }
 }
 
@@ -173,7 +173,8 @@ async fn streaming_text_appears_before_the_next_frame_and_settles() {
             "msg_1",
             "a-1",
             json!({"type": "text", "text": "Hello **streaming** world"}),
-        ),
+        )
+        .into(),
     });
     m.store.ingest(stream(
         "msg_1",
@@ -688,7 +689,7 @@ async fn prompts_left_unsent_by_a_reload_come_back_after_the_history_and_are_sen
         m.store.ingest(Incoming {
             source: Source::Worker,
             seq: Some(i as u64 + 1),
-            payload,
+            payload: payload.into(),
         });
     }
     frames(4).await;
@@ -951,13 +952,16 @@ async fn a_message_sent_while_claude_works_is_queued_and_sent_after_the_result()
     let m = mount(false, || view! { <Transcript /> <Composer /> });
     m.store.on_stream(StreamEvent::State(ConnState::Live));
     m.store.caught_up.set(true);
-    let result = |n: u64| Incoming {
+    let result = |n: u64| {
+        Incoming {
         source: Source::Worker,
         seq: Some(n),
         payload: json!({"type": "result", "subtype": "success", "is_error": false, "uuid": format!("r-{n}"),
             "session_id": "s", "duration_ms": 1, "duration_api_ms": 1, "num_turns": 1, "result": "ok",
             "total_cost_usd": 0.0, "usage": {"input_tokens": 1, "output_tokens": 1},
-            "modelUsage": {}, "permission_denials": []}),
+            "modelUsage": {}, "permission_denials": []})
+        .into(),
+    }
     };
     // Idle: sent at once.
     assert!(matches!(

@@ -67,7 +67,7 @@ pub fn stream_event(ev: bridge_transport::TransportEvent, now_ms: f64) -> Option
         E::Malformed { seq, error } => StreamEvent::Frame(Incoming {
             source: Source::Relay,
             seq,
-            payload: serde_json::json!({"type": "relay_error", "error": format!("A frame could not be read: {error}")}),
+            payload: serde_json::json!({"type": "relay_error", "error": format!("A frame could not be read: {error}")}).into(),
         }),
         E::Delivered { .. } | E::SendFailed { .. } | E::DeliveryUpdate(_) => return None,
     })

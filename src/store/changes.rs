@@ -69,9 +69,10 @@ impl Changes {
 /// a tool_use id's tool name).
 pub fn writes_files(frames: &[Incoming], name_of: impl Fn(&str) -> Option<String>) -> bool {
     frames.iter().any(|f| {
-        let p = &f.payload;
-        MessageType::of(p) == Some(MessageType::User)
-            && p.pointer("/message/content")
+        // Only a `user` frame is read as a `Value` (its text parsed again).
+        f.payload.kind() == MessageType::User && {
+            let p = f.payload.value();
+            p.pointer("/message/content")
                 .and_then(|c| c.as_array())
                 .is_some_and(|blocks| {
                     blocks.iter().any(|b| {
@@ -82,6 +83,7 @@ pub fn writes_files(frames: &[Incoming], name_of: impl Fn(&str) -> Option<String
                                 .is_some_and(|n| WRITING_TOOLS.contains(&n.as_str()))
                     })
                 })
+        }
     })
 }
 
@@ -231,7 +233,8 @@ mod tests {
             source: Source::Worker,
             seq: Some(1),
             payload: json!({"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": id, "content": "ok"}]}}),
+                {"type": "tool_result", "tool_use_id": id, "content": "ok"}]}})
+            .into(),
         }
     }
 
@@ -256,7 +259,8 @@ mod tests {
         let text = Incoming {
             source: Source::Worker,
             seq: Some(2),
-            payload: json!({"type": "user", "message": {"role": "user", "content": "Write"}}),
+            payload: json!({"type": "user", "message": {"role": "user", "content": "Write"}})
+                .into(),
         };
         assert!(!writes_files(&[text], names));
     }

@@ -134,6 +134,10 @@ impl Store {
                         store.session.update(|s| {
                             s.set_summary(&detail);
                             s.set_replaying(true);
+                            // The history comes as `Value`s in a JSON list: written back as
+                            // text, the one form the session part decodes.
+                            let frames: Vec<crate::net::Payload> =
+                                frames.iter().map(Into::into).collect();
                             let batch: Vec<_> =
                                 frames.iter().map(|f| (Source::Worker, f)).collect();
                             crate::lazy::apply_frames(s, &batch);

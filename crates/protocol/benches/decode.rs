@@ -22,63 +22,19 @@ mod native {
     use std::time::{Duration, Instant};
 
     use bridge_protocol::framing::{DEFAULT_MAX_LINE_BYTES, NdjsonDecoder};
-    use bridge_protocol::{CliMessage, parse_cli_line};
+    use bridge_protocol::{CliMessage, bench_corpus, parse_cli_line};
     use criterion::{Criterion, Throughput};
     use serde_json::Value;
 
-    const FIXTURES: &[&str] = &[
-        include_str!(
-            "../../../tests/fixtures/real-cli-2.1.332/live-capture-allow-updatedInput-replay.ndjson"
-        ),
-        include_str!("../../../tests/fixtures/real-cli-2.1.332/live-capture-autoallowed.ndjson"),
-        include_str!("../../../tests/fixtures/real-cli-2.1.332/live-capture-deny-interrupt.ndjson"),
-        include_str!("../../../tests/fixtures/handmade/cli-messages.ndjson"),
-    ];
-
     /// The CLI-direction lines of the corpus, repeated to about 1 MiB of NDJSON.
     fn corpus() -> (Vec<u8>, u64) {
-        let lines: Vec<String> = FIXTURES
-            .iter()
-            .flat_map(|text| text.lines())
-            .filter_map(|line| {
-                if line.starts_with('#') || line.starts_with(">> ") || line.trim().is_empty() {
-                    None
-                } else {
-                    Some(line.strip_prefix("<< ").unwrap_or(line).to_owned())
-                }
-            })
-            .collect();
-        repeat(&lines)
+        repeat(&bench_corpus::corpus())
     }
 
-    /// tests/bench.rs's decode corpus: the real captures' stdout lines and four times as many
-    /// `text_delta` stream events, repeated to about 1 MiB.
+    /// tests/bench.rs's decode corpus (the same `bench_corpus::mix`): the real captures' stdout
+    /// lines and four times as many `text_delta` stream events, repeated to about 1 MiB.
     fn mix() -> (Vec<u8>, u64) {
-        let mut lines: Vec<String> = FIXTURES[..3]
-            .iter()
-            .flat_map(|text| text.lines())
-            .filter_map(|line| line.strip_prefix("<< ").map(str::to_owned))
-            .collect();
-        let words = [
-            "The ",
-            "answer ",
-            "is ",
-            "in ",
-            "`src/lib.rs`",
-            ", line ",
-            "42",
-            ".\n",
-        ];
-        for i in 0..lines.len() * 4 {
-            lines.push(
-                serde_json::json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 1,
-                    "delta": {"type": "text_delta", "text": words[i % words.len()]}},
-                    "session_id": "5b0a2a4e-6b7e-4c43-9d3f-1f2e3d4c5b6a", "parent_tool_use_id": null,
-                    "uuid": format!("7d1c9c36-2f0e-4d6b-8a51-{i:012}"), "api_message_id": "msg_01XyZ"})
-                .to_string(),
-            );
-        }
-        repeat(&lines)
+        repeat(&bench_corpus::mix())
     }
 
     fn repeat(lines: &[String]) -> (Vec<u8>, u64) {

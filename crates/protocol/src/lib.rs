@@ -16,6 +16,8 @@
 //! is a [`ParseError`].
 
 pub mod api;
+#[cfg(feature = "bench-corpus")]
+pub mod bench_corpus;
 pub mod build;
 mod content;
 mod control;

@@ -6,7 +6,7 @@ mod tasks;
 pub use session::*;
 pub use tasks::*;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::util::tagged_union;
 
@@ -102,20 +102,36 @@ impl SystemMessage {
 
     /// The frame's `uuid`.
     pub fn uuid(&self) -> Option<&str> {
-        self.envelope_str("uuid")
+        self.envelope().uuid
     }
 
     /// The frame's `session_id`.
     pub fn session_id(&self) -> Option<&str> {
-        self.envelope_str("session_id")
+        self.envelope().session_id
     }
 
-    fn envelope_str(&self, key: &str) -> Option<&str> {
+    /// The fields this crate does not model (the whole object for [`SystemMessage::Internal`];
+    /// `None` when that is not an object).
+    pub fn extra(&self) -> Option<&Map<String, Value>> {
+        self.envelope().extra
+    }
+
+    /// What every subtype carries: `uuid`, `session_id` and the unmodelled fields, read with
+    /// one match over the subtypes.
+    pub fn envelope(&self) -> SystemEnvelope<'_> {
         macro_rules! pick {
-            ($($variant:ident),+) => {
+            ($($variant:ident),+ $(,)?) => {
                 match self {
-                    $( Self::$variant(message) => Some(if key == "uuid" { &message.uuid } else { &message.session_id }), )+
-                    Self::Internal(raw) => raw.get(key).and_then(Value::as_str),
+                    $( Self::$variant(m) => SystemEnvelope {
+                        uuid: Some(&m.uuid),
+                        session_id: Some(&m.session_id),
+                        extra: Some(&m.extra),
+                    }, )+
+                    Self::Internal(raw) => SystemEnvelope {
+                        uuid: raw.get("uuid").and_then(Value::as_str),
+                        session_id: raw.get("session_id").and_then(Value::as_str),
+                        extra: raw.as_object(),
+                    },
                 }
             };
         }
@@ -148,7 +164,18 @@ impl SystemMessage {
             PermissionDenied,
             MirrorError,
             Informational,
-            SessionWritesLost
+            SessionWritesLost,
         )
     }
+}
+
+/// The fields every `system` message shares ([`SystemMessage::envelope`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SystemEnvelope<'a> {
+    /// `uuid`.
+    pub uuid: Option<&'a str>,
+    /// `session_id`.
+    pub session_id: Option<&'a str>,
+    /// The fields not modelled by the subtype's struct (for an internal subtype: the whole object).
+    pub extra: Option<&'a Map<String, Value>>,
 }

@@ -1,16 +1,20 @@
 //! Decoding what the relay sends (CCR-WIRE §2.4–§2.7, CONTRACTS "Relay HTTP API"):
 //! SSE events and `/ws?envelope=1` text frames become [`Frame`]s carrying the
-//! payload as raw JSON (its `type` checked to be a string). Decoding it into a
-//! typed [`CliMessage`] is left to whoever needs it ([`Durable::decode`],
+//! payload as its JSON text ([`Payload`], its `type` checked to be a string):
+//! the envelope is read without building a `Value` of the payload. Decoding
+//! it into a typed [`CliMessage`] is left to whoever needs it (the console
+//! decodes straight from the text; [`Durable::decode`],
 //! [`crate::Inbound::decode`]), or done up front by a [`PayloadCheck`]
 //! (e.g. [`PayloadCheck::TYPED`]) set in [`crate::Config::payload_check`]:
-//! that keeps the typed decoder out of consumers (the wasm console) that only
-//! want the JSON.
+//! that keeps the typed decoder out of consumers (the wasm console's live
+//! part) that only want the frames.
 
-use bridge_protocol::{CliMessage, MessageType, ParseError};
+use bridge_protocol::{CliMessage, ParseError};
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
+pub use crate::payload::Payload;
 use crate::sse::SseEvent;
 
 /// Who produced a durable event (the envelope's `source`): `worker`, `client`, `relay`, or anything
@@ -32,7 +36,7 @@ pub struct Durable {
     /// including `control_response`s a client posted, may carry one).
     pub uuid: Option<String>,
     /// The payload, as sent (a JSON object with a string `type`).
-    pub message: Value,
+    pub message: Payload,
 }
 
 impl Durable {
@@ -40,7 +44,7 @@ impl Durable {
     /// kept as [`CliMessage::Unknown`]; a known type with a bad body is an
     /// error).
     pub fn decode(&self) -> Result<CliMessage, ParseError> {
-        CliMessage::from_value(self.message.clone())
+        CliMessage::from_value(self.message.value())
     }
 }
 
@@ -48,7 +52,7 @@ impl Durable {
 /// refuses is reported as malformed ([`DecodeError::BadPayload`]) instead.
 /// Only linked into a binary that uses it.
 #[derive(Clone, Copy)]
-pub struct PayloadCheck(pub fn(&Value) -> Result<(), String>);
+pub struct PayloadCheck(pub fn(&Payload) -> Result<(), String>);
 
 impl PayloadCheck {
     /// Refuses payloads whose known type does not decode into a typed
@@ -59,7 +63,7 @@ impl PayloadCheck {
     pub fn apply(self, frame: Frame) -> Result<Frame, DecodeError> {
         let (event, seq, payload) = match &frame {
             Frame::Durable(d) => ("client_event", Some(d.seq), &d.message),
-            Frame::Ephemeral(m) => ("ephemeral_event", None, &**m),
+            Frame::Ephemeral(m) => ("ephemeral_event", None, m),
             _ => return Ok(frame),
         };
         match (self.0)(payload) {
@@ -86,8 +90,8 @@ impl PartialEq for PayloadCheck {
 }
 
 /// The check behind [`PayloadCheck::TYPED`].
-pub fn check_typed(payload: &Value) -> Result<(), String> {
-    CliMessage::from_value(payload.clone())
+pub fn check_typed(payload: &Payload) -> Result<(), String> {
+    CliMessage::from_value(payload.value())
         .map(drop)
         .map_err(|e| e.to_string())
 }
@@ -111,7 +115,7 @@ pub enum Frame {
     Durable(Box<Durable>),
     /// `ephemeral_event`: not stored, never replayed (stream deltas and the
     /// projected system subtypes).
-    Ephemeral(Box<Value>),
+    Ephemeral(Payload),
     /// `catch_up_truncated`: the relay could not replay everything after the
     /// cursor.
     CatchUpTruncated,
@@ -184,41 +188,52 @@ pub fn decode_sse(event: &SseEvent) -> Result<Frame, DecodeError> {
     decode(
         &event.event,
         event.id.as_deref().and_then(parse_seq),
-        || {
-            serde_json::from_str(&event.data).map_err(|e| DecodeError::NotJson {
-                event: event.event.clone(),
-                error: e.to_string(),
-            })
-        },
+        &event.data,
     )
 }
 
 /// Decodes one `/ws?envelope=1` text frame (`{"event","id","data"}`).
 pub fn decode_ws(text: &str) -> Result<Frame, DecodeError> {
-    let mut outer: Value = serde_json::from_str(text).map_err(|e| DecodeError::NotJson {
+    let not_json = |e: serde_json::Error| DecodeError::NotJson {
         event: "websocket".into(),
         error: e.to_string(),
-    })?;
-    let event = outer
-        .get("event")
-        .and_then(Value::as_str)
-        .unwrap_or("message")
-        .to_owned();
-    let id = match outer.get("id") {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(Value::String(s)) => parse_seq(s),
+    };
+    #[derive(Deserialize)]
+    struct Outer<'a> {
+        #[serde(borrow, default)]
+        event: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        data: Option<&'a RawValue>,
+    }
+    let owned;
+    let outer = match object(text).and_then(|text| serde_json::from_str::<Outer>(text).ok()) {
+        Some(outer) => outer,
+        None => {
+            // Not an object, or a key twice: read as a `Value` reads it (the last one wins).
+            let value: Value = serde_json::from_str(text).map_err(not_json)?;
+            owned = fields_of(&value, &["event", "id", "data"]);
+            Outer {
+                event: owned[0].as_deref(),
+                id: owned[1].as_deref(),
+                data: owned[2].as_deref(),
+            }
+        }
+    };
+    let event = str_of(outer.event).unwrap_or_else(|| "message".to_owned());
+    let id = match outer.id.map(|id| serde_json::from_str::<Value>(id.get())) {
+        Some(Ok(Value::Number(n))) => n.as_u64(),
+        Some(Ok(Value::String(s))) => parse_seq(&s),
         _ => None,
     };
-    let data = outer
-        .get_mut("data")
-        .map(Value::take)
-        .unwrap_or(Value::Null);
-    decode(&event, id, || Ok(data))
+    decode(&event, id, outer.data.map_or("null", RawValue::get))
 }
 
 /// Decodes one envelope of the REST event list (`GET …/events`).
 pub fn decode_envelope(envelope: Value) -> Result<Durable, DecodeError> {
-    match decode("client_event", None, || Ok(envelope))? {
+    let text = envelope.to_string();
+    match decode("client_event", None, &text)? {
         Frame::Durable(d) => Ok(*d),
         _ => unreachable!("client_event decodes to Durable or an error"),
     }
@@ -232,53 +247,109 @@ fn parse_seq(s: &str) -> Option<u64> {
     s.parse().ok().filter(|n| *n > 0)
 }
 
-fn decode(
-    event: &str,
-    id: Option<u64>,
-    data: impl FnOnce() -> Result<Value, DecodeError>,
-) -> Result<Frame, DecodeError> {
+/// `text` if it is a JSON object's (a struct also reads from an array, by position).
+fn object(text: &str) -> Option<&str> {
+    text.trim_start().starts_with('{').then_some(text)
+}
+
+/// A string field's value (`None` when absent or not a string, as `Value::as_str`).
+fn str_of(raw: Option<&RawValue>) -> Option<String> {
+    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+}
+
+/// Fields of a `Value` as JSON text: the fallback when an envelope is not read field by field
+/// (not an object: no fields; a key twice: the last one, as a `Value` keeps).
+fn fields_of(value: &Value, keys: &[&str]) -> Vec<Option<Box<RawValue>>> {
+    keys.iter()
+        .map(|k| {
+            value
+                .get(k)
+                .map(|v| RawValue::from_string(v.to_string()).expect("a Value writes JSON"))
+        })
+        .collect()
+}
+
+/// The `data` of a `client_event` / `ephemeral_event`, read without building its payload.
+#[derive(Deserialize)]
+struct Data<'a> {
+    #[serde(borrow, default)]
+    sequence_num: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    event_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
+}
+
+fn decode(event: &str, id: Option<u64>, data: &str) -> Result<Frame, DecodeError> {
+    let not_json = |e: serde_json::Error| DecodeError::NotJson {
+        event: event.to_owned(),
+        error: e.to_string(),
+    };
+    let owned;
     match event {
-        "client_event" => {
-            let mut data = data()?;
+        "client_event" | "ephemeral_event" => {
+            let data = match object(data).and_then(|data| serde_json::from_str::<Data>(data).ok()) {
+                Some(fields) => fields,
+                None => {
+                    let value: Value = serde_json::from_str(data).map_err(not_json)?;
+                    owned = fields_of(
+                        &value,
+                        &[
+                            "sequence_num",
+                            "event_id",
+                            "source",
+                            "created_at",
+                            "payload",
+                        ],
+                    );
+                    Data {
+                        sequence_num: owned[0].as_deref(),
+                        event_id: owned[1].as_deref(),
+                        source: owned[2].as_deref(),
+                        created_at: owned[3].as_deref(),
+                        payload: owned[4].as_deref(),
+                    }
+                }
+            };
+            let durable = event == "client_event";
             let seq = id
-                .or_else(|| data.get("sequence_num").and_then(Value::as_u64))
-                .filter(|n| *n > 0)
-                .ok_or(DecodeError::NoSequence)?;
-            let field = |d: &Value, k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
-            let event_id = field(&data, "event_id");
-            let source = Source::from(
-                data.get("source")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            );
-            let created_at = field(&data, "created_at");
-            let payload = take_payload(&mut data, event)?;
-            let uuid = payload
-                .get("uuid")
-                .and_then(Value::as_str)
-                .filter(|u| !u.is_empty())
-                .map(str::to_owned);
-            let message = payload;
+                .or_else(|| {
+                    data.sequence_num
+                        .and_then(|n| serde_json::from_str::<u64>(n.get()).ok())
+                })
+                .filter(|n| *n > 0);
+            let seq = match (durable, seq) {
+                (true, None) => return Err(DecodeError::NoSequence),
+                (_, seq) => seq,
+            };
+            let Some((message, uuid)) = data.payload.and_then(|p| Payload::checked(p, durable))
+            else {
+                return Err(DecodeError::MissingType {
+                    event: event.to_owned(),
+                });
+            };
+            let Some(seq) = seq.filter(|_| durable) else {
+                return Ok(Frame::Ephemeral(message));
+            };
             Ok(Frame::Durable(Box::new(Durable {
                 seq,
-                event_id,
-                source,
-                created_at,
+                event_id: str_of(data.event_id),
+                source: Source::from(str_of(data.source).unwrap_or_default().as_str()),
+                created_at: str_of(data.created_at),
                 uuid,
                 message,
             })))
         }
-        "ephemeral_event" => {
-            let mut data = data()?;
-            let payload = take_payload(&mut data, event)?;
-            Ok(Frame::Ephemeral(Box::new(payload)))
-        }
         "catch_up_truncated" => Ok(Frame::CatchUpTruncated),
-        "delivery_update" => serde_json::from_value(data()?)
+        "delivery_update" => serde_json::from_value(serde_json::from_str(data).map_err(not_json)?)
             .map(Frame::DeliveryUpdate)
             .map_err(|e| DecodeError::BadDeliveryUpdate(e.to_string())),
         "error" => {
-            let data = data()?;
+            let data: Value = serde_json::from_str(data).map_err(not_json)?;
             let s = |p: &str| data.pointer(p).and_then(Value::as_str).unwrap_or("");
             Ok(Frame::WsError {
                 status: data
@@ -292,16 +363,6 @@ fn decode(
         }
         other => Ok(Frame::Ignored(other.to_owned())),
     }
-}
-
-fn take_payload(data: &mut Value, event: &str) -> Result<Value, DecodeError> {
-    let payload = data.get_mut("payload").map(Value::take).unwrap_or_default();
-    if MessageType::of(&payload).is_none() {
-        return Err(DecodeError::MissingType {
-            event: event.to_owned(),
-        });
-    }
-    Ok(payload)
 }
 
 #[cfg(test)]
@@ -371,7 +432,7 @@ mod tests {
         let Frame::Durable(d) = decode_sse(&bad).unwrap() else {
             panic!("not durable")
         };
-        assert_eq!(d.message, json!({"type":"assistant","message":5}));
+        assert_eq!(d.message.value(), json!({"type":"assistant","message":5}));
         assert!(d.decode().is_err());
         let e = PayloadCheck::TYPED
             .apply(decode_sse(&bad).unwrap())
@@ -436,6 +497,47 @@ mod tests {
             decode_ws(r#"{"event":"session_update","data":{}}"#).unwrap(),
             Frame::Ignored("session_update".into())
         );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn envelopes_read_as_a_value_would() {
+        // Fields in any order, escapes, the payload's type not first: kept as its text.
+        let data = r#"{"payload":{"uuid":"u-9","type":"keep_alive"},"source":"cli\u0065nt","sequence_num":9,"event_id":"e9"}"#;
+        let Frame::Durable(d) = decode_sse(&sse(None, "client_event", data)).unwrap() else {
+            panic!("not durable")
+        };
+        assert_eq!((d.seq, d.source.clone()), (9, Source::Client));
+        assert_eq!(d.uuid.as_deref(), Some("u-9"));
+        assert_eq!(d.message.text(), r#"{"uuid":"u-9","type":"keep_alive"}"#);
+        // A key twice: the last one, as in a `Value`.
+        let data = r#"{"sequence_num":1,"sequence_num":4,"payload":{"type":"x"},"payload":{"type":"keep_alive"}}"#;
+        let Frame::Durable(d) = decode_sse(&sse(None, "client_event", data)).unwrap() else {
+            panic!("not durable")
+        };
+        assert_eq!(d.seq, 4);
+        assert_eq!(d.message.value(), json!({"type": "keep_alive"}));
+        // Not an object: no fields.
+        assert_eq!(
+            decode_sse(&sse(None, "client_event", "[1]")),
+            Err(DecodeError::NoSequence)
+        );
+        assert!(matches!(
+            decode_sse(&sse(None, "ephemeral_event", "7")),
+            Err(DecodeError::MissingType { .. })
+        ));
+        // A sequence number that is not a positive integer is none.
+        let data = r#"{"sequence_num":"3","payload":{"type":"keep_alive"}}"#;
+        assert_eq!(
+            decode_sse(&sse(None, "client_event", data)),
+            Err(DecodeError::NoSequence)
+        );
+        // WebSocket: the envelope's keys in any order, twice, or not an object.
+        let text = r#"{"data":{"payload":{"type":"keep_alive"}},"id":"12","event":"client_event"}"#;
+        assert!(matches!(decode_ws(text).unwrap(), Frame::Durable(d) if d.seq == 12));
+        let text = r#"{"event":"x","event":"catch_up_truncated","data":{}}"#;
+        assert_eq!(decode_ws(text).unwrap(), Frame::CatchUpTruncated);
+        assert_eq!(decode_ws("[]").unwrap(), Frame::Ignored("message".into()));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -18,6 +18,7 @@ pub mod driver;
 pub mod endpoint;
 pub mod envelope;
 pub mod outbox;
+pub mod payload;
 pub mod sse;
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
@@ -34,3 +35,4 @@ pub use crate::driver::{Transport, TransportHandle};
 pub use crate::endpoint::Endpoint;
 pub use crate::envelope::{DeliveryUpdate, PayloadCheck, Source};
 pub use crate::outbox::{OutboxConfig, PostOutcome, SendError};
+pub use crate::payload::Payload;

@@ -3,7 +3,7 @@
 use bridge_protocol::{CliMessage, ClientMessage, MessageType};
 use serde_json::Value;
 
-use super::decode::{Decoded, Frame};
+use super::decode::{Decoded, Frame, Raw};
 use super::{Session, Source};
 use crate::state::item::SystemKind;
 
@@ -26,26 +26,37 @@ impl Session {
     /// The frame is borrowed: nothing is copied per streamed delta.
     pub fn apply_from(&mut self, source: Source, v: &Value) {
         let msg = Frame::decode_ref(&source, v);
-        self.apply_decoded(&source, &msg, v);
+        self.apply_decoded(&source, &msg, Raw::Value(v));
+    }
+
+    /// Decodes one frame from its JSON text (as the relay sent it) and applies it: the typed
+    /// message is read straight from the text; a `Value` of it is built only for a frame shown
+    /// raw, a control request (kept to answer) or a system frame shown raw.
+    pub fn apply_text(&mut self, source: Source, text: &str) {
+        let msg = Frame::decode_text(&source, text);
+        self.apply_decoded(&source, &msg, Raw::Text(text));
     }
 
     /// Applies one decoded frame.
     pub fn apply_frame(&mut self, frame: &Frame) {
-        self.apply_decoded(&frame.source, &frame.msg, &frame.raw);
+        self.apply_decoded(&frame.source, &frame.msg, Raw::Value(&frame.raw));
     }
 
-    fn apply_decoded(&mut self, source: &Source, msg: &Decoded, raw: &Value) {
+    fn apply_decoded(&mut self, source: &Source, msg: &Decoded, raw: Raw<'_>) {
         self.applied += 1;
         match msg {
             Decoded::Cli(m) => self.apply_cli(source, m, raw),
             Decoded::Client(m) => self.apply_client(m),
-            Decoded::Invalid(error)
-                if MessageType::of(raw) == Some(MessageType::ControlRequest)
-                    && *source != Source::Client =>
-            {
-                self.on_undecoded_control_request(raw, error)
+            Decoded::Invalid(error) => {
+                let raw = raw.value();
+                if MessageType::of(&raw) == Some(MessageType::ControlRequest)
+                    && *source != Source::Client
+                {
+                    self.on_undecoded_control_request(&raw, error)
+                } else {
+                    self.push_raw(&raw, Some(error))
+                }
             }
-            Decoded::Invalid(error) => self.push_raw(raw, Some(error)),
         }
     }
 
@@ -64,7 +75,7 @@ impl Session {
         }
     }
 
-    fn apply_cli(&mut self, source: &Source, m: &CliMessage, raw: &Value) {
+    fn apply_cli(&mut self, source: &Source, m: &CliMessage, raw: Raw<'_>) {
         // A redelivered durable frame changes nothing (stream events are not durable; `user`
         // frames are matched to the prompt they echo by their uuid).
         let durable = !matches!(m, CliMessage::StreamEvent(_) | CliMessage::User(_));
@@ -77,7 +88,7 @@ impl Session {
         match m {
             CliMessage::StreamEvent(e) => self.on_stream_event(e),
             CliMessage::KeepAlive(_) => {}
-            CliMessage::ControlRequest(r) => self.on_control_request(r, raw),
+            CliMessage::ControlRequest(r) => self.on_control_request(r, &raw.value()),
             CliMessage::ControlResponse(r) => self.on_control_response(source, r),
             CliMessage::ControlCancelRequest(c) => self.on_cancel(&c.request_id),
             CliMessage::User(u) => self.on_user(source, u),

@@ -31,7 +31,7 @@ use bridge_protocol::api::SessionDetail;
 /// layer reads anything else as the worker). The session state shown in the header (`data-state`;
 /// [`Session::state`] is never `Other`). Both are bridge-protocol's, shared with the relay.
 pub use bridge_protocol::{SessionState, api::Source};
-pub use decode::{Decoded, Frame};
+pub use decode::{Decoded, Frame, Raw};
 
 /// Progress of an interrupt this console (or another controller) asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 use bridge_protocol::{SystemMessage, SystemPermissionDenied};
 use serde_json::{Map, Value};
 
+use super::decode::Raw;
 use super::{Session, SlashCommand, Source};
 use crate::state::item::{SystemKind, TaskInfo, ToolStatus};
 
@@ -51,50 +52,6 @@ fn text_in(known: &[(&str, Option<&str>)], extra: &Map<String, Value>) -> String
         .to_string()
 }
 
-/// The fields of a typed system message not modelled by bridge-protocol (`None` for an internal
-/// subtype that is not an object).
-fn extra_of(sys: &SystemMessage) -> Option<&Map<String, Value>> {
-    macro_rules! pick {
-        ($($variant:ident),+ $(,)?) => {
-            match sys {
-                $( SystemMessage::$variant(m) => Some(&m.extra), )+
-                SystemMessage::Internal(raw) => raw.as_object(),
-            }
-        };
-    }
-    pick!(
-        Init,
-        Status,
-        CompactBoundary,
-        ApiRetry,
-        ControlRequestProgress,
-        ModelRefusalFallback,
-        ModelRefusalNoFallback,
-        LocalCommandOutput,
-        HookStarted,
-        HookProgress,
-        HookResponse,
-        PluginInstall,
-        TaskNotification,
-        TaskStarted,
-        TaskUpdated,
-        TaskProgress,
-        BackgroundTasksChanged,
-        ThinkingTokens,
-        SessionStateChanged,
-        WorkerShuttingDown,
-        CommandsChanged,
-        Notification,
-        FilesPersisted,
-        MemoryRecall,
-        ElicitationComplete,
-        PermissionDenied,
-        MirrorError,
-        Informational,
-        SessionWritesLost,
-    )
-}
-
 /// What a task frame says about its task (read from the typed subtypes).
 struct TaskFrame<'a> {
     task_id: &'a str,
@@ -110,7 +67,7 @@ struct TaskFrame<'a> {
 
 impl<'a> TaskFrame<'a> {
     fn of(sys: &'a SystemMessage) -> Option<Self> {
-        let extra = extra_of(sys)?;
+        let extra = sys.extra()?;
         let ex = |k: &str| extra_str(extra, k);
         Some(match sys {
             SystemMessage::TaskStarted(t) => TaskFrame {
@@ -157,10 +114,10 @@ impl<'a> TaskFrame<'a> {
 impl Session {
     /// A `system` frame, dispatched on its typed subtype; the fields shown are read from the typed
     /// message (`v`, the frame as it came, is only shown raw).
-    pub(super) fn on_system(&mut self, source: &Source, sys: &SystemMessage, v: &Value) {
+    pub(super) fn on_system(&mut self, source: &Source, sys: &SystemMessage, v: Raw<'_>) {
         let sub = sys.subtype();
         let empty = Map::new();
-        let extra = extra_of(sys).unwrap_or(&empty);
+        let extra = sys.extra().unwrap_or(&empty);
         match sys {
             SystemMessage::Init(init) => {
                 let model = init.model.clone();
@@ -386,7 +343,7 @@ impl Session {
                         },
                     );
                 } else {
-                    self.push_raw(v, None);
+                    self.push_raw(&v.value(), None);
                 }
             }
         }
@@ -417,7 +374,7 @@ impl Session {
     /// Adds a system row for the message `sys` (its uuid, and the `parent_tool_use_id` a subagent's
     /// frame carries).
     fn push_system_row(&mut self, sys: &SystemMessage, kind: SystemKind) {
-        let parent = extra_of(sys).and_then(|e| extra_str(e, "parent_tool_use_id"));
+        let parent = sys.extra().and_then(|e| extra_str(e, "parent_tool_use_id"));
         self.push_system(sys.uuid(), parent, kind);
     }
 

@@ -123,7 +123,7 @@ impl Inner {
     pub(super) fn on_event(&self, event: TransportEvent) {
         match event {
             TransportEvent::Message(inbound) => {
-                let message = &inbound.message;
+                let message = &inbound.message.value();
                 if let Some(seen) = permission_request(message) {
                     self.permissions.borrow_mut().push(seen);
                 } else if let Some(id) = settled_request(message) {

@@ -4,7 +4,7 @@
 use bridge_protocol::{CliMessage, ParseError};
 use serde_json::Value;
 
-use crate::envelope::{DeliveryUpdate, Source};
+use crate::envelope::{DeliveryUpdate, Payload, Source};
 use crate::outbox::SendError;
 
 /// Why a transport closed.
@@ -100,9 +100,9 @@ pub struct Inbound {
     pub source: Option<Source>,
     /// When the relay stored it (durable only).
     pub created_at: Option<String>,
-    /// The payload as sent: a JSON object with a string `type` (checked by
-    /// [`Config::payload_check`] if one is set).
-    pub message: Value,
+    /// The payload as sent, as its JSON text: an object with a string `type`
+    /// (its body checked by [`Config::payload_check`] if one is set).
+    pub message: Payload,
 }
 
 impl Inbound {
@@ -110,19 +110,16 @@ impl Inbound {
     /// kept as [`CliMessage::Unknown`]; a known type with a bad body is an
     /// error unless [`PayloadCheck::TYPED`] already refused it).
     pub fn decode(&self) -> Result<CliMessage, ParseError> {
-        CliMessage::from_value(self.message.clone())
+        CliMessage::from_value(self.message.value())
     }
 
-    /// The payload's `type` (`""` if absent).
+    /// The payload's `type` (`""` if it has escapes; see [`Payload::kind`]).
     pub fn kind(&self) -> &str {
-        self.message
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        self.message.kind().as_str()
     }
 
     /// The payload, taken out of the event (no copy).
-    pub fn into_payload(self) -> Value {
+    pub fn into_payload(self) -> Payload {
         self.message
     }
 }

@@ -158,7 +158,7 @@ impl Core {
                 event_id: None,
                 source: None,
                 created_at: None,
-                message: *m,
+                message: m,
             }),
             Frame::CatchUpTruncated => self.start_gap(None),
             Frame::DeliveryUpdate(u) => self.events.push_back(TransportEvent::DeliveryUpdate(u)),
