@@ -12,7 +12,7 @@ pub mod queue;
 pub mod session;
 pub mod tasks;
 
-pub use agent_info::{AgentInfo, ContextUsage, Fill, InfoKind, McpServer};
+pub use agent_info::{AgentInfo, ContextUsage, Fill, InfoKind, McpServer, McpSummary};
 pub use item::{
     AssistantMsg, Block, Item, ItemKind, Key, RawRow, ResultRow, SendState, Slot, SystemKind,
     SystemRow, TaskInfo, ToolCall, ToolOutput, ToolStatus, UserMsg, UserOrigin,

@@ -941,7 +941,7 @@ fn running_cost_survives_a_cli_restart_and_prefers_per_turn_usage() {
         "{}",
         last.session_cost
     );
-    assert_eq!(last.input_tokens, 15);
+    assert_eq!(last.input_tokens, Some(15));
 }
 
 // ---------------------------------------------------------------- subagents

@@ -62,5 +62,7 @@ fn a_replayed_transcript_ends_its_turn() {
         .expect("a result row");
     assert_eq!(result.duration_ms, None);
     assert_eq!(result.num_turns, None);
+    // No `usage`: the footer has no token counts to show (not "0 in · 0 out").
+    assert_eq!((result.input_tokens, result.output_tokens), (None, None));
     assert!((s.cost_total() - 0.259324).abs() < 1e-9);
 }

@@ -3,7 +3,7 @@
 use bridge_protocol::McpServerState;
 use leptos::prelude::*;
 
-use crate::state::{InfoKind, McpServer};
+use crate::state::{InfoKind, McpServer, McpSummary};
 use crate::store::Store;
 
 fn state_class(s: &McpServerState) -> &'static str {
@@ -16,8 +16,9 @@ fn state_class(s: &McpServerState) -> &'static str {
 }
 
 /// The MCP servers Claude Code uses and their state (`data-testid="mcp-status"`, `data-state`
-/// ok / warn / danger): "MCP 1/2" with the worst state's colour; tapping lists each server
-/// (`mcp-server`, `data-state` connected / failed / needs-auth / pending / disabled) with its error.
+/// ok / warn / danger / muted, see [`McpSummary`]): "MCP 1/3 · 1 failed" with the worst state's
+/// colour on its dot; tapping lists each server, failed ones first (`mcp-server`, `data-state`
+/// connected / failed / needs-auth / pending / disabled), with its error.
 /// Hidden until reported, and when no server is configured.
 #[component]
 pub fn McpStatus() -> impl IntoView {
@@ -36,21 +37,18 @@ pub fn McpStatus() -> impl IntoView {
     let open = RwSignal::new(false);
     move || {
         servers.get().filter(|l| !l.is_empty()).map(|list| {
-            let connected = list
-                .iter()
-                .filter(|s| s.state == McpServerState::Connected)
-                .count();
-            let worst = if list.iter().any(|s| s.state == McpServerState::Failed) {
-                "danger"
-            } else if list.iter().any(|s| s.state == McpServerState::NeedsAuth) {
-                "warn"
-            } else if connected == list.len() {
-                "ok"
+            let summary = McpSummary::of(&list);
+            let worst = summary.severity;
+            let label = summary.label.clone();
+            let aria = if summary.failed.is_empty() {
+                format!("{label} servers connected — show MCP servers")
             } else {
-                "muted"
+                format!(
+                    "{label}: {} — show MCP servers",
+                    summary.failed.join(", ")
+                )
             };
-            let label = format!("MCP {connected}/{}", list.len());
-            let aria = format!("{label} servers connected — show MCP servers");
+            let list = McpSummary::ordered(&list);
             view! {
                 <div class="mcp-status info-chip" data-testid="mcp-status" data-state=worst>
                     <button

@@ -115,6 +115,64 @@ pub struct McpServer {
     pub tools: usize,
 }
 
+/// What the header's MCP chip says about a list of servers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpSummary {
+    /// `MCP connected/total`, plus how many failed (`MCP 1/3 · 1 failed`).
+    pub label: String,
+    /// The colour, by the worst state: `danger` only when a server failed, `warn` when one needs
+    /// authentication, `ok` when all are connected, `muted` otherwise (pending, disabled: normal
+    /// information, not an error).
+    pub severity: &'static str,
+    /// The names of the servers that failed (named on the chip's label for screen readers and in
+    /// its popover first).
+    pub failed: Vec<String>,
+}
+
+impl McpSummary {
+    /// Summarises `servers`.
+    pub fn of(servers: &[McpServer]) -> McpSummary {
+        let count = |state: &McpServerState| servers.iter().filter(|s| s.state == *state).count();
+        let connected = count(&McpServerState::Connected);
+        let failed: Vec<String> = servers
+            .iter()
+            .filter(|s| s.state == McpServerState::Failed)
+            .map(|s| s.name.clone())
+            .collect();
+        let severity = if !failed.is_empty() {
+            "danger"
+        } else if count(&McpServerState::NeedsAuth) > 0 {
+            "warn"
+        } else if connected == servers.len() {
+            "ok"
+        } else {
+            "muted"
+        };
+        let mut label = format!("MCP {connected}/{}", servers.len());
+        if !failed.is_empty() {
+            label.push_str(&format!(" · {} failed", failed.len()));
+        }
+        McpSummary {
+            label,
+            severity,
+            failed,
+        }
+    }
+
+    /// The servers in the order the popover lists them: failed first, then needing
+    /// authentication, then the rest as reported.
+    pub fn ordered(servers: &[McpServer]) -> Vec<McpServer> {
+        let rank = |s: &McpServer| match s.state {
+            McpServerState::Failed => 0,
+            McpServerState::NeedsAuth => 1,
+            _ => 2,
+        };
+        let mut list = servers.to_vec();
+        list.sort_by_key(rank);
+        list
+    }
+}
+
 /// Context usage and MCP state of a session, with what is needed to keep them current.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AgentInfo {
@@ -370,5 +428,48 @@ mod tests {
         assert!(info.on_response("m1", false, &Value::Null, Some("unsupported")));
         assert!(info.error().unwrap().contains("unsupported"));
         assert!(info.mcp().is_none());
+    }
+
+    fn server(name: &str, status: &str) -> McpServer {
+        McpServer {
+            name: name.into(),
+            state: McpServerState::from(status.to_string()),
+            error: None,
+            version: None,
+            transport: None,
+            tools: 0,
+        }
+    }
+
+    #[test]
+    fn mcp_summary_is_red_only_for_a_failed_server_and_names_it() {
+        // The demo's answer: one connected, one needing auth, one failed.
+        let demo = [
+            server("demo-files", "connected"),
+            server("demo-tracker", "needs-auth"),
+            server("demo-broken", "failed"),
+        ];
+        let s = McpSummary::of(&demo);
+        assert_eq!(s.severity, "danger");
+        assert_eq!(s.label, "MCP 1/3 · 1 failed");
+        assert_eq!(s.failed, ["demo-broken"]);
+        let order: Vec<_> = McpSummary::ordered(&demo)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(order, ["demo-broken", "demo-tracker", "demo-files"]);
+        // Starting, disabled or needing auth out of three is information, not an error.
+        let starting = [
+            server("a", "connected"),
+            server("b", "pending"),
+            server("c", "disabled"),
+        ];
+        let s = McpSummary::of(&starting);
+        assert_eq!((s.severity, s.label.as_str()), ("muted", "MCP 1/3"));
+        assert!(s.failed.is_empty());
+        let auth = [server("a", "connected"), server("b", "needs-auth")];
+        assert_eq!(McpSummary::of(&auth).severity, "warn");
+        let all = [server("a", "connected"), server("b", "connected")];
+        assert_eq!(McpSummary::of(&all).severity, "ok");
     }
 }

@@ -368,10 +368,11 @@ pub struct ResultRow {
     pub duration_api_ms: Option<f64>,
     /// `num_turns`.
     pub num_turns: Option<u64>,
-    /// Input tokens (incl. cache reads and writes).
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
+    /// Input tokens (incl. cache reads and writes); `None` when the result has no `usage` (the
+    /// result that closes a replayed terminal session's history): unknown, not zero.
+    pub input_tokens: Option<u64>,
+    /// Output tokens (`None` as above).
+    pub output_tokens: Option<u64>,
     /// Cost of this turn (USD).
     pub turn_cost: f64,
     /// The session's running total after this turn (USD).

@@ -35,11 +35,14 @@ pub fn ResultFooter(
     if let Some(n) = row.num_turns {
         parts.push(format!("{n} turn{}", if n == 1 { "" } else { "s" }));
     }
-    parts.push(format!(
-        "{} in · {} out",
-        format::tokens(row.input_tokens),
-        format::tokens(row.output_tokens)
-    ));
+    // Unknown tokens (a replayed terminal session) say nothing rather than a false 0.
+    if let (Some(input), Some(output)) = (row.input_tokens, row.output_tokens) {
+        parts.push(format!(
+            "{} in · {} out",
+            format::tokens(input),
+            format::tokens(output)
+        ));
+    }
     parts.push(format!(
         "{} (session {})",
         format::cost(row.turn_cost),

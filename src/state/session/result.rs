@@ -32,8 +32,12 @@ impl Session {
         let turn_cost = since.unwrap_or((total - self.cost.last_cli_total).max(0.0));
         self.cost.last_cli_total = total;
         self.cost.total = self.cost.base + total;
-        let usage = v.usage.clone().unwrap_or_default();
-        let input_tokens = usage.input_tokens + usage.cache_read() + usage.cache_creation();
+        // No `usage` (a replayed terminal session's closing result): the tokens are unknown.
+        let input_tokens = v
+            .usage
+            .as_ref()
+            .map(|u| u.input_tokens + u.cache_read() + u.cache_creation());
+        let output_tokens = v.usage.as_ref().map(|u| u.output_tokens);
         let is_error = v.is_error;
         let mut errors: Vec<String> = v.errors.clone().unwrap_or_default();
         if is_error
@@ -72,7 +76,7 @@ impl Session {
                 duration_api_ms: v.duration_api_ms.as_ref().and_then(Number::as_f64),
                 num_turns: v.num_turns,
                 input_tokens,
-                output_tokens: usage.output_tokens,
+                output_tokens,
                 turn_cost,
                 session_cost: self.cost.total,
                 errors,

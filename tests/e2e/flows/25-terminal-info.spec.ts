@@ -110,6 +110,11 @@ test('flow 25: the task list, context meter and MCP status', async ({ page, brow
     await expect(servers.filter({ hasText: 'demo-broken' })).toContainText('ENOENT');
     await expect(servers.filter({ hasText: 'demo-tracker' })).toHaveAttribute('data-state', 'needs-auth');
     await expect(tid(page, 'mcp-status')).toHaveAttribute('data-state', 'danger');
+    // Red for the failed server alone, named: the count on the chip, its name for screen readers,
+    // first in the list.
+    await expect(tid(page, 'mcp-status-toggle')).toContainText('MCP 1/3 · 1 failed');
+    await expect(tid(page, 'mcp-status-toggle')).toHaveAttribute('aria-label', /demo-broken/);
+    await expect(servers.first()).toContainText('demo-broken');
   }
   await page.screenshot({ path: shotPath(`flow-25-mcp--${form}.png`) });
   await press(tid(page, 'mcp-status-toggle'));
