@@ -87,7 +87,13 @@ pub async fn respond(app: &AppState, template: &Template, req: &Parts) -> Option
         return None;
     }
     let ext = req.extensions.get::<External>()?;
-    let who = app.authenticate(&req.headers, ext).ok()?;
+    let who = match app.authenticate(&req.headers, ext) {
+        Ok(who) => who,
+        Err(e) => {
+            tracing::debug!(error = %e.message, "first screen: not signed in");
+            return None;
+        }
+    };
     if !who.can_write() || who.session_scope.is_some() {
         return None;
     }
