@@ -46,8 +46,10 @@ wasm-bindgen --target web --keep-lld-exports --no-demangle --out-dir "$work/pkg"
 rm "$work/pkg/bridge-console.wasm"
 rm -f "$work/pkg"/*.d.ts
 say "wasm-opt"
+# (wasm-split writes a name subsection binaryen does not know — one warning per part — and wasm-opt
+# drops names anyway: no `-g`.)
 for w in "$work/pkg"/*.wasm; do
-  wasm-opt "${wasm_opt_flags[@]}" "$w" -o "$w"
+  wasm-opt "${wasm_opt_flags[@]}" "$w" -o "$w" 2> >(grep -v 'unknown name subsection' >&2)
 done
 
 hash=$(cd "$work/pkg" && LC_ALL=C ls | xargs sha256sum | sha256sum | cut -c1-16)
