@@ -96,6 +96,11 @@ impl Relay {
 impl FromRequestParts<AppState> for Principal {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
+        // A host-only request a gateway forwarded over NATS: who the gateway authenticated (only
+        // the relay's own code can put it there; never read from the request).
+        if let Some(crate::cluster::Forwarded(who)) = parts.extensions.get() {
+            return Ok(who.clone());
+        }
         let Ok(ext) = External::from_request_parts(parts, app).await;
         app.authenticate(&parts.headers, &ext)
     }

@@ -1,8 +1,9 @@
 //! The gateway's HTTP side, as one middleware in front of the single relay's routes (so those stay
 //! exactly as they are): `/healthz` with NATS state; the session list from the registry with each
 //! session's host; creation placed on an agents node; for a session another node runs, detail,
-//! input, archive and delete forwarded to its host (its verdict returned as is), and streams and
-//! event pages served from a mirror ([`super::mirror`]) by the ordinary handlers.
+//! input, archive, delete and the host-only requests ([`wire::HOST_ONLY`]: changes, diffs, fork,
+//! rewind) forwarded to its host (its verdict returned as is), and streams and event pages served
+//! from a mirror ([`super::mirror`]) by the ordinary handlers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -154,6 +155,9 @@ async fn route(
             (&Method::POST, "/archive") | (&Method::DELETE, "") => Err(super::unavailable(
                 format!("session {id} cannot be changed: {why}"),
             )),
+            (m, t) if wire::host_only(m.as_str(), t) => Err(super::unavailable(format!(
+                "session {id}'s working directory and agent are on its host, which cannot be reached: {why}"
+            ))),
             _ => Ok(next.run(req).await),
         };
     }
@@ -205,10 +209,73 @@ async fn route(
                 resp
             });
         }
+        (m, t) if wire::host_only(m.as_str(), t) => {
+            if *m != Method::GET && !who.can_write() {
+                return Err(ApiError::forbidden(
+                    "observer tokens are read-only: this needs the controller token",
+                ));
+            }
+            let path = req
+                .uri()
+                .path_and_query()
+                .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
+            let method = m.as_str().to_owned();
+            let body = String::from_utf8(body_bytes(app, req).await?.into())
+                .map_err(|_| ApiError::bad_request("malformed JSON body: not UTF-8"))?;
+            let input = Input::Http {
+                who: Who::of(&who),
+                method,
+                path,
+                body,
+            };
+            return Ok(forward(cluster, &id, &entry.node, &input).await);
+        }
         _ => return Ok(next.run(req).await),
     };
     let (status, body) = cluster.ask(&id, &input).await;
     Ok(verdict_response(status, body))
+}
+
+/// How long a gateway waits for a host-only request's answer: longer than the host's own limits
+/// (a git run 10 s, a rewind 20 s), so that the host's 504 comes through when it has one.
+pub const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(25);
+
+/// Sends a host-only request ([`Input::Http`]) to the session's host and returns its answer as is:
+/// 503 `cluster_unavailable` when no host listens, 504 when it does not answer in time.
+async fn forward(cluster: &Cluster, id: &str, node: &str, input: &Input) -> Response {
+    let body = serde_json::to_vec(input).unwrap_or_default();
+    let request = async_nats::Request::new()
+        .payload(body.into())
+        .timeout(Some(FORWARD_TIMEOUT));
+    match cluster
+        .client
+        .send_request(wire::input_subject(id), request)
+        .await
+    {
+        Ok(m) => verdict_response(status_of(&m), m.payload),
+        Err(e) if e.kind() == async_nats::RequestErrorKind::TimedOut => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout_error",
+            format!(
+                "the agents node {node} running session {id} did not answer within {} s; retry",
+                FORWARD_TIMEOUT.as_secs()
+            ),
+        )
+        .into_response(),
+        Err(e) => super::unavailable(format!(
+            "the agents node {node} running session {id} cannot be reached over NATS ({e}); it may have stopped"
+        ))
+        .into_response(),
+    }
+}
+
+/// The HTTP status of a host's answer (502 when it carries none).
+fn status_of(m: &async_nats::Message) -> u16 {
+    m.headers
+        .as_ref()
+        .and_then(|h| h.get(wire::STATUS_HEADER))
+        .and_then(|v| v.as_str().parse::<u16>().ok())
+        .unwrap_or(502)
 }
 
 /// An SSE stream served from a mirror ends when NATS becomes unreachable (checked every 250 ms):
@@ -237,7 +304,12 @@ async fn nats_lost(cluster: std::sync::Weak<Cluster>) {
     }
 }
 
-async fn host_created(app: &AppState, cluster: &Arc<Cluster>, resp: Response) -> Response {
+/// A session created here (`POST /v1/code/sessions`, or a fork) is hosted: listed and published.
+pub(super) async fn host_created(
+    app: &AppState,
+    cluster: &Arc<Cluster>,
+    resp: Response,
+) -> Response {
     if resp.status() != StatusCode::CREATED {
         return resp;
     }
@@ -262,15 +334,19 @@ fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn body_json(app: &AppState, req: Request, optional: bool) -> Result<Value, ApiError> {
+async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::Bytes, ApiError> {
     let limit = app.config.max_body_bytes;
-    let bytes = axum::body::to_bytes(req.into_body(), limit)
+    axum::body::to_bytes(req.into_body(), limit)
         .await
         .map_err(|_| {
             ApiError::too_large(format!(
                 "the body is larger than {limit} bytes (--max-body-bytes)"
             ))
-        })?;
+        })
+}
+
+async fn body_json(app: &AppState, req: Request, optional: bool) -> Result<Value, ApiError> {
+    let bytes = body_bytes(app, req).await?;
     if bytes.is_empty() && optional {
         return Ok(json!({}));
     }
@@ -379,14 +455,7 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
     )
     .await;
     let (status, answer) = match sent {
-        Ok(Ok(m)) => (
-            m.headers
-                .as_ref()
-                .and_then(|h| h.get(wire::STATUS_HEADER))
-                .and_then(|v| v.as_str().parse::<u16>().ok())
-                .unwrap_or(502),
-            m.payload,
-        ),
+        Ok(Ok(m)) => (status_of(&m), m.payload),
         _ => {
             return Err(super::unavailable(format!(
                 "the agents node {node} did not answer within {} s",

@@ -37,6 +37,7 @@ pub mod wire;
 
 pub use creds::knows_session;
 pub use gateway::{middleware, session_list};
+pub(crate) use serve::Forwarded;
 
 /// What a relay does in a cluster (`--role`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -158,6 +159,9 @@ pub struct Cluster {
     live_tx: tokio::sync::mpsc::Sender<(String, bytes::Bytes)>,
     /// Bumped on every (re)connection to NATS.
     connected: tokio::sync::watch::Receiver<u64>,
+    /// The relay's API routes (no guard, no gateway middleware): host-only requests a gateway
+    /// forwards run through them ([`serve`]). Set by [`crate::http::app`].
+    routes: std::sync::OnceLock<axum::Router>,
 }
 
 /// How long a gateway waits for a host's verdict.
@@ -237,6 +241,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         hosted: std::sync::Mutex::new(HashMap::new()),
         live_tx,
         connected,
+        routes: std::sync::OnceLock::new(),
     });
     if relay.cluster.set(cluster.clone()).is_err() {
         anyhow::bail!("the relay is already connected to NATS");
@@ -283,6 +288,11 @@ async fn bucket(
 }
 
 impl Cluster {
+    /// Keeps the API routes forwarded host-only requests run through (the first call wins).
+    pub fn set_routes(&self, routes: axum::Router) {
+        let _ = self.routes.set(routes);
+    }
+
     fn relay(&self) -> Option<Arc<Relay>> {
         self.relay.upgrade()
     }

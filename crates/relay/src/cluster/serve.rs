@@ -1,7 +1,9 @@
 //! The host answering gateways: input, detail, archive and delete for the sessions it runs
-//! (`bridge.in.<id>`), and new sessions placed on it (`bridge.create.<node>`). Each request runs
-//! through the same code as a local HTTP request; the reply is the verdict: an HTTP status in the
-//! [`wire::STATUS_HEADER`] header and the JSON body the single relay would have answered.
+//! (`bridge.in.<id>`), the requests only it can answer ([`wire::HOST_ONLY`]: changes, diffs, fork,
+//! rewind — run through its own API routes as the gateway's caller), and new sessions placed on it
+//! (`bridge.create.<node>`). Each request runs through the same code as a local HTTP request; the
+//! reply is the verdict: an HTTP status in the [`wire::STATUS_HEADER`] header and the JSON body the
+//! single relay would have answered.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -15,6 +17,7 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::relay::{CreateSession, Relay};
 
@@ -124,20 +127,81 @@ async fn on_input(cluster: Arc<Cluster>, msg: Message) {
         return;
     }
     let Some(relay) = cluster.relay() else { return };
-    let resp = match serde_json::from_slice::<Input>(&msg.payload) {
-        Ok(input) => run_input(&relay, &cluster, &id, input)
-            .await
-            .unwrap_or_else(|e| e.into_response()),
+    let input = match serde_json::from_slice::<Input>(&msg.payload) {
+        Ok(input) => input,
         Err(e) => {
-            ApiError::bad_request(format!("malformed request from a gateway: {e}")).into_response()
+            let bad = ApiError::bad_request(format!("malformed request from a gateway: {e}"));
+            return reply(&cluster, &msg, bad.into_response()).await;
         }
     };
+    // A read of the host's disk (a `git status` may take seconds) runs beside the session's input
+    // instead of holding up its lane.
+    if matches!(&input, Input::Http { method, .. } if method == "GET") {
+        tokio::spawn(async move {
+            let resp = run_input(&relay, &cluster, &id, input)
+                .await
+                .unwrap_or_else(|e| e.into_response());
+            reply(&cluster, &msg, resp).await;
+        });
+        return;
+    }
+    let resp = run_input(&relay, &cluster, &id, input)
+        .await
+        .unwrap_or_else(|e| e.into_response());
     reply(&cluster, &msg, resp).await;
+}
+
+/// Who a gateway authenticated, for a request it forwarded ([`Input::Http`]): the relay's
+/// [`Principal`] extractor takes it from the request's extensions, which no client can set.
+#[derive(Clone)]
+pub(crate) struct Forwarded(pub Principal);
+
+/// A host-only request a gateway forwarded: checked against [`wire::HOST_ONLY`] for this session,
+/// then run through the relay's own API routes as `who` (same handlers, caches, statuses, bodies).
+async fn run_forwarded(
+    relay: &Arc<Relay>,
+    cluster: &Arc<Cluster>,
+    id: &str,
+    who: &wire::Who,
+    (method, path, body): (String, String, String),
+) -> Result<Response, ApiError> {
+    let uri: axum::http::Uri = path
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("malformed forwarded path {path:?}")))?;
+    let tail = uri
+        .path()
+        .strip_prefix("/v1/code/sessions/")
+        .and_then(|r| r.strip_prefix(id))
+        .unwrap_or_default();
+    if !wire::host_only(&method, tail) {
+        return Err(ApiError::bad_request(format!(
+            "{method} {} is not a request a gateway forwards to session {id}'s host",
+            uri.path()
+        )));
+    }
+    let Some(routes) = cluster.routes.get().cloned() else {
+        return Err(super::unavailable(
+            "this agents node is still starting: retry in a moment",
+        ));
+    };
+    let method = axum::http::Method::from_bytes(method.as_bytes())
+        .map_err(|_| ApiError::bad_request("malformed forwarded method"))?;
+    let mut builder = axum::http::Request::builder().method(method).uri(uri);
+    if !body.is_empty() {
+        builder = builder.header(axum::http::header::CONTENT_TYPE, "application/json");
+    }
+    let mut req = builder
+        .body(axum::body::Body::from(body))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    req.extensions_mut().insert(Forwarded(who.principal()));
+    let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
+    // A fork made here is listed and published before the gateway hears of it.
+    Ok(super::gateway::host_created(relay, cluster, resp).await)
 }
 
 async fn run_input(
     relay: &Arc<Relay>,
-    cluster: &Cluster,
+    cluster: &Arc<Cluster>,
     id: &str,
     input: Input,
 ) -> Result<Response, ApiError> {
@@ -181,6 +245,12 @@ async fn run_input(
             relay.delete_session(id, force).await?;
             StatusCode::NO_CONTENT.into_response()
         }
+        Input::Http {
+            who,
+            method,
+            path,
+            body,
+        } => run_forwarded(relay, cluster, id, &who, (method, path, body)).await?,
     };
     Ok(resp)
 }

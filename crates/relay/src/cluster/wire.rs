@@ -280,6 +280,30 @@ pub enum Input {
     Archive { who: Who, discard_worktree: bool },
     /// `DELETE /v1/code/sessions/{id}`.
     Delete { who: Who, force: bool },
+    /// A request only the host can answer (its disk or its agent: `GET …/changes`,
+    /// `…/changes/diff?path=`, `POST …/fork`, `…/rewind`), run through the host's own routes as
+    /// `who`. `path` holds the query; `body` is the request's body (JSON text, or empty).
+    Http {
+        who: Who,
+        method: String,
+        path: String,
+        #[serde(default)]
+        body: String,
+    },
+}
+
+/// The requests [`Input::Http`] carries: `(method, path under /v1/code/sessions/{id})`. Reads run
+/// beside the session's other input; writes wait their turn in its lane.
+pub const HOST_ONLY: &[(&str, &str)] = &[
+    ("GET", "/changes"),
+    ("GET", "/changes/diff"),
+    ("POST", "/fork"),
+    ("POST", "/rewind"),
+];
+
+/// Whether `method` on `tail` (the path after `/v1/code/sessions/{id}`, no query) is host-only.
+pub fn host_only(method: &str, tail: &str) -> bool {
+    HOST_ONLY.iter().any(|(m, t)| *m == method && *t == tail)
 }
 
 /// A session in the registry: the host's summary and which node runs it.

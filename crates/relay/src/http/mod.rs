@@ -67,6 +67,11 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
+    // Scale-out: a host runs the host-only requests gateways forward through these same routes
+    // (and their caches).
+    if let Some(c) = state.cluster.get() {
+        c.set_routes(api.clone().with_state(state.clone()));
+    }
     let static_dir = state.config.static_dir.clone();
     let index_html = std::fs::read_to_string(static_dir.join("index.html")).ok();
     let csp = HeaderValue::from_str(&crate::headers::content_security_policy_embedded(
