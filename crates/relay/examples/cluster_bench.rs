@@ -20,48 +20,21 @@
 //! user message `go <count> <rate>` it writes `count` assistant messages at `rate`/s (0: as fast
 //! as it can), each stamped with its wall-clock write time, then a `result`.
 
-use std::io::{BufRead, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bridge_relay::cluster::wire;
+use common::{Args, Relay, TOKEN, http, load, now_ns, observer, percentile, sse, status_kb};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "cluster-bench-token-0123456789";
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
-
-struct Args(Vec<String>);
-
-impl Args {
-    fn get(&self, name: &str, default: &str) -> String {
-        self.0
-            .iter()
-            .position(|a| a == name)
-            .and_then(|i| self.0.get(i + 1))
-            .cloned()
-            .unwrap_or_else(|| default.to_owned())
-    }
-    fn num(&self, name: &str, default: u64) -> u64 {
-        self.get(name, &default.to_string())
-            .parse()
-            .unwrap_or(default)
-    }
-}
-
 fn main() -> anyhow::Result<()> {
-    let args = Args(std::env::args().collect());
-    if args.0.iter().any(|a| a == "--output-format") {
-        return generator();
+    let args = Args::from_env();
+    if args.is_agent() {
+        return common::generator();
     }
     let nats = args.get("--nats", "");
     anyhow::ensure!(
@@ -74,181 +47,28 @@ fn main() -> anyhow::Result<()> {
         .block_on(drive(args))
 }
 
-// ------------------------------------------------------------------------------------------ agent
-
-fn generator() -> anyhow::Result<()> {
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    let text = "x".repeat(120);
-    for line in stdin.lock().lines() {
-        let line = line?;
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        match v["type"].as_str() {
-            Some("control_request") => {
-                let resp = json!({"type":"control_response","response":{"subtype":"success","request_id":v["request_id"],"response":{"commands":[],"models":[]}}});
-                writeln!(out, "{resp}")?;
-                out.flush()?;
-            }
-            Some("user") => {
-                let cmd = v["message"]["content"].as_str().unwrap_or("");
-                let parts: Vec<&str> = cmd.split_whitespace().collect();
-                if parts.first() != Some(&"go") {
-                    continue;
-                }
-                let count: u64 = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
-                let rate: u64 = parts.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
-                let start = Instant::now();
-                for n in 0..count {
-                    if let Some(at) = (n * 1_000_000_000).checked_div(rate) {
-                        let due = start + Duration::from_nanos(at);
-                        let now = Instant::now();
-                        if due > now {
-                            std::thread::sleep(due - now);
-                        }
-                    }
-                    write!(
-                        out,
-                        r#"{{"type":"assistant","message":{{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[{{"type":"text","text":"{text}"}}],"stop_reason":null}},"parent_tool_use_id":null,"session_id":"bench","uuid":"{}","n":{n},"t_ns":{}}}"#,
-                        uuid::Uuid::new_v4(),
-                        now_ns()
-                    )?;
-                    out.write_all(b"\n")?;
-                    if rate > 0 {
-                        out.flush()?;
-                    }
-                }
-                writeln!(
-                    out,
-                    r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"bench","uuid":"{}"}}"#,
-                    uuid::Uuid::new_v4()
-                )?;
-                out.flush()?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 // -------------------------------------------------------------------------------------- processes
-
-struct Relay {
-    child: Child,
-    base: String,
-    name: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Relay {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn relay_binary() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let bin = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or_else(|| anyhow::anyhow!("cannot locate target dir"))?
-        .join("bridge-relay");
-    anyhow::ensure!(
-        bin.exists(),
-        "{} not found: cargo build --release -p bridge-relay --examples",
-        bin.display()
-    );
-    Ok(bin)
-}
 
 /// A relay: alone (`nats` None) or a cluster node with `role`.
 fn start(name: &str, nats: Option<(&str, &str)>) -> anyhow::Result<Relay> {
-    let dir = tempfile::tempdir()?;
-    let mut cmd = Command::new(relay_binary()?);
-    cmd.args(["--bind", "127.0.0.1:0", "--claude"])
-        .arg(std::env::current_exe()?)
-        .args([
-            "--max-streams-per-principal",
-            "100000",
-            "--max-sessions",
-            "500",
-        ])
-        .arg("--data-dir")
-        .arg(dir.path())
-        .arg("--static-dir")
-        .arg(dir.path().join("none"))
-        .arg("--claude-config-dir")
-        .arg(dir.path().join("claude"));
+    let exe = std::env::current_exe()?.display().to_string();
+    let mut args = vec![
+        "--claude",
+        &exe,
+        "--max-streams-per-principal",
+        "100000",
+        "--max-sessions",
+        "500",
+    ];
     if let Some((url, role)) = nats {
-        cmd.args(["--nats", url, "--role", role, "--node-name", name]);
+        args.extend(["--nats", url, "--role", role, "--node-name", name]);
     }
-    let mut child = cmd
-        .env("BRIDGE_RELAY_TOKEN", TOKEN)
-        .env("BRIDGE_RELAY_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .stdin(Stdio::null())
-        .spawn()?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let line = line?;
-        if let Some(a) = line.strip_prefix("listening on ") {
-            let base = format!("http://{}", a.trim());
-            std::thread::spawn(move || for _ in lines {});
-            return Ok(Relay {
-                child,
-                base,
-                name: name.to_owned(),
-                _dir: dir,
-            });
-        }
-    }
-    anyhow::bail!("relay {name} exited before listening")
+    common::start_relay(name, None, &args)
 }
 
-fn status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize] as f64 / 1e6
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()
-        .expect("client")
+/// `go <count> <rate>` to the agent of session `sid` on `base`.
+async fn go(base: &str, sid: &str, count: u64, rate: u64) -> anyhow::Result<()> {
+    common::go(base, sid, count, rate, "").await
 }
 
 /// A session on `base` (a gateway places it; a host runs it): its id.
@@ -275,65 +95,7 @@ async fn create(base: &str) -> anyhow::Result<String> {
     }
 }
 
-async fn go(base: &str, sid: &str, count: u64, rate: u64) -> anyhow::Result<()> {
-    let payload = json!({"type":"user","message":{"role":"user","content":format!("go {count} {rate}")},"parent_tool_use_id":null,"session_id":""});
-    http()
-        .post(format!("{base}/v1/code/sessions/{sid}/events"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"events":[{"payload": payload}]}))
-        .send()
-        .await?
-        .error_for_status()?;
-    Ok(())
-}
-
-async fn sse(base: &str, sid: &str, last: Option<u64>) -> anyhow::Result<reqwest::Response> {
-    let mut req = reqwest::Client::new()
-        .get(format!("{base}/v1/code/sessions/{sid}/events/stream"))
-        .bearer_auth(TOKEN);
-    if let Some(id) = last {
-        req = req.header("Last-Event-ID", id.to_string());
-    }
-    let resp = req.send().await?;
-    anyhow::ensure!(resp.status().is_success(), "subscribe: {}", resp.status());
-    Ok(resp)
-}
-
 // -------------------------------------------------------------------------------------- figure a
-
-/// Reads one SSE stream, recording `now - t_ns` for every frame stamped by the generator.
-async fn observer(resp: reqwest::Response, expected: u64, done: Arc<AtomicU64>) -> Vec<u64> {
-    let mut lat = Vec::with_capacity(expected as usize);
-    let mut stream = resp.bytes_stream();
-    let mut carry: Vec<u8> = Vec::new();
-    while (lat.len() as u64) < expected {
-        let Some(Ok(chunk)) = stream.next().await else {
-            break;
-        };
-        let t = now_ns();
-        carry.extend_from_slice(&chunk);
-        let cut = carry.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        let mut rest = &carry[..cut];
-        const KEY: &[u8] = b"\"t_ns\":";
-        while let Some(pos) = rest.windows(KEY.len()).position(|w| w == KEY) {
-            let digits = &rest[pos + KEY.len()..];
-            let end = digits
-                .iter()
-                .position(|b| !b.is_ascii_digit())
-                .unwrap_or(digits.len());
-            if let Some(sent) = std::str::from_utf8(&digits[..end])
-                .ok()
-                .and_then(|s| s.parse::<u64>().ok())
-            {
-                lat.push(t.saturating_sub(sent));
-            }
-            rest = &digits[end..];
-        }
-        carry.drain(..cut);
-    }
-    done.fetch_add(1, Ordering::Relaxed);
-    lat
-}
 
 struct Fanout {
     received: u64,

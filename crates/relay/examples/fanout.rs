@@ -12,218 +12,32 @@
 //! `go <count> <rate> <kind>`, writes `count` frames at `rate`/s, each stamped with its wall-clock write
 //! time, then a `result`.
 
-use std::io::{BufRead, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use futures::StreamExt as _;
+use common::{
+    Args, Relay, TOKEN, cpu_secs, observer, percentile, start_relay, status_kb, write_syscalls,
+};
 use serde_json::{Value, json};
 
-const TOKEN: &str = "fanout-bench-token-0123456789";
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-}
-
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--output-format") {
-        return generator();
+    let args = Args::from_env();
+    if args.is_agent() {
+        return common::generator();
     }
-    let opt = |name: &str, default: &str| -> String {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-            .unwrap_or_else(|| default.to_owned())
-    };
-    let subscribers: usize = opt("--subscribers", "200").parse()?;
-    let rate: u64 = opt("--rate", "2000").parse()?;
-    let seconds: u64 = opt("--seconds", "10").parse()?;
-    let kind = opt("--kind", "durable");
+    let subscribers = args.num("--subscribers", 200) as usize;
+    let rate = args.num("--rate", 2000);
+    let seconds = args.num("--seconds", 10);
+    let kind = args.get("--kind", "durable");
+    // The relay's least time between two writes to one SSE subscriber (0: every batch at once).
+    let coalesce = args.get("--sse-coalesce-ms", "");
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(drive(subscribers, rate, seconds, kind))
-}
-
-// ------------------------------------------------------------------------------------------ agent
-
-fn generator() -> anyhow::Result<()> {
-    let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
-    let text = "x".repeat(120);
-    for line in stdin.lock().lines() {
-        let line = line?;
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        match v["type"].as_str() {
-            Some("control_request") => {
-                let resp = json!({"type":"control_response","response":{"subtype":"success","request_id":v["request_id"],"response":{"commands":[],"models":[]}}});
-                writeln!(out, "{resp}")?;
-                out.flush()?;
-            }
-            Some("user") => {
-                let cmd = v["message"]["content"].as_str().unwrap_or("");
-                let parts: Vec<&str> = cmd.split_whitespace().collect();
-                if parts.first() != Some(&"go") {
-                    continue;
-                }
-                let count: u64 = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
-                let rate: u64 = parts.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
-                let ephemeral = parts.get(3) == Some(&"ephemeral");
-                let start = Instant::now();
-                for n in 0..count {
-                    let due = start + Duration::from_nanos(n * 1_000_000_000 / rate);
-                    let now = Instant::now();
-                    if due > now {
-                        std::thread::sleep(due - now);
-                    }
-                    let frame = if ephemeral {
-                        format!(
-                            r#"{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{text}"}}}},"parent_tool_use_id":null,"session_id":"bench","uuid":"{}","n":{n},"t_ns":{}}}"#,
-                            uuid::Uuid::new_v4(),
-                            now_ns()
-                        )
-                    } else {
-                        format!(
-                            r#"{{"type":"assistant","message":{{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[{{"type":"text","text":"{text}"}}],"stop_reason":null}},"parent_tool_use_id":null,"session_id":"bench","uuid":"{}","n":{n},"t_ns":{}}}"#,
-                            uuid::Uuid::new_v4(),
-                            now_ns()
-                        )
-                    };
-                    out.write_all(frame.as_bytes())?;
-                    out.write_all(b"\n")?;
-                    out.flush()?;
-                }
-                writeln!(
-                    out,
-                    r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"bench","uuid":"{}"}}"#,
-                    uuid::Uuid::new_v4()
-                )?;
-                out.flush()?;
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-// ------------------------------------------------------------------------------------------ driver
-
-struct Relay {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn relay_binary() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or_else(|| anyhow::anyhow!("cannot locate target dir"))?;
-    let bin = dir.join("bridge-relay");
-    if !bin.exists() {
-        anyhow::bail!(
-            "{} not found: build it first (cargo build --release -p bridge-relay --bin bridge-relay --example fanout)",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
-fn start_relay() -> anyhow::Result<Relay> {
-    let dir = tempfile::tempdir()?;
-    let mut child = Command::new(relay_binary()?)
-        .args(["--bind", "127.0.0.1:0", "--claude"])
-        .arg(std::env::current_exe()?)
-        // Every subscriber uses the one token; the default cap on open streams per credential
-        // would turn most of them away with a 429.
-        .args(["--max-streams-per-principal", "100000"])
-        .arg("--data-dir")
-        .arg(dir.path())
-        .arg("--static-dir")
-        .arg(dir.path().join("none"))
-        .env("BRIDGE_RELAY_TOKEN", TOKEN)
-        .env("BRIDGE_RELAY_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let line = line?;
-        if let Some(a) = line.strip_prefix("listening on ") {
-            let base = format!("http://{}", a.trim());
-            std::thread::spawn(move || for _ in lines {});
-            return Ok(Relay {
-                child,
-                base,
-                _dir: dir,
-            });
-        }
-    }
-    anyhow::bail!("relay exited before listening")
-}
-
-fn rss_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Write syscalls (write, writev, …) made so far by a process.
-fn write_syscalls(pid: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/io"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("syscw:"))
-                .and_then(|n| n.trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// utime + stime of a process, in seconds.
-fn cpu_secs(pid: &str) -> f64 {
-    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0);
-    ticks as f64 / 100.0
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx] as f64 / 1e6
+        .block_on(drive(subscribers, rate, seconds, kind, coalesce))
 }
 
 struct Phase {
@@ -240,40 +54,6 @@ struct Phase {
     writes_per_frame: f64,
 }
 
-/// Reads one SSE stream, recording `now - t_ns` for every frame stamped by the generator.
-async fn subscriber(resp: reqwest::Response, expected: u64, done: Arc<AtomicU64>) -> Vec<u64> {
-    let mut lat = Vec::with_capacity(expected as usize);
-    let mut stream = resp.bytes_stream();
-    let mut carry: Vec<u8> = Vec::new();
-    while (lat.len() as u64) < expected {
-        let Some(Ok(chunk)) = stream.next().await else {
-            break;
-        };
-        let t = now_ns();
-        carry.extend_from_slice(&chunk);
-        let cut = carry.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        let mut rest = &carry[..cut];
-        const KEY: &[u8] = b"\"t_ns\":";
-        while let Some(pos) = rest.windows(KEY.len()).position(|w| w == KEY) {
-            let digits = &rest[pos + KEY.len()..];
-            let end = digits
-                .iter()
-                .position(|b| !b.is_ascii_digit())
-                .unwrap_or(digits.len());
-            if let Some(sent) = std::str::from_utf8(&digits[..end])
-                .ok()
-                .and_then(|s| s.parse::<u64>().ok())
-            {
-                lat.push(t.saturating_sub(sent));
-            }
-            rest = &digits[end..];
-        }
-        carry.drain(..cut);
-    }
-    done.fetch_add(1, Ordering::Relaxed);
-    lat
-}
-
 async fn phase(
     relay: &Relay,
     subscribers: usize,
@@ -282,10 +62,7 @@ async fn phase(
     kind: &str,
     rss: &AtomicU64,
 ) -> anyhow::Result<Phase> {
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()?;
-    let created: Value = http
+    let created: Value = common::http()
         .post(format!("{}/v1/code/sessions", relay.base))
         .bearer_auth(TOKEN)
         .json(&json!({}))
@@ -301,35 +78,20 @@ async fn phase(
     let done = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for _ in 0..subscribers {
-        let client = reqwest::Client::builder().build()?;
-        let resp = client
-            .get(format!(
-                "{}/v1/code/sessions/{sid}/events/stream",
-                relay.base
-            ))
-            .bearer_auth(TOKEN)
-            .send()
-            .await?;
-        anyhow::ensure!(resp.status().is_success(), "subscribe: {}", resp.status());
-        tasks.push(tokio::spawn(subscriber(resp, expected, done.clone())));
+        let resp = common::sse(&relay.base, &sid, None).await?;
+        tasks.push(tokio::spawn(observer(resp, expected, done.clone())));
     }
     let started = Instant::now();
     let (relay_cpu0, bench_cpu0) = (cpu_secs(&relay.child.id().to_string()), cpu_secs("self"));
     let writes0 = write_syscalls(&relay.child.id().to_string());
-    let payload = json!({"type":"user","message":{"role":"user","content":format!("go {expected} {rate} {kind}")},"parent_tool_use_id":null,"session_id":""});
-    http.post(format!("{}/v1/code/sessions/{sid}/events", relay.base))
-        .bearer_auth(TOKEN)
-        .json(&json!({"events":[{"payload": payload}]}))
-        .send()
-        .await?
-        .error_for_status()?;
+    common::go(&relay.base, &sid, expected, rate, kind).await?;
     let pid = relay.child.id();
     let sampler = {
         let done = done.clone();
         let subs = subscribers as u64;
         async move {
             while done.load(Ordering::Relaxed) < subs {
-                rss.fetch_max(rss_kb(pid, "VmRSS:"), Ordering::Relaxed);
+                rss.fetch_max(status_kb(pid, "VmRSS:"), Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
@@ -368,10 +130,23 @@ async fn phase(
     })
 }
 
-async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> anyhow::Result<()> {
-    let relay = start_relay()?;
+async fn drive(
+    subscribers: usize,
+    rate: u64,
+    seconds: u64,
+    kind: String,
+    coalesce: String,
+) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?.display().to_string();
+    // Every subscriber uses the one token; the default cap on open streams per credential would
+    // turn most of them away with a 429.
+    let mut flags = vec!["--claude", &exe, "--max-streams-per-principal", "100000"];
+    if !coalesce.is_empty() {
+        flags.extend(["--sse-coalesce-ms", &coalesce]);
+    }
+    let relay = start_relay("fanout", None, &flags)?;
     let pid = relay.child.id();
-    let idle_rss = rss_kb(pid, "VmRSS:");
+    let idle_rss = status_kb(pid, "VmRSS:");
     println!(
         "fan-out: {rate} events/s for {seconds} s, kind {kind}, relay pid {pid}, idle RSS {:.1} MB",
         idle_rss as f64 / 1024.0
@@ -380,7 +155,7 @@ async fn drive(subscribers: usize, rate: u64, seconds: u64, kind: String) -> any
     let base = phase(&relay, 1, rate, seconds, &kind, &base_rss).await?;
     let peak_rss = AtomicU64::new(0);
     let fan = phase(&relay, subscribers, rate, seconds, &kind, &peak_rss).await?;
-    let hwm = rss_kb(pid, "VmHWM:");
+    let hwm = status_kb(pid, "VmHWM:");
     println!();
     println!(
         "| subscribers | delivered | p50 ms | p99 ms | max ms | wall s | peak RSS MB | relay CPU | bench CPU | relay writes/frame |"

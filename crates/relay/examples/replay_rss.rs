@@ -11,34 +11,25 @@
 //!
 //! `--log-mb 2048` gives the figure (2 GB log; needs that much free disk in `--dir`).
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bridge_relay::EventStore as _;
 use bridge_relay::session::{SessionMeta, SessionState};
 use bridge_relay::store::{Source, SqliteStore, StoredEvent};
+use common::{Args, Sampler, TOKEN, status_kb};
 use futures::StreamExt as _;
 use serde_json::json;
-
-const TOKEN: &str = "replay-bench-token-0123456789";
 const SESSION: &str = "cse_replay_bench";
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: &str| -> String {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-            .unwrap_or_else(|| default.to_owned())
-    };
-    let log_mb: u64 = opt("--log-mb", "200").parse()?;
-    let event_mb: u64 = opt("--event-mb", "4").parse()?;
-    let replays: usize = opt("--replays", "10").parse()?;
-    let dir = PathBuf::from(opt("--dir", &std::env::temp_dir().display().to_string()));
+    let args = Args::from_env();
+    let log_mb = args.num("--log-mb", 200);
+    let event_mb = args.num("--event-mb", 4);
+    let replays = args.num("--replays", 10) as usize;
+    let dir = PathBuf::from(args.get("--dir", &std::env::temp_dir().display().to_string()));
     let data = tempfile::tempdir_in(&dir)?;
     let events = (log_mb / event_mb.max(1)).max(1);
     let t = Instant::now();
@@ -52,10 +43,10 @@ fn main() -> anyhow::Result<()> {
         mb(log_bytes),
         t.elapsed().as_secs_f64()
     );
-    let relay = start_relay(data.path())?;
+    let relay = common::start_relay("replay", Some(data.path()), &["--demo"])?;
     let pid = relay.child.id();
     std::thread::sleep(Duration::from_millis(300));
-    let idle = rss_kb(pid, "VmRSS:") * 1024;
+    let idle = status_kb(pid, "VmRSS:") * 1024;
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
@@ -92,7 +83,7 @@ fn main() -> anyhow::Result<()> {
         })?;
     println!(
         "relay VmHWM (lifetime peak): {:.1} MB",
-        mb(rss_kb(pid, "VmHWM:") * 1024)
+        mb(status_kb(pid, "VmHWM:") * 1024)
     );
     Ok(())
 }
@@ -156,97 +147,4 @@ async fn replay(base: &str, kind: &str, events: u64) -> anyhow::Result<u64> {
         "{kind}: the replay did not end with event {events}"
     );
     Ok(n)
-}
-
-/// Polls the relay's VmRSS every 10 ms; `stop` returns the largest value seen (kB).
-struct Sampler {
-    stop: Arc<AtomicBool>,
-    peak: Arc<AtomicU64>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Sampler {
-    fn start(pid: u32) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let peak = Arc::new(AtomicU64::new(0));
-        let (s, p) = (stop.clone(), peak.clone());
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                p.fetch_max(rss_kb(pid, "VmRSS:"), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
-        Sampler { stop, peak, thread }
-    }
-
-    fn stop(self) -> u64 {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = self.thread.join();
-        self.peak.load(Ordering::Relaxed)
-    }
-}
-
-struct Relay {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn relay_binary() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or_else(|| anyhow::anyhow!("cannot locate target dir"))?;
-    let bin = dir.join("bridge-relay");
-    if !bin.exists() {
-        anyhow::bail!(
-            "{} not found: build it first (cargo build --release -p bridge-relay --bin bridge-relay --example replay_rss)",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
-fn start_relay(data: &std::path::Path) -> anyhow::Result<Relay> {
-    use std::io::BufRead as _;
-    let mut child = Command::new(relay_binary()?)
-        .args(["--bind", "127.0.0.1:0", "--demo", "--data-dir"])
-        .arg(data)
-        .arg("--static-dir")
-        .arg(data.join("none"))
-        .env("BRIDGE_RELAY_TOKEN", TOKEN)
-        .env("BRIDGE_RELAY_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let line = line?;
-        if let Some(a) = line.strip_prefix("listening on ") {
-            let base = format!("http://{}", a.trim());
-            std::thread::spawn(move || for _ in lines {});
-            return Ok(Relay { child, base });
-        }
-    }
-    anyhow::bail!("relay exited before listening")
-}
-
-fn rss_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
 }
