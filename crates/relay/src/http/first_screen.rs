@@ -34,10 +34,13 @@ use crate::extract::AppState;
 /// The element of the boot shell the list replaces (`<p … id="boot-list">Loading sessions…</p>`).
 const MARKER: &str = "id=\"boot-list\"";
 
+/// The file's length and modification time: when they change, the file is read again.
+type Stamp = (u64, Option<SystemTime>);
+
 /// The console's `index.html`, read again when it changes (a rebuilt console).
 pub struct Template {
     path: PathBuf,
-    cached: RwLock<Option<(u64, Option<SystemTime>, Arc<str>)>>,
+    cached: RwLock<Option<(Stamp, Arc<str>)>>,
 }
 
 impl Template {
@@ -51,15 +54,14 @@ impl Template {
 
     fn get(&self) -> Option<Arc<str>> {
         let meta = std::fs::metadata(&self.path).ok()?;
-        let stamp = (meta.len(), meta.modified().ok());
-        if let Some((len, modified, html)) = &*self.cached.read().unwrap_or_else(|e| e.into_inner())
-            && (*len, *modified) == stamp
+        let stamp: Stamp = (meta.len(), meta.modified().ok());
+        if let Some((seen, html)) = &*self.cached.read().unwrap_or_else(|e| e.into_inner())
+            && *seen == stamp
         {
             return Some(html.clone());
         }
         let html: Arc<str> = std::fs::read_to_string(&self.path).ok()?.into();
-        *self.cached.write().unwrap_or_else(|e| e.into_inner()) =
-            Some((stamp.0, stamp.1, html.clone()));
+        *self.cached.write().unwrap_or_else(|e| e.into_inner()) = Some((stamp, html.clone()));
         Some(html)
     }
 }
