@@ -138,6 +138,15 @@ impl Relay {
             .clone()
     }
 
+    /// Drops a scale-out mirror ([`crate::cluster`]) from the sessions, if `s` is still the one
+    /// listed under its id (it is read again from NATS when next asked for).
+    pub fn forget_mirror(&self, s: &Arc<Session>) {
+        let mut sessions = self.sessions.write().unwrap_or_else(|p| p.into_inner());
+        if sessions.get(&s.id).is_some_and(|x| Arc::ptr_eq(x, s)) {
+            sessions.remove(&s.id);
+        }
+    }
+
     /// Sessions, oldest first.
     pub fn list(&self) -> Vec<Arc<Session>> {
         let mut v: Vec<(String, Arc<Session>)> = self

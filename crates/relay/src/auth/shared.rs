@@ -224,6 +224,20 @@ impl Auth {
         }
     }
 
+    /// Forgets the observer tokens and logins that have expired (they are refused from the moment
+    /// they expire; the bucket's sweep removes them there without telling every relay).
+    pub fn forget_expired_shared(&self) {
+        let now = unix_now();
+        self.tokens
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, t| t.role == Role::Controller || t.live(now));
+        self.cookies
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, c| c.expires_at > now);
+    }
+
     /// Forgets every observer token and login (not the controller token): with `--nats` the bucket
     /// holds them, and following it brings back those that still hold.
     pub fn forget_all_shared(&self) {

@@ -6,6 +6,11 @@
 //! at their next check ([`crate::auth::until_revoked`], 250 ms). A login code is redeemed by deleting
 //! its key at the revision that was read: exactly one relay succeeds.
 //!
+//! Expired entries are purged from the bucket by every relay's sweep ([`sweep`], every minute;
+//! idempotent: a key's messages are removed, whoever gets there first): NATS 2.9 has no per-key
+//! TTL, and the bucket's max-age would also end credentials that have not expired. An expired
+//! credential is refused everywhere from the moment it expires, before or after the purge.
+//!
 //! Writes go to the bucket before they are answered (a mint or revocation NATS does not confirm is
 //! refused with 503 and changes nothing); the controller token is not shared (every relay is given it).
 
@@ -40,7 +45,7 @@ impl Cluster {
     ) -> Result<(), ApiError> {
         for (key, entry) in entries {
             let body = serde_json::to_vec(&entry).map_err(|e| ApiError::internal(e.to_string()))?;
-            tokio::time::timeout(WRITE_TIMEOUT, self.creds_kv.put(key, body.into()))
+            tokio::time::timeout(WRITE_TIMEOUT, self.ready()?.creds_kv.put(key, body.into()))
                 .await
                 .map_err(|_| unreachable(what, "timed out"))?
                 .map_err(|e| unreachable(what, e))?;
@@ -51,7 +56,7 @@ impl Cluster {
     /// Deletes entries from the bucket: every relay forgets them within a moment.
     pub async fn unshare_credentials(&self, keys: Vec<String>, what: &str) -> Result<(), ApiError> {
         for key in keys {
-            tokio::time::timeout(WRITE_TIMEOUT, self.creds_kv.delete(key))
+            tokio::time::timeout(WRITE_TIMEOUT, self.ready()?.creds_kv.delete(key))
                 .await
                 .map_err(|_| unreachable(what, "timed out"))?
                 .map_err(|e| unreachable(what, e))?;
@@ -63,7 +68,8 @@ impl Cluster {
     /// has not expired.
     pub async fn redeem_login_code(&self, code: &str) -> Result<bool, ApiError> {
         let key = shared::code_key(code);
-        let entry = tokio::time::timeout(WRITE_TIMEOUT, self.creds_kv.entry(key.clone()))
+        let kv = &self.ready()?.creds_kv;
+        let entry = tokio::time::timeout(WRITE_TIMEOUT, kv.entry(key.clone()))
             .await
             .map_err(|_| unreachable("logging in", "timed out"))?
             .map_err(|e| unreachable("logging in", e))?;
@@ -81,8 +87,7 @@ impl Cluster {
         // Only the first delete at the revision read succeeds: the code works once.
         match tokio::time::timeout(
             WRITE_TIMEOUT,
-            self.creds_kv
-                .delete_expect_revision(key, Some(entry.revision)),
+            kv.delete_expect_revision(key, Some(entry.revision)),
         )
         .await
         {
@@ -115,7 +120,8 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
         let Some(relay) = c.relay() else { return };
         let mut reconnected = c.connected.clone();
         reconnected.mark_unchanged();
-        let watch = c.creds_kv.watch_with_history(">").await;
+        let Some(n) = c.nats() else { return };
+        let watch = n.creds_kv.watch_with_history(">").await;
         drop(c);
         match watch {
             Ok(mut watch) => {
@@ -164,7 +170,78 @@ pub(super) async fn bucket(
     super::bucket(js, CREDENTIALS_BUCKET, Duration::ZERO).await
 }
 
-/// Starts following the bucket.
+/// Starts following the bucket, and sweeping expired entries out of it.
 pub(super) fn spawn(cluster: &Arc<Cluster>) {
     tokio::spawn(follow(Arc::downgrade(cluster)));
+    tokio::spawn(sweep(Arc::downgrade(cluster)));
+}
+
+/// How often expired credentials are purged; `BRIDGE_CREDENTIALS_SWEEP_MS` sets it (tests).
+fn sweep_every() -> Duration {
+    std::env::var("BRIDGE_CREDENTIALS_SWEEP_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .map_or(Duration::from_secs(60), Duration::from_millis)
+}
+
+/// When an entry stops working (`None`: never).
+fn expiry(entry: &Shared) -> Option<i64> {
+    match entry {
+        Shared::Observer { expires_at, .. } => *expires_at,
+        Shared::Login { expires_at, .. } | Shared::Code { expires_at } => Some(*expires_at),
+    }
+}
+
+/// Purges expired entries from the bucket and from this relay's memory, every [`sweep_every`].
+async fn sweep(cluster: Weak<Cluster>) {
+    let mut tick = tokio::time::interval(sweep_every());
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(c) = cluster.upgrade() else { return };
+        if let Some(relay) = c.relay() {
+            relay.auth.forget_expired_shared();
+        }
+        match c.purge_expired_credentials().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(purged = n, "expired credentials purged from NATS"),
+            Err(e) => tracing::debug!(error = %e, "expired credentials not purged this round"),
+        }
+    }
+}
+
+impl Cluster {
+    /// Removes every expired entry's messages from the bucket (no delete marker is left: nothing
+    /// needs to hear of it, an expired credential is refused by its expiry). How many.
+    async fn purge_expired_credentials(&self) -> anyhow::Result<usize> {
+        let kv = &self
+            .nats()
+            .ok_or_else(|| anyhow::anyhow!("NATS not reached yet"))?
+            .creds_kv;
+        let now = crate::util::unix_now();
+        let mut keys = Vec::new();
+        let mut listed = kv.keys().await?;
+        while let Some(k) = listed.next().await {
+            keys.push(k?);
+        }
+        let mut purged = 0;
+        for key in keys {
+            let Ok(Some(e)) = kv.entry(&key).await else {
+                continue;
+            };
+            let expired = e.operation == async_nats::jetstream::kv::Operation::Put
+                && serde_json::from_slice::<Shared>(&e.value)
+                    .ok()
+                    .and_then(|s| expiry(&s))
+                    .is_some_and(|t| t <= now);
+            if expired {
+                kv.stream
+                    .purge()
+                    .filter(format!("$KV.{CREDENTIALS_BUCKET}.{key}"))
+                    .await?;
+                purged += 1;
+            }
+        }
+        Ok(purged)
+    }
 }

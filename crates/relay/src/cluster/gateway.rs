@@ -38,6 +38,12 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
         };
         return (status, Json(v)).into_response();
     }
+    // Started before NATS: nothing of the API until it is up (the console shows it reconnecting).
+    if req.uri().path().starts_with("/v1/")
+        && let Err(e) = cluster.ready()
+    {
+        return e.into_response();
+    }
     // A session made through this host's own API is published and listed before the answer, so
     // another gateway can serve it as soon as the client has its id.
     if cluster.config.role.runs_agents()
@@ -404,7 +410,11 @@ pub async fn session_list(
     kept: bool,
 ) -> Result<bridge_protocol::api::SessionList, ApiError> {
     let mut sessions = Vec::new();
-    match cluster.sessions_kv.keys().await {
+    let keys = match cluster.ready() {
+        Ok(n) => n.sessions_kv.keys().await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.message),
+    };
+    match keys {
         Ok(mut keys) => {
             while let Some(Ok(k)) = keys.next().await {
                 if who.session_scope.as_deref().is_some_and(|s| s != k) {
@@ -492,9 +502,11 @@ impl Cluster {
     async fn pick_node(&self, cwd: Option<&str>) -> Result<String, ApiError> {
         let now = wire::unix_now();
         let mut nodes: Vec<NodeEntry> = Vec::new();
-        if let Ok(mut keys) = self.nodes_kv.keys().await {
+        if let Some(kv) = self.nats().map(|n| &n.nodes_kv)
+            && let Ok(mut keys) = kv.keys().await
+        {
             while let Some(Ok(k)) = keys.next().await {
-                if let Ok(Some(b)) = self.nodes_kv.get(&k).await
+                if let Ok(Some(b)) = kv.get(&k).await
                     && let Ok(n) = serde_json::from_slice::<NodeEntry>(&b)
                     && n.agents
                     && n.at + 10 >= now

@@ -44,6 +44,15 @@ pub(super) struct HostHook {
 
 impl ClusterHook for HostHook {
     fn durable(&self, ev: &StoredEvent, ends_session: bool) {
+        // The cluster ended the session while this node was out of touch: its log on NATS is
+        // closed; what this node appends after that stays in its own store.
+        if self
+            .cluster
+            .upgrade()
+            .is_some_and(|c| c.is_cut(&self.session_id))
+        {
+            return;
+        }
         match self.tx.try_send((ev.clone(), ends_session)) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -110,10 +119,18 @@ impl Cluster {
     pub(super) async fn put_registry(&self, session: &Session) {
         static WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
         let _one = WRITES.lock().await;
-        let entry = RegistryEntry {
+        let mut entry = RegistryEntry {
             node: self.config.node.clone(),
             summary: session.summary(),
         };
+        if self.is_cut(&session.id) {
+            // Listed as the gateway that ended it listed it.
+            let why = super::lost::reason(&self.config.node);
+            entry
+                .summary
+                .extra
+                .insert(super::lost::LOST_KEY.into(), serde_json::Value::String(why));
+        }
         let Ok(json) = serde_json::to_string(&entry) else {
             return;
         };
@@ -125,7 +142,8 @@ impl Cluster {
                 None => return,
             }
         }
-        if let Err(e) = self.sessions_kv.put(&session.id, Bytes::from(json)).await {
+        let Some(n) = self.nats() else { return };
+        if let Err(e) = n.sessions_kv.put(&session.id, Bytes::from(json)).await {
             tracing::warn!(session = %session.id, error = %e, "cannot write the session registry (NATS KV)");
             // Written again on the next round.
             if let Some(last) = self
@@ -141,12 +159,12 @@ impl Cluster {
 
     /// Publishes consecutive events as one message after `expected` (the subject's last stream
     /// sequence); retries until NATS takes it. `Ok((stream sequence, last seq published))`;
-    /// `Err(())`: the subject holds events this host did not write (never forked).
+    /// `Err`: the subject holds events this host did not write (never forked).
     async fn publish(
         &self,
         batch: &[(StoredEvent, bool)],
         expected: u64,
-    ) -> Result<(u64, u64), ()> {
+    ) -> Result<(u64, u64), Refused> {
         let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
             return Ok((expected, 0));
         };
@@ -167,11 +185,13 @@ impl Cluster {
         );
         headers.insert(wire::SEQ_HEADER, last.seq.to_string().as_str());
         let mut backoff = Duration::from_millis(50);
+        let Some(n) = self.nats() else {
+            return Err(Refused::Fork);
+        };
         loop {
-            let sent = self
-                .js
-                .publish_with_headers(subject.clone(), headers.clone(), body.clone())
-                .await;
+            let sent =
+                n.js.publish_with_headers(subject.clone(), headers.clone(), body.clone())
+                    .await;
             let err = match sent {
                 Ok(ack) => match ack.await {
                     Ok(ack) => return Ok((ack.sequence, last.seq)),
@@ -190,17 +210,22 @@ impl Cluster {
                                 }
                             }
                         };
-                        if let Some((stream_seq, tail)) = tail
+                        if let Some((stream_seq, tail)) = &tail
                             && tail.seq >= first.seq
                             && tail.seq <= last.seq
                             && batch[(tail.seq - first.seq) as usize].0.event_id == tail.event_id
                         {
-                            return Ok((stream_seq, tail.seq));
+                            return Ok((*stream_seq, tail.seq));
+                        }
+                        if let Some((_, tail)) = &tail
+                            && super::lost::ended_by_cluster(&self.config.node, tail)
+                        {
+                            return Err(Refused::Ended);
                         }
                         self.health.forks.fetch_add(1, Ordering::Relaxed);
                         tracing::error!(session = %id, seq = first.seq,
                             "the session's log on NATS has events this node did not write (another writer?): publishing stopped so that the log never forks");
-                        return Err(());
+                        return Err(Refused::Fork);
                     }
                     Err(e) => e.to_string(),
                 },
@@ -214,11 +239,23 @@ impl Cluster {
     }
 }
 
+/// Why a host's publish was refused for good (the log is never forked).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// Another writer's events are on the subject.
+    Fork,
+    /// A gateway ended the session while this node was out of touch ([`super::lost`]).
+    Ended,
+}
+
 impl Cluster {
     /// `(stream sequence, last event)` of the last message on a session's subject; `Ok(None)`
     /// when it has none (or an undecodable one); `Err` when NATS did not answer.
-    async fn tail_event(&self, id: &str) -> anyhow::Result<Option<(u64, StoredEvent)>> {
-        match self
+    pub(super) async fn tail_event(&self, id: &str) -> anyhow::Result<Option<(u64, StoredEvent)>> {
+        let Some(n) = self.nats() else {
+            anyhow::bail!("NATS has not been reachable since this relay started");
+        };
+        match n
             .events
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
@@ -273,7 +310,20 @@ async fn publisher(
     // Where the subject stands (a restarted host continues its log; nothing is published twice).
     let (mut stream_seq, mut published) = loop {
         let Some(c) = cluster.upgrade() else { return };
-        match c.subject_tail(&id).await {
+        let tail = match c.tail_event(&id).await {
+            Ok(Some((_, ev))) if super::lost::ended_by_cluster(&c.config.node, &ev) => {
+                // Ended by the cluster while this node was away (or down): nothing more goes there.
+                if let Some(s) = session.upgrade() {
+                    c.cut_off(&s).await;
+                }
+                return;
+            }
+            Ok(Some((stream_seq, ev))) => Ok((stream_seq, ev.seq)),
+            // None, or not decodable: its headers say where it stands.
+            Ok(None) => c.subject_tail(&id).await,
+            Err(e) => Err(e),
+        };
+        match tail {
             Ok(t) => break t,
             Err(e) => {
                 tracing::warn!(session = %id, error = %e, "cannot read the session's subject on NATS; retrying");
@@ -308,6 +358,9 @@ async fn publisher(
         let (Some(c), Some(s)) = (cluster.upgrade(), session.upgrade()) else {
             return;
         };
+        if c.is_cut(&id) {
+            return;
+        }
         let mut batch: Vec<(StoredEvent, bool)> = Vec::new();
         let mut bytes = 0usize;
         let fits = |batch: &Vec<(StoredEvent, bool)>, bytes: usize| {
@@ -380,7 +433,11 @@ async fn publisher(
                         carry.push_front(ev);
                     }
                 }
-                Err(()) => return,
+                Err(Refused::Fork) => return,
+                Err(Refused::Ended) => {
+                    c.cut_off(&s).await;
+                    return;
+                }
             }
         }
         if carry.is_empty()
@@ -417,10 +474,15 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut round = 0u64;
     let mut watch = super::lost::Watch::new();
+    // When this node's heartbeat last landed, and until when it checks whether the cluster ended
+    // its sessions after a silence (a gateway may still be ending them when it is back).
+    let mut last_beat: Option<std::time::Instant> = None;
+    let mut recheck_until: Option<std::time::Instant> = None;
     loop {
         tick.tick().await;
         let Some(c) = cluster.upgrade() else { return };
         let Some(relay) = c.relay() else { return };
+        let Some(n) = c.nats() else { return };
         round += 1;
         if c.config.role.serves_all() && round.is_multiple_of(2) {
             c.check_hosts(&mut watch).await;
@@ -449,7 +511,7 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&id);
-            if let Err(e) = c.sessions_kv.delete(&id).await {
+            if let Err(e) = n.sessions_kv.delete(&id).await {
                 tracing::warn!(session = %id, error = %e, "cannot remove a deleted session from the registry");
             }
         }
@@ -465,10 +527,24 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
                 cwd: relay.config.cwd.display().to_string(),
                 at: wire::unix_now(),
             };
-            if let Ok(json) = serde_json::to_vec(&entry)
-                && let Err(e) = c.nodes_kv.put(&c.config.node, Bytes::from(json)).await
-            {
-                tracing::debug!(error = %e, "node heartbeat not written");
+            if let Ok(json) = serde_json::to_vec(&entry) {
+                match n.nodes_kv.put(&c.config.node, Bytes::from(json)).await {
+                    Ok(_) => {
+                        let now = std::time::Instant::now();
+                        if let Some(gap) = last_beat.map(|t| now.duration_since(t))
+                            && gap >= super::lost::OUT_OF_TOUCH
+                        {
+                            tracing::warn!(silent = ?gap, "this node's heartbeat was not written for a while (paused, or cut off from NATS): checking whether the cluster ended its sessions meanwhile");
+                            recheck_until = Some(now + 2 * super::lost::DEAD_AFTER);
+                        }
+                        last_beat = Some(now);
+                    }
+                    Err(e) => tracing::debug!(error = %e, "node heartbeat not written"),
+                }
+            }
+            match recheck_until {
+                Some(t) if std::time::Instant::now() < t => c.reconcile(&sessions).await,
+                _ => recheck_until = None,
             }
         }
     }

@@ -8,6 +8,8 @@
 //! readable: gateways serve it from their mirrors.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
@@ -16,6 +18,7 @@ use futures::StreamExt as _;
 use serde_json::json;
 
 use crate::record::{ExitInfo, SessionState};
+use crate::session::Session;
 use crate::store::{Source, StoredEvent};
 
 use super::Cluster;
@@ -27,6 +30,9 @@ pub const DEAD_AFTER: Duration = Duration::from_secs(3);
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 /// The registry's key under which a lost host's reason is listed.
 pub const LOST_KEY: &str = "host_lost";
+/// An agents node whose heartbeats could not be written for this long may have been taken for
+/// dead: it checks whether the cluster ended its sessions meanwhile ([`Cluster::reconcile`]).
+pub const OUT_OF_TOUCH: Duration = Duration::from_secs(2);
 
 /// What a gateway has seen of the nodes' heartbeats.
 pub(super) struct Watch {
@@ -51,6 +57,19 @@ pub fn reason(node: &str) -> String {
     format!("host {node} stopped answering")
 }
 
+/// Whether `ev` is the `ended` event a gateway wrote into the log of a session of `node` when it
+/// took `node` for dead ([`Cluster::end_lost`]): the host never writes that reason itself.
+pub fn ended_by_cluster(node: &str, ev: &StoredEvent) -> bool {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&ev.payload) else {
+        return false;
+    };
+    v["type"] == "system"
+        && v["subtype"] == "session_state_changed"
+        && v["state"] == "ended"
+        && v["relay_generated"] == true
+        && v["reason"].as_str() == Some(reason(node).as_str())
+}
+
 /// Whether a registry entry says its host was lost (and why).
 pub fn lost(entry: &RegistryEntry) -> Option<String> {
     entry
@@ -65,7 +84,8 @@ impl Cluster {
     /// One round: notes fresh heartbeats, then ends the open sessions of nodes gone quiet.
     pub(super) async fn check_hosts(&self, w: &mut Watch) {
         let now = Instant::now();
-        let Ok(mut keys) = self.nodes_kv.keys().await else {
+        let Some(n) = self.nats() else { return };
+        let Ok(mut keys) = n.nodes_kv.keys().await else {
             return;
         };
         let mut names = Vec::new();
@@ -79,7 +99,7 @@ impl Cluster {
         }
         w.last_read = now;
         for k in names {
-            if let Ok(Some(e)) = self.nodes_kv.entry(&k).await
+            if let Ok(Some(e)) = n.nodes_kv.entry(&k).await
                 && w.seen.get(&k).is_none_or(|(rev, _)| *rev != e.revision)
             {
                 w.seen.insert(k, (e.revision, now));
@@ -90,7 +110,7 @@ impl Cluster {
             // Never seen: dead once this gateway has watched long enough to have seen it.
             None => now.duration_since(w.started) < DEAD_AFTER,
         };
-        let Ok(mut keys) = self.sessions_kv.keys().await else {
+        let Ok(mut keys) = n.sessions_kv.keys().await else {
             return;
         };
         let mut ids = Vec::new();
@@ -98,7 +118,7 @@ impl Cluster {
             ids.push(k);
         }
         for id in ids {
-            let Ok(Some(e)) = self.sessions_kv.entry(&id).await else {
+            let Ok(Some(e)) = n.sessions_kv.entry(&id).await else {
                 continue;
             };
             let Ok(entry) = serde_json::from_slice::<RegistryEntry>(&e.value) else {
@@ -117,6 +137,7 @@ impl Cluster {
     /// Ends session `id` of a lost host: its log (once, whichever gateway gets there first) and
     /// its registry entry.
     async fn end_lost(&self, id: &str, mut entry: RegistryEntry, revision: u64) {
+        let Some(n) = self.nats() else { return };
         let why = reason(&entry.node);
         let at = crate::util::now_rfc3339();
         match self.subject_tail(id).await {
@@ -153,20 +174,27 @@ impl Cluster {
                     stream_seq.to_string().as_str(),
                 );
                 headers.insert(wire::SEQ_HEADER, ev.seq.to_string().as_str());
-                let sent = self
-                    .js
-                    .publish_with_headers(
+                let sent =
+                    n.js.publish_with_headers(
                         wire::events_subject(id),
                         headers,
                         wire::encode_event(&ev, true),
                     )
                     .await;
-                // Refused: another gateway (or the host, back again) wrote first; the registry
-                // update below is still due.
-                if let Ok(ack) = sent
-                    && ack.await.is_ok()
-                {
+                let landed = match sent {
+                    Ok(ack) => ack.await.is_ok(),
+                    Err(_) => false,
+                };
+                if landed {
                     tracing::warn!(session = %id, host = %entry.node, "{why}: the session is ended");
+                } else {
+                    // Refused (or unanswered): the registry says ended only if the log does —
+                    // another gateway wrote the end first. If the host, back again, published
+                    // first, the session goes on (and its heartbeat says it is alive).
+                    match self.tail_event(id).await {
+                        Ok(Some((_, ev))) if ended_by_cluster(&entry.node, &ev) => {}
+                        _ => return,
+                    }
                 }
             }
             Err(e) => {
@@ -188,14 +216,74 @@ impl Cluster {
             .insert(LOST_KEY.into(), serde_json::Value::String(why));
         if let Ok(json) = serde_json::to_vec(&entry) {
             // Compare-and-set: one gateway's write lands; the others see it ended next round.
-            let _ = self
-                .sessions_kv
-                .update(id, Bytes::from(json), revision)
-                .await;
+            let _ = n.sessions_kv.update(id, Bytes::from(json), revision).await;
         }
         if let Some(m) = self.mirrors.lock().await.get(id) {
             let exit = entry.summary.exit.clone().flatten();
             m.session.mirror_meta(|meta| meta.exit = exit);
+        }
+    }
+}
+
+/// The agents node's side: a node that comes back after it was taken for dead (paused, or cut off
+/// from NATS) finds its sessions ended in their logs. It ends them itself too — the agent process
+/// is stopped, the session shows ended with the cluster's reason — and publishes nothing more into
+/// those logs (they are closed; what it wrote meanwhile stays in its own store). New sessions
+/// placed on it work as before.
+impl Cluster {
+    /// Whether the cluster ended hosted session `id` while this node was out of touch.
+    pub(super) fn is_cut(&self, id: &str) -> bool {
+        self.cut
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(id)
+    }
+
+    /// Ends hosted session `session` here as the cluster ended it (once).
+    pub(super) async fn cut_off(&self, session: &Arc<Session>) {
+        if !self
+            .cut
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(session.id.clone())
+        {
+            return;
+        }
+        self.health.ended_while_away.fetch_add(1, Ordering::Relaxed);
+        let why = reason(&self.config.node);
+        tracing::warn!(session = %session.id, local_last_seq = session.last_seq(),
+            "{why}: the cluster ended this session while this node was out of touch (paused, or cut off from NATS); its agent is stopped and nothing more of it is published (what it wrote since stays in this node's store)");
+        crate::agent::AgentEvents::on_exit(
+            &**session,
+            ExitInfo {
+                exit_code: None,
+                signal: None,
+                stderr_tail: String::new(),
+                at: crate::util::now_rfc3339(),
+                reason: Some(why),
+            },
+        );
+        let s = session.clone();
+        tokio::spawn(async move {
+            s.shutdown_agent(Duration::from_millis(500), Duration::from_secs(2))
+                .await;
+        });
+        self.put_registry(session).await;
+    }
+
+    /// After this node was out of touch: ends here the open sessions whose logs the cluster ended
+    /// meanwhile (a session that publishes finds out on its next publish anyway; an idle one
+    /// would not).
+    pub(super) async fn reconcile(&self, sessions: &[Arc<Session>]) {
+        for s in sessions {
+            if !self.hosts(&s.id) || self.is_cut(&s.id) || s.state() == SessionState::Ended {
+                continue;
+            }
+            if let Ok(Some((_, ev))) = self.tail_event(&s.id).await
+                && ended_by_cluster(&self.config.node, &ev)
+            {
+                self.cut_off(s).await;
+            }
         }
     }
 }

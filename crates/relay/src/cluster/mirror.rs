@@ -2,9 +2,15 @@
 //! is fed from JetStream (an ordered consumer on `bridge.ev.<id>` from its first event) and whose
 //! live frames come from `bridge.live.<id>`. SSE, WebSocket and event pages then serve it with the
 //! host's sequence numbers, unchanged.
+//!
+//! Mirrors are bounded ([`Limits`]): one no client has used for a while (no open stream, no
+//! request) is dropped, the least recently used first when there are more, or more bytes, than the
+//! limits allow. It is read again from JetStream when a client next asks — the same events with
+//! the same sequence numbers.
 
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::consumer::{DeliverPolicy, pull};
 use futures::StreamExt as _;
@@ -28,7 +34,64 @@ pub(super) struct Feed {
     pub session: Arc<Session>,
     /// The highest sequence number the mirror holds.
     seq: watch::Receiver<u64>,
+    /// When a client last asked for it (or last had a stream of it open).
+    used: Mutex<Instant>,
+    /// Payload bytes it holds (about: what it was fed).
+    bytes: Arc<AtomicU64>,
+    /// Its feeding tasks, stopped when it is dropped.
+    tasks: Vec<tokio::task::AbortHandle>,
 }
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.tasks.iter().for_each(tokio::task::AbortHandle::abort);
+    }
+}
+
+impl Feed {
+    fn touch(&self, at: Instant) {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner()) = at;
+    }
+    fn used(&self) -> Instant {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How many mirrors a gateway keeps. Defaults; the environment can set them
+/// (`BRIDGE_MIRROR_IDLE_SECS`, `BRIDGE_MIRROR_MAX`, `BRIDGE_MIRROR_MAX_BYTES`; tests use tiny ones).
+#[derive(Debug, Clone)]
+pub(super) struct Limits {
+    /// Unused this long: dropped.
+    pub idle: Duration,
+    /// More mirrors than this, or more bytes: the least recently used are dropped (once unused
+    /// for [`Limits::grace`]).
+    pub max: usize,
+    pub max_bytes: u64,
+}
+
+impl Limits {
+    pub fn from_env() -> Limits {
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        Limits {
+            idle: Duration::from_secs(num("BRIDGE_MIRROR_IDLE_SECS").unwrap_or(600)),
+            max: num("BRIDGE_MIRROR_MAX").map_or(1000, |n| n as usize),
+            max_bytes: num("BRIDGE_MIRROR_MAX_BYTES").unwrap_or(256 << 20),
+        }
+    }
+
+    /// A mirror asked for less than this long ago is kept even over the limits (the request that
+    /// asked is still using it).
+    fn grace(&self) -> Duration {
+        self.idle.min(Duration::from_secs(5))
+    }
+}
+
+/// How often a gateway looks for mirrors to drop.
+pub(super) const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// A mirror's hook: input goes to the host.
 struct MirrorHook {
@@ -134,7 +197,8 @@ impl Cluster {
         if !wire::valid_session_id(id) {
             return None;
         }
-        match self.sessions_kv.get(id).await {
+        let n = self.nats()?;
+        match n.sessions_kv.get(id).await {
             Ok(Some(b)) => serde_json::from_slice(&b).ok(),
             Ok(None) => None,
             Err(e) => {
@@ -169,10 +233,14 @@ impl Cluster {
                 None => {
                     let feed = self.start_mirror(id, entry).await?;
                     mirrors.insert(id.to_owned(), feed.clone());
+                    self.health
+                        .mirrors
+                        .store(mirrors.len() as u64, Ordering::Relaxed);
                     feed
                 }
             }
         };
+        feed.touch(Instant::now());
         let (_, target) = self
             .subject_tail(id)
             .await
@@ -222,10 +290,70 @@ impl Cluster {
             .await
             .map_err(|e| super::unavailable(format!("NATS: {e}")))?;
         let (tx, rx) = watch::channel(session.last_seq());
-        tokio::spawn(feed_live(Arc::downgrade(&session), live));
-        tokio::spawn(feed_log(Arc::downgrade(self), Arc::downgrade(&session), tx));
+        let bytes = Arc::new(AtomicU64::new(0));
+        let tasks = vec![
+            tokio::spawn(feed_live(Arc::downgrade(&session), live)).abort_handle(),
+            tokio::spawn(feed_log(
+                Arc::downgrade(self),
+                Arc::downgrade(&session),
+                tx,
+                bytes.clone(),
+            ))
+            .abort_handle(),
+        ];
         tracing::debug!(session = %id, host = %entry.node, "mirroring a session from NATS");
-        Ok(Arc::new(Feed { session, seq: rx }))
+        Ok(Arc::new(Feed {
+            session,
+            seq: rx,
+            used: Mutex::new(Instant::now()),
+            bytes,
+            tasks,
+        }))
+    }
+
+    /// Drops the mirrors no client has used for [`Limits::idle`], then the least recently used
+    /// ones while there are more (or more bytes) than the limits allow. A mirror with an open
+    /// stream is never dropped.
+    pub(super) async fn evict_mirrors(&self) {
+        let now = Instant::now();
+        let limits = &self.mirror_limits;
+        let mut mirrors = self.mirrors.lock().await;
+        let mut unused: Vec<(Instant, String)> = Vec::new();
+        for (id, f) in mirrors.iter() {
+            if f.session.subscriber_count() > 0 {
+                f.touch(now);
+            } else {
+                unused.push((f.used(), id.clone()));
+            }
+        }
+        unused.sort();
+        let mut bytes: u64 = mirrors
+            .values()
+            .map(|f| f.bytes.load(Ordering::Relaxed))
+            .sum();
+        let relay = self.relay();
+        for (used, id) in unused {
+            let idle = now.duration_since(used);
+            let over = mirrors.len() > limits.max || bytes > limits.max_bytes;
+            if idle < limits.idle && !(over && idle >= limits.grace()) {
+                continue;
+            }
+            let Some(f) = mirrors.remove(&id) else {
+                continue;
+            };
+            bytes = bytes.saturating_sub(f.bytes.load(Ordering::Relaxed));
+            if let Some(r) = &relay {
+                r.forget_mirror(&f.session);
+            }
+            if let Err(e) = self.mirror_ctx.store.delete_session(&id) {
+                tracing::warn!(session = %id, error = %e, "cannot drop a mirror's events");
+            }
+            self.health.mirrors_evicted.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(session = %id, idle = ?idle, "mirror dropped (read again from NATS when asked)");
+        }
+        self.health
+            .mirrors
+            .store(mirrors.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -271,7 +399,12 @@ async fn feed_live(session: Weak<Session>, mut live: async_nats::Subscriber) {
 }
 
 /// The session's log from JetStream into the mirror, in order; resumes after a consumer failure.
-async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sender<u64>) {
+async fn feed_log(
+    cluster: Weak<Cluster>,
+    session: Weak<Session>,
+    tx: watch::Sender<u64>,
+    bytes: Arc<AtomicU64>,
+) {
     let mut next_stream_seq = 0u64;
     loop {
         let Some(c) = cluster.upgrade() else { return };
@@ -290,9 +423,12 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
         };
         let mut reconnected = c.connected.clone();
         reconnected.mark_unchanged();
-        let messages = match c.events.create_consumer(config).await {
-            Ok(consumer) => consumer.messages().await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+        let messages = match c.nats() {
+            Some(n) => match n.events.create_consumer(config).await {
+                Ok(consumer) => consumer.messages().await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            },
+            None => Err("NATS has not been reachable yet".to_owned()),
         };
         drop((c, s));
         let mut messages = match messages {
@@ -326,6 +462,7 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
                 continue;
             };
             for (ev, ends) in events {
+                bytes.fetch_add(ev.payload.len() as u64, Ordering::Relaxed);
                 if let Err(e) = s.mirror_append(ev, ends) {
                     tracing::error!(session = %id, error = %e, "the session's log on NATS has a gap; the mirror stops here");
                     return;
@@ -334,5 +471,15 @@ async fn feed_log(cluster: Weak<Cluster>, session: Weak<Session>, tx: watch::Sen
             tx.send_replace(s.last_seq());
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Drops unused mirrors every [`SWEEP_EVERY`] (role `gateway` / `all`).
+pub(super) async fn sweeper(cluster: Weak<Cluster>) {
+    let mut tick = tokio::time::interval(SWEEP_EVERY);
+    loop {
+        tick.tick().await;
+        let Some(c) = cluster.upgrade() else { return };
+        c.evict_mirrors().await;
     }
 }

@@ -138,24 +138,38 @@ pub(crate) struct Health {
     pub forks: AtomicU64,
     /// Live frames dropped because the live queue was full.
     pub live_dropped: AtomicU64,
+    /// Hosted sessions the cluster ended while this node was out of touch ([`lost`]).
+    pub ended_while_away: AtomicU64,
+    /// Sessions mirrored here now, and mirrors dropped so far ([`mirror::Limits`]).
+    pub mirrors: AtomicU64,
+    pub mirrors_evicted: AtomicU64,
 }
 
-pub struct Cluster {
-    pub config: ClusterConfig,
-    client: async_nats::Client,
+/// The JetStream stream and buckets, opened (made if missing) once NATS first answered.
+pub(crate) struct Nats {
     js: jetstream::Context,
     events: stream::Stream,
     sessions_kv: kv::Store,
     nodes_kv: kv::Store,
     /// Shared credentials ([`creds`]).
     creds_kv: kv::Store,
+}
+
+pub struct Cluster {
+    pub config: ClusterConfig,
+    client: async_nats::Client,
+    /// Set once NATS first answered ([`start`]); until then the relay answers 503.
+    nats: std::sync::OnceLock<Nats>,
     relay: Weak<Relay>,
     health: Health,
     /// Mirrors keep their logs in memory (JetStream is the durable copy).
     mirror_ctx: Arc<SessionCtx>,
     mirrors: tokio::sync::Mutex<HashMap<String, Arc<mirror::Feed>>>,
+    mirror_limits: mirror::Limits,
     /// Sessions this node hosts: id → the last registry entry it wrote.
     hosted: std::sync::Mutex<HashMap<String, String>>,
+    /// Hosted sessions the cluster ended while this node was out of touch: not published further.
+    cut: std::sync::Mutex<std::collections::HashSet<String>>,
     live_tx: tokio::sync::mpsc::Sender<(String, bytes::Bytes)>,
     /// Bumped on every (re)connection to NATS.
     connected: tokio::sync::watch::Receiver<u64>,
@@ -170,52 +184,40 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const PUBLISH_QUEUE: usize = 4096;
 const LIVE_QUEUE: usize = 8192;
 
+/// How long the start waits for NATS before it goes on without it ([`start`]).
+const FIRST_CONNECT: Duration = Duration::from_secs(3);
+
 /// Connects to NATS, makes the stream and buckets if missing, and starts this node's roles.
-pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<Arc<Cluster>> {
-    let (url, shown) = (config.url.clone(), redact_url(&config.url));
+///
+/// NATS not there yet (containers started in another order, a reboot): the relay starts anyway,
+/// answers 503 (`/healthz`: `nats.connected: false`) until NATS arrives, then sets everything up.
+/// A URL that cannot be parsed is an error at once; so is a NATS that answers but cannot hold the
+/// stream (JetStream off) at start.
+pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<()> {
+    let shown = redact_url(&config.url);
     // Counts (re)connections: mirrors restart their consumers after NATS comes back.
     let (connected_tx, connected) = tokio::sync::watch::channel(0u64);
-    let client = tokio::time::timeout(
-        Duration::from_secs(10),
-        async_nats::ConnectOptions::new()
-            .name(format!("bridge-relay {}", config.node))
-            .event_callback(move |ev| {
-                let tx = connected_tx.clone();
-                async move {
-                    match ev {
-                        async_nats::Event::Connected => {
-                            tracing::info!("connected to NATS");
-                            tx.send_modify(|n| *n += 1);
-                        }
-                        async_nats::Event::Disconnected => {
-                            tracing::warn!("NATS is unreachable; reconnecting");
-                        }
-                        _ => {}
+    let client = async_nats::ConnectOptions::new()
+        .name(format!("bridge-relay {}", config.node))
+        .retry_on_initial_connect()
+        .event_callback(move |ev| {
+            let tx = connected_tx.clone();
+            async move {
+                match ev {
+                    async_nats::Event::Connected => {
+                        tracing::info!("connected to NATS");
+                        tx.send_modify(|n| *n += 1);
                     }
+                    async_nats::Event::Disconnected => {
+                        tracing::warn!("NATS is unreachable; reconnecting");
+                    }
+                    _ => {}
                 }
-            })
-            .connect(url.as_str()),
-    )
-    .await
-    .map_err(|_| anyhow::anyhow!("cannot reach NATS at {shown} within 10 s (--nats)"))?
-    .map_err(|e| {
-        anyhow::anyhow!(
-            "cannot connect to NATS at {shown} (--nats): {e}; start one with `nats-server -js -sd DIR`"
-        )
-    })?;
-    let js = jetstream::new(client.clone());
-    let events = js
-        .get_or_create_stream(stream::Config {
-            name: wire::EVENTS_STREAM.into(),
-            subjects: vec!["bridge.ev.>".into()],
-            storage: stream::StorageType::File,
-            ..Default::default()
+            }
         })
+        .connect(config.url.as_str())
         .await
-        .map_err(|e| anyhow::anyhow!("NATS at {shown}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
-    let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
-    let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
-    let creds_kv = creds::bucket(&js).await?;
+        .map_err(|e| anyhow::anyhow!("--nats {shown}: {e} (write nats://HOST:PORT)"))?;
     let mirror_ctx = Arc::new(SessionCtx {
         store: Arc::new(crate::store::MemoryStore::default()),
         audit: Arc::new(AuditLog::disabled()),
@@ -229,16 +231,14 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
     let cluster = Arc::new(Cluster {
         config,
         client,
-        js,
-        events,
-        sessions_kv,
-        nodes_kv,
-        creds_kv,
+        nats: std::sync::OnceLock::new(),
         relay: Arc::downgrade(relay),
         health: Health::default(),
         mirror_ctx,
         mirrors: tokio::sync::Mutex::new(HashMap::new()),
+        mirror_limits: mirror::Limits::from_env(),
         hosted: std::sync::Mutex::new(HashMap::new()),
+        cut: std::sync::Mutex::new(Default::default()),
         live_tx,
         connected,
         routes: std::sync::OnceLock::new(),
@@ -247,13 +247,71 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         anyhow::bail!("the relay is already connected to NATS");
     }
     tokio::spawn(host::live_publisher(cluster.client.clone(), live_rx));
-    tokio::spawn(host::node_loop(Arc::downgrade(&cluster)));
-    creds::spawn(&cluster);
+    let mut first = cluster.connected.clone();
+    if tokio::time::timeout(FIRST_CONNECT, first.wait_for(|n| *n > 0))
+        .await
+        .is_ok()
+    {
+        return set_up(&cluster).await;
+    }
+    tracing::warn!(nats = %shown, role = cluster.config.role.as_str(), node = %cluster.config.node,
+        "NATS is not reachable yet: this relay answers 503 until it is, then sets up scale-out");
+    let weak = Arc::downgrade(&cluster);
+    drop(cluster);
+    tokio::spawn(async move {
+        let _ = first.wait_for(|n| *n > 0).await;
+        loop {
+            let Some(c) = weak.upgrade() else { return };
+            match set_up(&c).await {
+                Ok(()) => return,
+                Err(e) => tracing::error!(error = %e, "cannot set up scale-out on NATS; retrying"),
+            }
+            drop(c);
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    });
+    Ok(())
+}
+
+/// Opens the stream and buckets (made if missing), then starts this node's roles.
+async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
+    let shown = redact_url(&cluster.config.url);
+    let js = jetstream::new(cluster.client.clone());
+    let events = js
+        .get_or_create_stream(stream::Config {
+            name: wire::EVENTS_STREAM.into(),
+            subjects: vec!["bridge.ev.>".into()],
+            storage: stream::StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("NATS at {shown}: cannot open JetStream stream {} ({e}); is JetStream enabled (`nats-server -js`)?", wire::EVENTS_STREAM))?;
+    let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
+    let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
+    let creds_kv = creds::bucket(&js).await?;
+    if cluster
+        .nats
+        .set(Nats {
+            js,
+            events,
+            sessions_kv,
+            nodes_kv,
+            creds_kv,
+        })
+        .is_err()
+    {
+        return Ok(());
+    }
+    tokio::spawn(host::node_loop(Arc::downgrade(cluster)));
+    if cluster.config.role.serves_all() {
+        tokio::spawn(mirror::sweeper(Arc::downgrade(cluster)));
+    }
+    creds::spawn(cluster);
     if cluster.config.role.runs_agents() {
-        serve::start(&cluster).await?;
+        serve::start(cluster).await?;
     }
     tracing::info!(nats = %shown, role = cluster.config.role.as_str(), node = %cluster.config.node, "scale-out through NATS JetStream");
-    Ok(cluster)
+    Ok(())
 }
 
 /// A KV bucket, made if missing. Its stream is made here with the settings the client's
@@ -297,6 +355,20 @@ impl Cluster {
         self.relay.upgrade()
     }
 
+    /// The stream and buckets; `None` until NATS first answered.
+    fn nats(&self) -> Option<&Nats> {
+        self.nats.get()
+    }
+
+    /// The stream and buckets, or 503 while NATS has not answered since the start.
+    pub(crate) fn ready(&self) -> Result<&Nats, crate::error::ApiError> {
+        self.nats().ok_or_else(|| {
+            unavailable(
+                "NATS has not been reachable since this relay started: it serves sessions once NATS is up",
+            )
+        })
+    }
+
     /// Whether this node hosts (runs the agent of) session `id`.
     pub fn hosts(&self, id: &str) -> bool {
         self.hosted
@@ -307,7 +379,10 @@ impl Cluster {
 
     /// `(last stream sequence, host seq)` of a session's subject; `(0, 0)` when it has no events.
     async fn subject_tail(&self, id: &str) -> anyhow::Result<(u64, u64)> {
-        match self
+        let Some(n) = self.nats() else {
+            anyhow::bail!("NATS has not been reachable since this relay started");
+        };
+        match n
             .events
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
@@ -327,7 +402,8 @@ impl Cluster {
 
     /// The `/healthz` answer: ok while NATS is connected and every log is published.
     pub fn health(&self) -> (bool, serde_json::Value) {
-        let connected = self.client.connection_state() == async_nats::connection::State::Connected;
+        let connected = self.nats().is_some()
+            && self.client.connection_state() == async_nats::connection::State::Connected;
         let h = &self.health;
         let backlog = h.backlog_full.load(Ordering::Relaxed);
         let forks = h.forks.load(Ordering::Relaxed);
@@ -342,7 +418,12 @@ impl Cluster {
                 "publish_errors": h.publish_errors.load(Ordering::Relaxed),
                 "forked_logs": forks,
                 "live_frames_dropped": h.live_dropped.load(Ordering::Relaxed),
-                "problem": if !connected {
+                "sessions_ended_while_away": h.ended_while_away.load(Ordering::Relaxed),
+                "mirrors": h.mirrors.load(Ordering::Relaxed),
+                "mirrors_evicted": h.mirrors_evicted.load(Ordering::Relaxed),
+                "problem": if self.nats().is_none() {
+                    Some("NATS has not been reachable since this relay started: it serves sessions once NATS is up")
+                } else if !connected {
                     Some("NATS is unreachable: hosted sessions keep running and their events are kept in the local store until it returns")
                 } else if forks > 0 {
                     Some("a session's log on NATS has events this node did not write: publishing of that log stopped (see the log)")

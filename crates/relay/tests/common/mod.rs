@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
+pub mod cluster;
 pub mod nats;
 
 pub const TOKEN: &str = "test-controller-token-0123456789";

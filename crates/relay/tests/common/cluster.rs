@@ -1,0 +1,179 @@
+//! Scale-out harness: a NATS server ([`super::nats`]) and `bridge-relay` processes with `--nats`
+//! (`agents` / `gateway` / `all` nodes), and the helpers the cluster tests share.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::nats::NatsServer;
+use super::*;
+
+/// A node's options: `--demo --nats URL --role ROLE --node-name NAME` (add more before starting).
+pub fn node_opts<'a>(nats_url: &str, dir: &'a Path, role: &str, name: &str) -> Opts<'a> {
+    Opts::demo(dir)
+        .arg("--nats")
+        .arg(nats_url)
+        .arg("--role")
+        .arg(role)
+        .arg("--node-name")
+        .arg(name)
+}
+
+/// A node started at once.
+pub fn node(nats: &NatsServer, dir: &Path, role: &str, name: &str) -> RelayProc {
+    RelayProc::start(node_opts(&nats.url, dir, role, name))
+}
+
+/// NATS, one `agents` node (`host1`) and two gateways (`gwa`, `gwb`).
+pub struct Cluster {
+    pub nats: NatsServer,
+    pub agents: RelayProc,
+    pub a: RelayProc,
+    pub b: RelayProc,
+    pub dirs: Vec<tempfile::TempDir>,
+}
+
+pub fn cluster() -> Cluster {
+    let nats = NatsServer::start();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let agents = node(&nats, dirs[0].path(), "agents", "host1");
+    let a = node(&nats, dirs[1].path(), "gateway", "gwa");
+    let b = node(&nats, dirs[2].path(), "gateway", "gwb");
+    Cluster {
+        nats,
+        agents,
+        a,
+        b,
+        dirs,
+    }
+}
+
+/// `POST /v1/code/sessions` through a gateway, retried while it answers 503 (a gateway places a
+/// session only on a node whose heartbeat it has seen): the session id and the answer.
+pub async fn create_through_with(gw: &RelayProc, deadline: Duration) -> (String, Value) {
+    let deadline = tokio::time::Instant::now() + deadline;
+    loop {
+        let r = http()
+            .post(gw.url("/v1/code/sessions"))
+            .bearer_auth(TOKEN)
+            .json(&json!({}))
+            .send()
+            .await;
+        let (status, v) = match r {
+            Ok(r) => (r.status().as_u16(), r.json().await.unwrap_or(Value::Null)),
+            Err(e) => (0, Value::String(e.to_string())),
+        };
+        if status == 201 {
+            return (v["session_id"].as_str().unwrap().to_owned(), v);
+        }
+        assert!(
+            status == 503 || status == 0,
+            "creating a session: {status} {v}"
+        );
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no agents node became available: {status} {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// [`create_through_with`] within [`T`]: the session id.
+pub async fn create_through(gw: &RelayProc) -> String {
+    create_through_with(gw, T).await.0
+}
+
+/// `/healthz` of `relay` until `want` holds (its status and body), or panics after [`T`].
+pub async fn health_until(
+    relay: &RelayProc,
+    what: &str,
+    want: impl Fn(u16, &Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let (status, v) = match http().get(relay.url("/healthz")).send().await {
+            Ok(r) => (r.status().as_u16(), r.json().await.unwrap_or(Value::Null)),
+            Err(e) => (0, Value::String(e.to_string())),
+        };
+        if want(status, &v) {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: {status} {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The durable frames' `(id, data)`.
+pub fn durable(frames: &[Frame]) -> Vec<(u64, Value)> {
+    frames
+        .iter()
+        .filter(|f| is_durable(f))
+        .map(|f| (f.id.unwrap(), f.data.clone()))
+        .collect()
+}
+
+/// An answer allowing the tool a prompt asks for, with `command` as its input.
+pub fn answer_to(ask: &Frame, command: &str) -> Value {
+    allow(
+        ask.payload()["request_id"].as_str().unwrap(),
+        ask.payload()["request"]["tool_use_id"].as_str().unwrap(),
+        json!({ "command": command }),
+    )
+}
+
+/// A session's entry in a relay's list (`None`: not listed).
+pub async fn listed(relay: &RelayProc, sid: &str) -> Option<Value> {
+    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
+    list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == sid)
+        .cloned()
+}
+
+/// One full demo turn on `sid` through `gw` (a prompt, answered, then the result): the frames.
+pub async fn demo_turn(gw: &RelayProc, sid: &str, text: &str) -> Vec<Frame> {
+    let mut sse = gw.sse(sid, None).await;
+    assert_eq!(sse.status, 200);
+    let r = gw.post(sid, TOKEN, user(text)).await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let mut frames = sse.until("the prompt", is_can_use_tool).await;
+    let ask = frames.last().unwrap().clone();
+    let r = gw
+        .post(sid, TOKEN, answer_to(&ask, &format!("echo {text}")))
+        .await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    frames.extend(sse.until("the result", is_result).await);
+    frames
+}
+
+/// The sequence numbers of a relay's event page of `sid` from the start (dense from 1 asserted).
+pub async fn dense_log(relay: &RelayProc, sid: &str) -> Vec<Value> {
+    let page = relay.events(sid, 0).await;
+    let events = page["events"].as_array().unwrap().clone();
+    let seqs: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence_num"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "dense from 1"
+    );
+    events
+}
+
+/// Sends a signal to a process this test started (`STOP`, `CONT`, `KILL`).
+pub fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
