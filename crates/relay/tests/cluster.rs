@@ -6,94 +6,23 @@
 
 mod common;
 
-use std::path::Path;
-
+use common::cluster::*;
 use common::nats::NatsServer;
 use common::*;
 use serde_json::{Value, json};
 
-struct Cluster {
-    nats: NatsServer,
-    agents: RelayProc,
-    a: RelayProc,
-    b: RelayProc,
-    _dirs: Vec<tempfile::TempDir>,
-}
-
-fn node(nats: &NatsServer, dir: &Path, role: &str, name: &str) -> RelayProc {
-    RelayProc::start(
-        Opts::demo(dir)
-            .arg("--nats")
-            .arg(&nats.url)
-            .arg("--role")
-            .arg(role)
-            .arg("--node-name")
-            .arg(name),
-    )
-}
-
-fn cluster() -> Cluster {
-    let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let agents = node(&nats, dirs[0].path(), "agents", "host1");
-    let a = node(&nats, dirs[1].path(), "gateway", "gwa");
-    let b = node(&nats, dirs[2].path(), "gateway", "gwb");
-    Cluster {
-        nats,
-        agents,
-        a,
-        b,
-        _dirs: dirs,
-    }
-}
-
-/// A gateway places a session only on a node whose heartbeat it has seen: wait for it.
+/// Created through a gateway: placed on `host1`, answered with the gateway's own URLs.
 async fn create_through(gw: &RelayProc) -> String {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let r = http()
-            .post(gw.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        let v: Value = r.json().await.unwrap();
-        if status == 201 {
-            assert_eq!(v["host"], "host1", "{v}");
-            assert!(
-                v["stream_url"]
-                    .as_str()
-                    .unwrap()
-                    .contains(&gw.addr.port().to_string()),
-                "the gateway's own URLs: {v}"
-            );
-            return v["session_id"].as_str().unwrap().to_owned();
-        }
-        assert_eq!(status, 503, "{v}");
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no agents node became available: {v}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
-fn durable(frames: &[Frame]) -> Vec<(u64, Value)> {
-    frames
-        .iter()
-        .filter(|f| is_durable(f))
-        .map(|f| (f.id.unwrap(), f.data.clone()))
-        .collect()
-}
-
-fn answer_to(ask: &Frame, command: &str) -> Value {
-    allow(
-        ask.payload()["request_id"].as_str().unwrap(),
-        ask.payload()["request"]["tool_use_id"].as_str().unwrap(),
-        json!({ "command": command }),
-    )
+    let (sid, v) = create_through_with(gw, json!({})).await;
+    assert_eq!(v["host"], "host1", "{v}");
+    assert!(
+        v["stream_url"]
+            .as_str()
+            .unwrap()
+            .contains(&gw.addr.port().to_string()),
+        "the gateway's own URLs: {v}"
+    );
+    sid
 }
 
 /// (1) Created through gateway A, answered through gateway B: the turn completes, both gateways
@@ -283,24 +212,6 @@ async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
     // A cursor past the end is refused through a gateway as by the host.
     let far = c.b.sse(&sid, Some(last_seen + 100_000)).await;
     assert_eq!(far.status, 400);
-}
-
-/// `/healthz` of `relay` until `want` holds (its status and body), or panics after [`T`].
-async fn health_until(relay: &RelayProc, what: &str, want: impl Fn(u16, &Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let r = http().get(relay.url("/healthz")).send().await.unwrap();
-        let status = r.status().as_u16();
-        let v: Value = r.json().await.unwrap();
-        if want(status, &v) {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: {status} {v}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
 }
 
 /// NATS goes away in the middle of a turn: the host keeps running its session and says so in

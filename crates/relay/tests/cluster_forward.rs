@@ -13,6 +13,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::cluster::{create_through_with, node};
 use common::nats::NatsServer;
 use common::*;
 use serde_json::{Value, json};
@@ -22,18 +23,6 @@ struct Cluster {
     agents: RelayProc,
     gw: RelayProc,
     _dirs: Vec<tempfile::TempDir>,
-}
-
-fn node(nats: &NatsServer, dir: &Path, role: &str, name: &str) -> RelayProc {
-    RelayProc::start(
-        Opts::demo(dir)
-            .arg("--nats")
-            .arg(&nats.url)
-            .arg("--role")
-            .arg(role)
-            .arg("--node-name")
-            .arg(name),
-    )
 }
 
 fn cluster() -> Cluster {
@@ -51,28 +40,9 @@ fn cluster() -> Cluster {
 
 /// A session in `cwd` made through the gateway (placed on host1 once its heartbeat is seen).
 async fn create_through(gw: &RelayProc, cwd: &Path) -> String {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let r = http()
-            .post(gw.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&json!({ "cwd": cwd.display().to_string() }))
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        let v: Value = r.json().await.unwrap();
-        if status == 201 {
-            assert_eq!(v["host"], "host1", "{v}");
-            return v["session_id"].as_str().unwrap().to_owned();
-        }
-        assert_eq!(status, 503, "{v}");
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no agents node became available: {v}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let (sid, v) = create_through_with(gw, json!({ "cwd": cwd.display().to_string() })).await;
+    assert_eq!(v["host"], "host1", "{v}");
+    sid
 }
 
 fn git(dir: &Path, args: &[&str]) {

@@ -176,7 +176,7 @@ async fn an_agents_node_taken_for_dead_ends_its_sessions_when_it_comes_back() {
     assert!(!log.contains("did not write"), "no fork reported");
 
     // A new session placed on the node works.
-    let (sid2, v) = create_through_with(&b, T).await;
+    let (sid2, v) = create_through_with(&b, json!({})).await;
     assert_eq!(v["host"], "host1");
     let frames = demo_turn(&b, &sid2, "after the pause").await;
     let text = frames.iter().find_map(tool_result_text).unwrap();

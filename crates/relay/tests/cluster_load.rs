@@ -6,9 +6,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::cluster::*;
 use common::nats::NatsServer;
 use common::*;
-use serde_json::{Value, json};
 
 const BURST: u64 = 5000;
 
@@ -36,41 +36,6 @@ done
     path
 }
 
-fn node<'a>(nats: &NatsServer, dir: &'a Path, role: &str, name: &str) -> Opts<'a> {
-    Opts::demo(dir)
-        .arg("--nats")
-        .arg(&nats.url)
-        .arg("--role")
-        .arg(role)
-        .arg("--node-name")
-        .arg(name)
-}
-
-/// A gateway places a session only on a node whose heartbeat it has seen: wait for it.
-async fn create_through(gw: &RelayProc) -> String {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let r = http()
-            .post(gw.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
-        let status = r.status().as_u16();
-        let v: Value = r.json().await.unwrap();
-        if status == 201 {
-            return v["session_id"].as_str().unwrap().to_owned();
-        }
-        assert_eq!(status, 503, "{v}");
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no agents node became available: {v}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
 /// The burst's numbers in the order a stream delivered them, and the durable ids.
 fn burst_of(frames: &[Frame]) -> (Vec<u64>, Vec<u64>) {
     let durable: Vec<&Frame> = frames.iter().filter(|f| is_durable(f)).collect();
@@ -86,12 +51,12 @@ async fn a_burst_of_5000_events_reaches_gateways_complete_in_order_and_once() {
     let nats = NatsServer::start();
     let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let agent = burst_agent(dirs[0].path());
-    let mut o = node(&nats, dirs[0].path(), "agents", "host1");
+    let mut o = node_opts(&nats.url, dirs[0].path(), "agents", "host1");
     o.args[0] = "--claude".into();
     o.args.insert(1, agent.display().to_string());
     let host = RelayProc::start(o);
-    let a = RelayProc::start(node(&nats, dirs[1].path(), "gateway", "gwa"));
-    let b = RelayProc::start(node(&nats, dirs[2].path(), "gateway", "gwb"));
+    let a = RelayProc::start(node_opts(&nats.url, dirs[1].path(), "gateway", "gwa"));
+    let b = RelayProc::start(node_opts(&nats.url, dirs[2].path(), "gateway", "gwb"));
 
     let sid = create_through(&a).await;
     let mut on_a = a.sse(&sid, None).await;

@@ -49,15 +49,16 @@ pub fn cluster() -> Cluster {
     }
 }
 
-/// `POST /v1/code/sessions` through a gateway, retried while it answers 503 (a gateway places a
-/// session only on a node whose heartbeat it has seen): the session id and the answer.
-pub async fn create_through_with(gw: &RelayProc, deadline: Duration) -> (String, Value) {
-    let deadline = tokio::time::Instant::now() + deadline;
+/// `POST /v1/code/sessions` with `body` through a gateway, retried for up to [`T`] while it
+/// answers 503 (a gateway places a session only on a node whose heartbeat it has seen): the
+/// session id and the answer.
+pub async fn create_through_with(gw: &RelayProc, body: Value) -> (String, Value) {
+    let deadline = tokio::time::Instant::now() + T;
     loop {
         let r = http()
             .post(gw.url("/v1/code/sessions"))
             .bearer_auth(TOKEN)
-            .json(&json!({}))
+            .json(&body)
             .send()
             .await;
         let (status, v) = match r {
@@ -79,9 +80,9 @@ pub async fn create_through_with(gw: &RelayProc, deadline: Duration) -> (String,
     }
 }
 
-/// [`create_through_with`] within [`T`]: the session id.
+/// [`create_through_with`] an empty body: the session id.
 pub async fn create_through(gw: &RelayProc) -> String {
-    create_through_with(gw, T).await.0
+    create_through_with(gw, json!({})).await.0
 }
 
 /// `/healthz` of `relay` until `want` holds (its status and body), or panics after [`T`].
