@@ -118,6 +118,7 @@ impl Cluster {
     /// land an older entry after a newer one, and the newer one was never written again.
     pub(super) async fn put_registry(&self, session: &Session) {
         static WRITES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let Some(n) = self.nats() else { return };
         let _one = WRITES.lock().await;
         let mut entry = RegistryEntry {
             node: self.config.node.clone(),
@@ -142,7 +143,6 @@ impl Cluster {
                 None => return,
             }
         }
-        let Some(n) = self.nats() else { return };
         if let Err(e) = n.sessions_kv.put(&session.id, Bytes::from(json)).await {
             tracing::warn!(session = %session.id, error = %e, "cannot write the session registry (NATS KV)");
             // Written again on the next round.

@@ -289,17 +289,17 @@ async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
     let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
     let creds_kv = creds::bucket(&js).await?;
-    if cluster
-        .nats
-        .set(Nats {
-            js,
-            events,
-            sessions_kv,
-            nodes_kv,
-            creds_kv,
-        })
-        .is_err()
-    {
+    if cluster.config.role.runs_agents() {
+        serve::start(cluster).await?;
+    }
+    let nats = Nats {
+        js,
+        events,
+        sessions_kv,
+        nodes_kv,
+        creds_kv,
+    };
+    if cluster.nats.set(nats).is_err() {
         return Ok(());
     }
     tokio::spawn(host::node_loop(Arc::downgrade(cluster)));
@@ -307,9 +307,6 @@ async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
         tokio::spawn(mirror::sweeper(Arc::downgrade(cluster)));
     }
     creds::spawn(cluster);
-    if cluster.config.role.runs_agents() {
-        serve::start(cluster).await?;
-    }
     tracing::info!(nats = %shown, role = cluster.config.role.as_str(), node = %cluster.config.node, "scale-out through NATS JetStream");
     Ok(())
 }
