@@ -20,8 +20,8 @@
 
 use std::rc::Rc;
 
-use leptos::prelude::{AnyView, Signal};
 use bridge_transport::Payload;
+use leptos::prelude::{AnyView, Signal};
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;

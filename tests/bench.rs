@@ -450,8 +450,8 @@ fn decode_table() -> Vec<String> {
             format!("the same in SSE envelopes ({} KB)", env_bytes / 1024),
             ""
         ),
-        row("  console path (SSE data -> text -> typed)", console),
-        row("  before: SSE data -> Value -> typed", console_value),
+        row("  console path (SSE -> text -> typed)", console),
+        row("  before: SSE -> Value -> typed", console_value),
         row("  JSON.parse of the SSE data", js_env),
         ratio(
             "  console path / JSON.parse",

@@ -39,9 +39,10 @@ impl Payload {
     }
 
     /// The payload as a `serde_json::Value` (parsed from the text each time: for rare frames and
-    /// consumers that want the tree).
+    /// consumers that want the tree). `Null` for the one text that is JSON but no `Value`: nested
+    /// deeper than serde_json's 128 levels (a typed decode refuses it too).
     pub fn value(&self) -> Value {
-        serde_json::from_str(self.text()).expect("a payload is valid JSON")
+        serde_json::from_str(self.text()).unwrap_or(Value::Null)
     }
 
     /// Its `type` (`Other("")` for a type written with escapes, which no known type needs).
@@ -217,6 +218,19 @@ mod tests {
             assert!(checked(text, false).is_none(), "{text}");
             assert!(checked(text, true).is_none(), "{text}");
         }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn too_deep_for_a_value_is_null_not_a_panic() {
+        let text = format!(
+            r#"{{"type":"user","x":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let (p, _) = checked(&text, true).unwrap();
+        assert_eq!(p.value(), Value::Null);
+        assert!(bridge_protocol::CliMessage::from_value(p.value()).is_err());
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
