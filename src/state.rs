@@ -1,7 +1,9 @@
 //! The pure transcript model: no I/O, no clock, no browser. Compiles and is tested natively.
 //!
-//! [`Session`] takes every frame of a session in order (`apply_from(source, &payload)`), assembles
-//! streamed messages, tool cards, prompts and the turn footer, and exposes them to the components.
+//! [`Session`] takes every frame of a session in order (`apply_text(source, text)` for the
+//! stream's payloads, decoded from their JSON text; `apply_from(source, &value)` for a `Value`),
+//! assembles streamed messages, tool cards, prompts and the turn footer, and exposes them to the
+//! components.
 
 pub mod agent_info;
 pub mod attachment;
