@@ -258,8 +258,7 @@ impl Store {
         // context request makes the CLI count tokens alongside the turn's own API calls.
         if frames.iter().any(|f| {
             f.source == Source::Worker
-                && (is_system_init(&f.payload)
-                    || f.payload.kind() == MessageType::Result)
+                && (is_system_init(&f.payload) || f.payload.kind() == MessageType::Result)
         }) {
             self.refresh_agent_info(false);
         }

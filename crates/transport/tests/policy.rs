@@ -847,7 +847,10 @@ fn without_a_payload_check_payloads_are_delivered_raw() {
     assert_eq!(msgs.len(), 2, "{evs:?}");
     assert_eq!(msgs[0].kind(), "user");
     assert_eq!(msgs[0].decode().unwrap().uuid(), Some("a"));
-    assert_eq!(msgs[1].message.value(), json!({"type":"assistant","message":7}));
+    assert_eq!(
+        msgs[1].message.value(),
+        json!({"type":"assistant","message":7})
+    );
     assert!(
         msgs[1].decode().is_err(),
         "the typed decode still refuses it"
