@@ -362,7 +362,7 @@ impl Store {
             while current(&store) {
                 match net::get_session(&sid).await {
                     Ok(raw) if current(&store) => {
-                        let detail = serde_json::from_value::<SessionDetail>(raw);
+                        let detail = bridge_protocol::from_value_text::<SessionDetail>(&raw);
                         let Ok(detail) = detail else {
                             // Not a session object: nothing to seed from; the frames still come.
                             if first {

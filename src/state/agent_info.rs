@@ -290,7 +290,7 @@ impl AgentInfo {
         }
         match kind {
             InfoKind::ContextUsage => {
-                match serde_json::from_value::<ContextUsageResponse>(body.clone()) {
+                match bridge_protocol::from_value_text::<ContextUsageResponse>(body) {
                     Ok(r) => {
                         self.context = Some(ContextUsage {
                             used: r.total_tokens,
@@ -315,7 +315,7 @@ impl AgentInfo {
                 }
             }
             InfoKind::McpStatus => {
-                match serde_json::from_value::<McpStatusResponse>(body.clone()) {
+                match bridge_protocol::from_value_text::<McpStatusResponse>(body) {
                     Ok(r) => {
                         self.mcp = Some(
                             r.mcp_servers

@@ -51,21 +51,25 @@ use serde_json::Value;
 
 /// Parses one line the CLI wrote. Errors quote the line.
 pub fn parse_cli_line(line: &str) -> Result<CliMessage, ParseError> {
-    if let Some(message) = CliMessage::from_line(line) {
-        return Ok(message);
-    }
-    let value = parse_json(line)?;
-    CliMessage::from_value(value).map_err(|err| err.with_line(line))
+    CliMessage::from_text(line).map_err(|err| err.with_line(line))
 }
 
 /// Parses one line a client wrote. Errors quote the line.
 pub fn parse_client_line(line: &str) -> Result<ClientMessage, ParseError> {
-    let value = parse_json(line)?;
-    ClientMessage::from_value(value).map_err(|err| err.with_line(line))
+    ClientMessage::from_text(line).map_err(|err| err.with_line(line))
 }
 
 fn parse_json(line: &str) -> Result<Value, ParseError> {
     serde_json::from_str(line).map_err(|err| ParseError::invalid_json(err, line))
+}
+
+/// Decodes `T` from a `Value` by way of its JSON text, with `serde_json::from_value`'s result and
+/// error wording (no position): for a caller that decodes `T` from text elsewhere, so that it links
+/// one decoder of `T` (the console), not a second one reading a `Value`.
+pub fn from_value_text<T: serde::de::DeserializeOwned>(
+    value: &Value,
+) -> Result<T, serde_json::Error> {
+    tagged::from_text(&value.to_string(), |de| T::deserialize(de))
 }
 
 /// Serializes a message as one NDJSON line (with the trailing `\n`).

@@ -15,6 +15,7 @@ use crate::control::{ControlCancelRequest, ControlRequest, ControlRequestBody, C
 use crate::error::ParseError;
 use crate::extra::SkipType;
 use crate::system::SystemMessage;
+use crate::tagged::from_text;
 use crate::util::str_field;
 
 /// What [`CliMessage::classify`] found.
@@ -158,11 +159,32 @@ impl CliMessage {
             .map_err(|err| ParseError::invalid_body(kind, err.to_string(), ""))
     }
 
+    /// Decodes a frame from its JSON text with the same results and errors as [`Self::from_value`]
+    /// (an invalid JSON text: [`ParseError::InvalidJson`] quoting it; other errors do not quote
+    /// the text, use [`crate::parse_cli_line`] for that), reading it only with the text decoders:
+    /// a line the CLI wrote straight ([`Self::from_line`]); anything else (another key first, a
+    /// repeated key) is read as a `Value` for its classification, and a known type decoded from
+    /// that `Value`'s text (its keys unique, the last one kept, as a `Value` decode sees them).
+    pub fn from_text(text: &str) -> Result<Self, ParseError> {
+        if let Some(message) = Self::from_line(text) {
+            return Ok(message);
+        }
+        let value = crate::parse_json(text)?;
+        match Self::classify(&value)? {
+            Class::Known(kind) => from_text(&value.to_string(), |de| {
+                Self::decode_body(kind, SkipType(de))
+            })
+            .map_err(|err| ParseError::invalid_body(kind, err.to_string(), "")),
+            Class::Internal => Ok(Self::Internal(value)),
+            Class::Unknown => Ok(Self::Unknown(value)),
+        }
+    }
+
     /// Decodes one line the CLI wrote straight from the text (no intermediate `Value`), when it
     /// starts with a known `type` (and `subtype`, for `system`) as the CLI writes every line.
     /// `None` for anything else — another key first, an unknown or internal type, a body that does
-    /// not fit, bad JSON: the `Value` path then decodes it, or words the error, so both paths
-    /// agree.
+    /// not fit, bad JSON: the general path of [`Self::from_text`] then decodes it, or words the
+    /// error, as the `Value` path would.
     pub(crate) fn from_line(line: &str) -> Option<Self> {
         let (kind, subtype) = leading_tags(line)?;
         let Ok(Class::Known(kind)) = Self::class_of(kind, subtype) else {
@@ -371,21 +393,47 @@ impl ClientMessage {
 
     /// Classifies a JSON value (see [`CliMessage::from_value`]).
     pub fn from_value(value: Value) -> Result<Self, ParseError> {
+        let (kind, body) = match Self::classify(value)? {
+            Ok(known) => known,
+            Err(unknown) => return Ok(Self::Unknown(unknown)),
+        };
+        // Decoded from the borrowed `Value` (native callers; the console reads text: `from_text`).
+        Self::decode_body(kind, &body)
+            .map_err(|err| ParseError::invalid_body(kind, err.to_string(), ""))
+    }
+
+    /// [`Self::from_value`] from the JSON text, with its results and errors (see
+    /// [`CliMessage::from_text`]): the known body is decoded from the text of the `Value`.
+    pub fn from_text(text: &str) -> Result<Self, ParseError> {
+        let (kind, body) = match Self::classify(crate::parse_json(text)?)? {
+            Ok(known) => known,
+            Err(unknown) => return Ok(Self::Unknown(unknown)),
+        };
+        from_text(&body.to_string(), |de| Self::decode_body(kind, de))
+            .map_err(|err| ParseError::invalid_body(kind, err.to_string(), ""))
+    }
+
+    /// A known type and its body (the object without `type`), or an unknown frame kept whole.
+    #[allow(clippy::type_complexity)]
+    fn classify(value: Value) -> Result<Result<(&'static str, Value), Value>, ParseError> {
         let Value::Object(mut map) = value else {
             return Err(ParseError::not_a_message(""));
         };
         let Some(kind) = str_field(&map, "type") else {
             return Err(ParseError::not_a_message(""));
         };
-        if !Self::KNOWN_TYPES.contains(&kind) {
-            return Ok(Self::Unknown(Value::Object(map)));
-        }
-        let kind = kind.to_owned();
+        let Some(&kind) = Self::KNOWN_TYPES.iter().find(|known| **known == kind) else {
+            return Ok(Err(Value::Object(map)));
+        };
         map.shift_remove("type");
-        let body = Value::Object(map);
-        // Decoded from the borrowed `Value` (as `CliMessage`'s are): one set of decoders.
-        let body = &body;
-        let parsed = match kind.as_str() {
+        Ok(Ok((kind, Value::Object(map))))
+    }
+
+    fn decode_body<'de, D>(kind: &str, body: D) -> Result<Self, serde_json::Error>
+    where
+        D: Deserializer<'de, Error = serde_json::Error>,
+    {
+        match kind {
             "user" => Deserialize::deserialize(body).map(Self::User),
             "control_request" => Deserialize::deserialize(body).map(Self::ControlRequest),
             "control_response" => Deserialize::deserialize(body).map(Self::ControlResponse),
@@ -397,8 +445,7 @@ impl ClientMessage {
                 Deserialize::deserialize(body).map(Self::UpdateEnvironmentVariables)
             }
             _ => unreachable!("every KNOWN_TYPES entry is dispatched"),
-        };
-        parsed.map_err(|err| ParseError::invalid_body(&kind, err.to_string(), ""))
+        }
     }
 
     /// `type`, plus `/subtype` for `control_request` (e.g. `"control_request/interrupt"`).

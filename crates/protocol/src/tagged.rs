@@ -8,7 +8,11 @@
 //! object, the rest of the object is handed straight to the variant's own decoder (borrowing the
 //! input where the decoder can). Anything else — the tag later in the object, a tag this crate
 //! does not know, a non-string tag — is collected into a `Value` and takes the general path
-//! ([`TaggedUnion::from_value`]), with the same result and the same errors as before.
+//! ([`from_object`]), with the same result and the same errors as the `Value` decode
+//! (`from_value`, kept for native callers that hold a `Value`). The general path decodes a known
+//! variant from the object's JSON text with its tag moved first, so it reuses the text decoders
+//! instead of linking a second, `Value`-reading set of them (the console links only the text
+//! decoders).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -33,8 +37,8 @@ pub(crate) trait TaggedUnion: Sized {
         body: D,
     ) -> Result<Self, D::Error>;
 
-    /// The general path: the whole object as a `Value`.
-    fn from_value(value: Value) -> Result<Self, serde_json::Error>;
+    /// The catch-all variant: an object whose tag this crate does not know, kept whole.
+    fn other(value: Value) -> Self;
 }
 
 /// Deserializes a [`TaggedUnion`] tag-first (see the module documentation).
@@ -45,17 +49,53 @@ pub(crate) fn deserialize<'de, T: TaggedUnion, D: Deserializer<'de>>(
 }
 
 /// Decodes an object whose tag is known (checked by the caller) on the tag-first path: the tag
-/// moved to the front, then read from the borrowed `Value`. So the general path shares the
-/// decoders of the console's (which reads a borrowed `Value`) instead of adding a set of its own.
+/// moved to the front, then read from the borrowed `Value` (`from_value`, for native callers).
 pub(crate) fn decode_known<T: TaggedUnion>(
-    mut map: Map<String, Value>,
+    map: Map<String, Value>,
 ) -> Result<T, serde_json::Error> {
+    deserialize(&tag_first::<T>(map))
+}
+
+/// The object with its tag moved to the front.
+fn tag_first<T: TaggedUnion>(mut map: Map<String, Value>) -> Value {
     let mut ordered = Map::with_capacity(map.len());
     if let Some(tag) = map.shift_remove(T::TAG) {
         ordered.insert(T::TAG.to_owned(), tag);
     }
     ordered.extend(map);
-    deserialize(&Value::Object(ordered))
+    Value::Object(ordered)
+}
+
+/// The general path of a text decode: an object whose first key is not its tag (or whose tag is
+/// not a known string). The same checks as `from_value`; a known variant is decoded from the
+/// object's JSON text with the tag moved first (the tag-first text path, so no second set of
+/// decoders), its error without the position in that text.
+fn from_object<T: TaggedUnion>(map: Map<String, Value>) -> Result<T, serde_json::Error> {
+    let Some(tag) = map.get(T::TAG).and_then(Value::as_str) else {
+        return Err(de::Error::custom(format_args!(
+            "missing string field `{}`",
+            T::TAG
+        )));
+    };
+    if T::known_tag(tag).is_none() {
+        return Ok(T::other(Value::Object(map)));
+    }
+    let text = tag_first::<T>(map).to_string();
+    from_text(&text, |de| deserialize(de))
+}
+
+/// Decodes `text` with `decode` (the whole text: trailing characters are an error). An error reads
+/// as a `Value` decode's would: without its position in `text`, which the caller did not write.
+pub(crate) fn from_text<'a, T>(
+    text: &'a str,
+    decode: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::StrRead<'a>>,
+    ) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    decode(&mut de)
+        .and_then(|value| de.end().map(|()| value))
+        .map_err(|err| de::Error::custom(without_position(&err.to_string())))
 }
 
 /// The message of a union's error: `{tag} `{value}`: {reason}`, without the reason's own
@@ -141,7 +181,7 @@ impl<'de, T: TaggedUnion> Visitor<'de> for TagFirst<T> {
             let value = map.next_value()?;
             object.insert(key.into_string(), value);
         }
-        T::from_value(Value::Object(object)).map_err(de::Error::custom)
+        from_object(object).map_err(de::Error::custom)
     }
 }
 
@@ -210,8 +250,8 @@ impl<'de> de::Deserialize<'de> for Tag<'de> {
     }
 }
 
-/// The object after its tag. A second tag key is an error (a text decode then takes the
-/// general path, where the last one wins as in any JSON object).
+/// The object after its tag. A second tag key is an error (the line's decode then takes the
+/// general path, through a `Value`, where the last one wins as in any JSON object).
 struct RestOf<A> {
     map: A,
     tag: &'static str,

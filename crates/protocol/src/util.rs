@@ -193,8 +193,8 @@ macro_rules! tagged_union {
                 }
             }
 
-            fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-                Self::from_value(value)
+            fn other(value: ::serde_json::Value) -> Self {
+                Self::$other(value)
             }
         }
 

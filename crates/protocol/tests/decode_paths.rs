@@ -1,9 +1,12 @@
-//! The three ways into a `CliMessage` agree on every corpus line: from the text
-//! (`parse_cli_line`, no intermediate `Value` for a known type), from an owned `Value` and from a
-//! borrowed one (`from_value_ref`, what the console uses while keeping the raw frame). Unknown
-//! fields land in `extra` either way, so each writes back the line it was read from.
+//! The ways into a `CliMessage` agree on every corpus line: from the text (`parse_cli_line`:
+//! the text decoders only — the line straight when it starts with its `type`, else through a
+//! `Value` read for its classification and decoded from that `Value`'s text), from an owned
+//! `Value` and from a borrowed one (`from_value_ref`, the relay's). Unknown fields land in `extra`
+//! either way, so each writes back the line it was read from. The same for `ClientMessage`.
 
-use bridge_protocol::{CliMessage, ContentDelta, StreamEvent, parse_cli_line};
+use bridge_protocol::{
+    CliMessage, ClientMessage, ContentDelta, StreamEvent, parse_cli_line, parse_client_line,
+};
 use serde_json::Value;
 
 const FIXTURES: &[&str] = &[
@@ -214,4 +217,134 @@ fn a_repeated_tag_decodes_as_a_value_would() {
         panic!("{event:?}")
     };
     assert!(matches!(&delta.delta, ContentDelta::Text(t) if t.text == "x"));
+}
+
+/// A union whose tag is not its first key is decoded from text without a `Value` decoder: the
+/// same results and errors as the `Value` decode, at every level — tag later, missing, not a
+/// string, repeated, unknown — and bad JSON or a non-object is the same error on every path.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn tag_later_missing_repeated_or_unknown_agree() {
+    let ok = |event: &str| all_ways(&delta_line(event)).unwrap();
+    let err = |event: &str, reason: &str| {
+        let error = all_ways(&delta_line(event)).unwrap_err();
+        assert!(error.contains(reason), "{error}\nshould say: {reason}");
+        assert!(!error.contains(" at line "), "{error}");
+    };
+    // Tag later, a body that does not fit: the error names the tag, as when it comes first.
+    err(
+        r#"{"index":0,"delta":{"text":7,"type":"text_delta"},"type":"content_block_delta"}"#,
+        "type `content_block_delta`: type `text_delta`: invalid type: integer `7`, expected a string",
+    );
+    err(
+        r#"{"delta":{"type":"text_delta","text":"x"},"type":"content_block_delta"}"#,
+        "type `content_block_delta`: missing field `index`",
+    );
+    // Tag missing, or not a string.
+    err(
+        r#"{"index":0,"delta":{"text":"x","type":5},"type":"content_block_delta"}"#,
+        "type `content_block_delta`: missing string field `type`",
+    );
+    err(
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":null,"text":"x"}}"#,
+        "type `content_block_delta`: missing string field `type`",
+    );
+    // Repeated: the last one wins, tag first or later; a first unknown one does not count.
+    let text = ok(
+        r#"{"index":0,"delta":{"type":"future_delta","text":"x","type":"text_delta"},"type":"content_block_delta"}"#,
+    );
+    let repeated_later = ok(
+        r#"{"index":0,"type":"content_block_stop","delta":{"text":"x","type":"text_delta","type":"text_delta"},"type":"content_block_delta"}"#,
+    );
+    assert_eq!(text, repeated_later);
+    // Unknown, later: kept whole, in its order.
+    let message =
+        ok(r#"{"index":0,"delta":{"z":[1],"type":"future_delta"},"type":"content_block_delta"}"#);
+    let CliMessage::StreamEvent(event) = &message else {
+        panic!("{message:?}")
+    };
+    let StreamEvent::ContentBlockDelta(delta) = &event.event else {
+        panic!("{event:?}")
+    };
+    let ContentDelta::Unknown(raw) = &delta.delta else {
+        panic!("{delta:?}")
+    };
+    assert_eq!(
+        raw.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["z", "type"]
+    );
+
+    // The top level: `type` later with a body that does not fit; a repeated `type`; a system
+    // message with `subtype` first.
+    let error = all_ways(r#"{"uuid":"u","session_id":7,"type":"keep_alive_x"}"#).unwrap();
+    assert!(!error.is_known());
+    for line in [
+        r#"{"event":{"type":"message_stop"},"uuid":"u","session_id":7,"parent_tool_use_id":null,"type":"stream_event"}"#,
+        r#"{"type":"user","type":"stream_event","event":{"type":"message_stop"},"uuid":"u","session_id":7,"parent_tool_use_id":null}"#,
+    ] {
+        let error = all_ways(line).unwrap_err();
+        assert!(
+            error.contains("stream_event") && error.contains("session_id"),
+            "{error}"
+        );
+        assert!(!error.contains(" at line "), "{error}");
+    }
+    let system =
+        r#"{"subtype":"status","type":"system","status":null,"uuid":"u","session_id":"s"}"#;
+    assert_eq!(all_ways(system).unwrap().kind(), "system/status");
+}
+
+/// Text that is not a message is the same error whichever way it is read.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn not_a_message_or_bad_json_is_worded_once() {
+    for line in [
+        r#"[1,2]"#,
+        r#""text""#,
+        r#"{"type":7}"#,
+        r#"{"subtype":"x"}"#,
+    ] {
+        let from_text = parse_cli_line(line).unwrap_err().to_string();
+        let value: Value = serde_json::from_str(line).unwrap();
+        let owned = CliMessage::from_value(value)
+            .unwrap_err()
+            .with_line(line)
+            .to_string();
+        assert_eq!(from_text, owned);
+    }
+    for line in [r#"{"type":"user""#, r#"{"type":"user"} x"#, "not json"] {
+        let error = parse_cli_line(line).unwrap_err().to_string();
+        let reason = serde_json::from_str::<Value>(line).unwrap_err().to_string();
+        assert!(error.contains(&reason), "{error}\nshould say: {reason}");
+        assert_eq!(error, parse_client_line(line).unwrap_err().to_string());
+    }
+}
+
+/// A client's frames: from the text (its decoders only) as from a `Value`, results and errors.
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn client_text_and_value_decodes_agree() {
+    let extra = [
+        r#"{"message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"type":"user"}"#,
+        r#"{"type":"control_request","request_id":"r","request":{"subtype":"interrupt"},"type":"control_request"}"#,
+        r#"{"type":"control_request","request_id":5,"request":{"subtype":"interrupt"}}"#,
+        r#"{"type":"keep_alive","x":1}"#,
+        r#"{"type":"bash_command","command":"ls"}"#,
+        r#"{"type":["user"]}"#,
+        r#"[]"#,
+    ];
+    let fixture = include_str!("../../../tests/fixtures/handmade/client-messages.ndjson");
+    let mut read = 0;
+    let lines = fixture.lines().filter_map(|l| l.strip_prefix(">> "));
+    for line in lines.chain(extra) {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let from_text = parse_client_line(line).map_err(|e| e.to_string());
+        let from_value =
+            ClientMessage::from_value(value).map_err(|e| e.with_line(line).to_string());
+        assert_eq!(from_text, from_value, "{line}");
+        read += 1;
+    }
+    assert!(read > extra.len(), "{read}");
 }

@@ -22,8 +22,9 @@ impl Session {
         }
     }
 
-    /// Decodes and applies one frame (a relay envelope's `payload`) with its `source`.
-    /// The frame is borrowed: nothing is copied per streamed delta.
+    /// Decodes and applies one frame given as a `Value` (a replayed transcript, a built frame) with
+    /// its `source`: decoded from its JSON text, as the stream's frames are ([`Self::apply_text`]),
+    /// so the console links one set of decoders.
     pub fn apply_from(&mut self, source: Source, v: &Value) {
         let msg = Frame::decode_ref(&source, v);
         self.apply_decoded(&source, &msg, Raw::Value(v));

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use bridge_protocol::{CliMessage, ClientMessage, parse_cli_line, parse_client_line};
+use bridge_protocol::{CliMessage, ClientMessage};
 use serde_json::Value;
 
 use super::Source;
@@ -40,28 +40,21 @@ impl Frame {
         Frame { source, raw, msg }
     }
 
-    /// Decodes a borrowed `raw` (the CLI's frames without a copy; a client's echo, rare, is copied).
+    /// Decodes a borrowed `raw` by way of its JSON text (a replayed or built frame, rare): the
+    /// console links one set of decoders, the text ones ([`Frame::decode_text`]).
     pub fn decode_ref(source: &Source, raw: &Value) -> Decoded {
-        if *source == Source::Client {
-            ClientMessage::from_value(raw.clone()).map(Decoded::Client)
-        } else {
-            CliMessage::from_value_ref(raw).map(Decoded::Cli)
-        }
-        .unwrap_or_else(|e| Decoded::Invalid(e.to_string()))
+        Frame::decode_text(source, &raw.to_string())
     }
 
-    /// Decodes a frame from its JSON text (bridge-protocol's tag-first path: no `Value` of it is
-    /// built). A frame that does not decode is worded as [`Frame::decode_ref`] words it.
+    /// Decodes a frame from its JSON text (bridge-protocol's text decoders: no `Value` of a line
+    /// the CLI wrote is built). An error does not quote the frame, except text that is not JSON.
     pub fn decode_text(source: &Source, text: &str) -> Decoded {
-        let decoded = if *source == Source::Client {
-            parse_client_line(text).map(Decoded::Client)
+        if *source == Source::Client {
+            ClientMessage::from_text(text).map(Decoded::Client)
         } else {
-            parse_cli_line(text).map(Decoded::Cli)
-        };
-        decoded.unwrap_or_else(|e| match serde_json::from_str::<Value>(text) {
-            Ok(raw) => Frame::decode_ref(source, &raw),
-            Err(_) => Decoded::Invalid(e.to_string()),
-        })
+            CliMessage::from_text(text).map(Decoded::Cli)
+        }
+        .unwrap_or_else(|e| Decoded::Invalid(e.to_string()))
     }
 }
 

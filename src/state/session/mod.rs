@@ -441,7 +441,7 @@ impl Session {
             m.entry("id")
                 .or_insert_with(|| Value::String(String::new()));
         }
-        match serde_json::from_value::<SessionDetail>(v) {
+        match bridge_protocol::from_value_text::<SessionDetail>(&v) {
             Ok(d) => self.set_detail(&d),
             Err(e) => self.notice(format!("Could not read the session's details: {e}")),
         }
