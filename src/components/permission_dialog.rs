@@ -37,7 +37,7 @@ pub fn PermissionDialog(
         prompt
             .suggestions
             .iter()
-            .filter_map(|s| PermissionUpdate::from_value(s.clone()).ok())
+            .filter_map(|s| bridge_protocol::from_value_text::<PermissionUpdate>(s).ok())
             .map(|s| (false, s))
             .collect(),
     );
