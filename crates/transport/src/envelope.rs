@@ -247,9 +247,10 @@ fn parse_seq(s: &str) -> Option<u64> {
     s.parse().ok().filter(|n| *n > 0)
 }
 
-/// `text` if it is a JSON object's (a struct also reads from an array, by position).
+/// `text` if it is a JSON object's (a struct also reads from an array, by position) and the
+/// field reader is built in (feature `field-reader`); otherwise the envelope is read as a `Value`.
 fn object(text: &str) -> Option<&str> {
-    text.trim_start().starts_with('{').then_some(text)
+    (cfg!(feature = "field-reader") && text.trim_start().starts_with('{')).then_some(text)
 }
 
 /// A string field's value (`None` when absent or not a string, as `Value::as_str`).
