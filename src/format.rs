@@ -180,22 +180,4 @@ mod tests {
         );
         assert_eq!(ago(&Value::Null, now), "");
     }
-
-    #[test]
-    fn session_names_prefer_the_title_then_the_cwd_tail() {
-        assert_eq!(
-            session_name(Some("Fix CI"), Some("/tmp/x"), "abcdef123"),
-            "Fix CI"
-        );
-        assert_eq!(
-            session_name(Some("  "), Some("/tmp/s1/proj/"), "abcdef123"),
-            "proj"
-        );
-        assert_eq!(
-            session_name(None, Some("C:\\work\\app"), "abcdef123"),
-            "app"
-        );
-        assert_eq!(session_name(None, Some("/"), "abcdef123"), "/");
-        assert_eq!(session_name(None, None, "abcdef123"), "abcdef12");
-    }
 }

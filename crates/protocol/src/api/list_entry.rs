@@ -203,6 +203,10 @@ mod tests {
         assert_eq!(ago(0.0, 3_600_000.0), "1h ago");
         assert_eq!(ago(0.0, 3.0 * 86_400_000.0), "3d ago");
         assert_eq!(
+            session_name(Some("Fix CI"), Some("/tmp/x"), "abcdef123"),
+            "Fix CI"
+        );
+        assert_eq!(
             session_name(Some("  "), Some("/tmp/s1/proj/"), "abcdef123"),
             "proj"
         );
