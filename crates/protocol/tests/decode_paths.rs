@@ -19,6 +19,20 @@ const FIXTURES: &[&str] = &[
     include_str!("../../../tests/fixtures/handmade/malformed.ndjson"),
 ];
 
+/// The delta of a `content_block_delta` event whose delta type is unknown, and its raw object.
+fn unknown_delta(message: &CliMessage) -> (&ContentDelta, &Value) {
+    let CliMessage::StreamEvent(event) = message else {
+        panic!("{message:?}")
+    };
+    let StreamEvent::ContentBlockDelta(delta) = &event.event else {
+        panic!("{event:?}")
+    };
+    let ContentDelta::Unknown(raw) = &delta.delta else {
+        panic!("{delta:?}")
+    };
+    (&delta.delta, raw)
+}
+
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn text_owned_and_borrowed_decodes_agree() {
@@ -133,20 +147,12 @@ fn unknown_event_and_delta_types_are_kept() {
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"future_delta","stuff":[1,{"a":null}],"z":"last"}}"#,
     );
     let message = all_ways(&line).unwrap();
-    let CliMessage::StreamEvent(event) = &message else {
-        panic!("{message:?}")
-    };
-    let StreamEvent::ContentBlockDelta(delta) = &event.event else {
-        panic!("{event:?}")
-    };
-    let ContentDelta::Unknown(raw) = &delta.delta else {
-        panic!("{delta:?}")
-    };
+    let (delta, raw) = unknown_delta(&message);
     assert_eq!(
         raw.as_object().unwrap().keys().collect::<Vec<_>>(),
         ["type", "stuff", "z"]
     );
-    assert_eq!(delta.delta.tag(), "future_delta");
+    assert_eq!(delta.tag(), "future_delta");
     assert_eq!(
         serde_json::to_value(&message).unwrap(),
         serde_json::from_str::<Value>(&line).unwrap()
@@ -260,15 +266,7 @@ fn tag_later_missing_repeated_or_unknown_agree() {
     // Unknown, later: kept whole, in its order.
     let message =
         ok(r#"{"index":0,"delta":{"z":[1],"type":"future_delta"},"type":"content_block_delta"}"#);
-    let CliMessage::StreamEvent(event) = &message else {
-        panic!("{message:?}")
-    };
-    let StreamEvent::ContentBlockDelta(delta) = &event.event else {
-        panic!("{event:?}")
-    };
-    let ContentDelta::Unknown(raw) = &delta.delta else {
-        panic!("{delta:?}")
-    };
+    let (_, raw) = unknown_delta(&message);
     assert_eq!(
         raw.as_object().unwrap().keys().collect::<Vec<_>>(),
         ["z", "type"]

@@ -6,31 +6,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::*;
 use serde_json::{Value, json};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn write(path: &Path, content: impl AsRef<[u8]>) {
     if let Some(p) = path.parent() {

@@ -582,33 +582,6 @@ async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
     assert_eq!(answers, 1, "the refused answer never reached the log");
 }
 
-/// Logs in at `relay` with `secret` (a token or a login code): `(status, Some((cookie header,
-/// login secret)))` on success.
-async fn login_at(relay: &RelayProc, secret: &str) -> (u16, Option<(String, String)>) {
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": secret }))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    if status != 200 {
-        return (status, None);
-    }
-    let cookie = r.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let v: Value = r.json().await.unwrap();
-    (
-        status,
-        Some((cookie, v["login_secret"].as_str().unwrap().to_owned())),
-    )
-}
-
 /// `GET path` at `relay` with a bearer token: the status.
 async fn status_with(relay: &RelayProc, path: &str, token: &str) -> u16 {
     http()
@@ -655,9 +628,9 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
     );
 
     // A login made at A (with the controller token) works at B with its login secret.
-    let (status, ctl) = login_at(&c.a, TOKEN).await;
+    let (status, ctl) = try_login(&c.a, TOKEN).await;
     assert_eq!(status, 200);
-    let (cookie, secret) = ctl.unwrap();
+    let (cookie, secret, _) = ctl.unwrap();
     let r = http()
         .get(c.b.url("/v1/me"))
         .header("cookie", &cookie)
@@ -668,8 +641,8 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
     assert_eq!(r.status(), 200);
     assert_eq!(r.json::<Value>().await.unwrap()["role"], "controller");
     // …and the observer's own login made at A too.
-    let (_, obs_login) = login_at(&c.a, &obs).await;
-    let (obs_cookie, obs_secret) = obs_login.unwrap();
+    let (_, obs_login) = try_login(&c.a, &obs).await;
+    let (obs_cookie, obs_secret, _) = obs_login.unwrap();
     let me_at_b = async || {
         http()
             .get(c.b.url("/v1/me"))
@@ -744,32 +717,19 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
 #[tokio::test]
 async fn a_login_code_is_redeemed_once_across_gateways() {
     let c = cluster();
-    let mint = async |gw: &RelayProc| {
-        let r = http()
-            .post(gw.url("/v1/auth/login-codes"))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 201);
-        r.json::<Value>().await.unwrap()["code"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
-    let code = mint(&c.a).await;
-    assert_eq!(login_at(&c.a, &code).await.0, 200);
-    assert_eq!(login_at(&c.b, &code).await.0, 401);
-    assert_eq!(login_at(&c.a, &code).await.0, 401);
+    let code = mint_login_code(&c.a).await;
+    assert_eq!(try_login(&c.a, &code).await.0, 200);
+    assert_eq!(try_login(&c.b, &code).await.0, 401);
+    assert_eq!(try_login(&c.a, &code).await.0, 401);
 
     // Minted at A, first redeemed at B.
-    let code = mint(&c.a).await;
-    assert_eq!(login_at(&c.b, &code).await.0, 200);
-    assert_eq!(login_at(&c.a, &code).await.0, 401);
+    let code = mint_login_code(&c.a).await;
+    assert_eq!(try_login(&c.b, &code).await.0, 200);
+    assert_eq!(try_login(&c.a, &code).await.0, 401);
 
     for _ in 0..5 {
-        let code = mint(&c.b).await;
-        let (ra, rb) = tokio::join!(login_at(&c.a, &code), login_at(&c.b, &code));
+        let code = mint_login_code(&c.b).await;
+        let (ra, rb) = tokio::join!(try_login(&c.a, &code), try_login(&c.b, &code));
         let mut got = [ra.0, rb.0];
         got.sort();
         assert_eq!(got, [200, 401], "exactly one gateway redeems a code");

@@ -11,7 +11,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::cluster::{create_through_with, node};
 use common::nats::NatsServer;
@@ -43,23 +42,6 @@ async fn create_through(gw: &RelayProc, cwd: &Path) -> String {
     let (sid, v) = create_through_with(gw, json!({ "cwd": cwd.display().to_string() })).await;
     assert_eq!(v["host"], "host1", "{v}");
     sid
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// A repository whose `proj/` is the session's cwd: a modified file, an untracked one, a change

@@ -43,21 +43,6 @@ fn is_ended(f: &Frame) -> bool {
         && f.payload()["state"] == "ended"
 }
 
-/// Logs in at `relay` with `secret`: (cookie header value, login secret).
-async fn login_with(relay: &RelayProc, secret: &str) -> (String, String) {
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": secret }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let cookie = r.headers()["set-cookie"].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let v: Value = r.json().await.unwrap();
-    (cookie, v["login_secret"].as_str().unwrap().to_owned())
-}
-
 /// Polls `check` every 100 ms until it returns `Some`, or panics after `within`.
 async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
     what: &str,
@@ -377,18 +362,8 @@ async fn expired_credentials_are_refused_everywhere_and_purged_from_the_bucket()
     let short = short["token"].as_str().unwrap().to_owned();
     let long = a.mint_observer(json!({ "session_id": sid })).await;
     let long = long["token"].as_str().unwrap().to_owned();
-    let (cookie, secret) = login_with(&a, &short).await;
-    let r = http()
-        .post(a.url("/v1/auth/login-codes"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let code = r.json::<Value>().await.unwrap()["code"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (cookie, secret, _) = login(&a, &short).await;
+    let code = mint_login_code(&a).await;
     let minted = Instant::now();
     assert_eq!(status(&b, (&short, "")).await, 200);
     assert_eq!(status(&b, (&cookie, &secret)).await, 200);

@@ -258,13 +258,24 @@ impl Drop for RelayProc {
 
 /// Logs in with `token` (or a code): (cookie header value, login secret, login id).
 pub async fn login(relay: &RelayProc, token: &str) -> (String, String, String) {
+    let (status, ok) = try_login(relay, token).await;
+    assert_eq!(status, 200);
+    ok.unwrap()
+}
+
+/// `POST /v1/auth/login` with `token` (a token or a login code): the status, and on success
+/// (cookie header value, login secret, login id).
+pub async fn try_login(relay: &RelayProc, token: &str) -> (u16, Option<(String, String, String)>) {
     let r = http()
         .post(relay.url("/v1/auth/login"))
         .json(&json!({ "token": token }))
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 200);
+    let status = r.status().as_u16();
+    if status != 200 {
+        return (status, None);
+    }
     let cookie = r.headers()["set-cookie"]
         .to_str()
         .unwrap()
@@ -273,11 +284,48 @@ pub async fn login(relay: &RelayProc, token: &str) -> (String, String, String) {
         .unwrap()
         .to_owned();
     let v: Value = r.json().await.unwrap();
+    let field = |k: &str| v[k].as_str().unwrap().to_owned();
     (
-        cookie,
-        v["login_secret"].as_str().unwrap().to_owned(),
-        v["login_id"].as_str().unwrap().to_owned(),
+        status,
+        Some((cookie, field("login_secret"), field("login_id"))),
     )
+}
+
+/// A fresh one-time login code, minted with the controller token.
+pub async fn mint_login_code(relay: &RelayProc) -> String {
+    let r = http()
+        .post(relay.url("/v1/auth/login-codes"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    r.json::<Value>().await.unwrap()["code"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// `git ARGS` in `dir` with a fixed identity and branch name; panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 pub fn http() -> reqwest::Client {
