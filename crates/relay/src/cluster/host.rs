@@ -105,6 +105,11 @@ impl Cluster {
             .unwrap_or_else(|p| p.into_inner())
             .insert(session.id.clone(), String::new());
         self.put_registry(session).await;
+        // Events stored before it was hosted (a resumed or forked session's history) are
+        // published at once, not when the agent next writes.
+        if session.tail().0 > 0 {
+            hook.wake.notify_one();
+        }
         publishers().spawn(publisher(
             Arc::downgrade(self),
             Arc::downgrade(session),

@@ -1,7 +1,8 @@
 //! The host answering gateways: input, detail, archive and delete for the sessions it runs
 //! (`bridge.in.<id>`), the requests only it can answer ([`wire::HOST_ONLY`]: changes, diffs, fork,
 //! rewind — run through its own API routes as the gateway's caller), and new sessions placed on it
-//! (`bridge.create.<node>`). Each request runs through the same code as a local HTTP request; the
+//! (`bridge.create.<node>`), and what a gateway asks about the Claude Code CLI's own sessions on
+//! this machine (`bridge.cli.<node>`: the list, which node holds one, open, resume, fork). Each request runs through the same code as a local HTTP request; the
 //! reply is the verdict: an HTTP status in the [`wire::STATUS_HEADER`] header and the JSON body the
 //! single relay would have answered.
 
@@ -22,7 +23,7 @@ use crate::error::ApiError;
 use crate::relay::{CreateSession, Relay};
 
 use super::Cluster;
-use super::wire::{self, Input};
+use super::wire::{self, CliAsk, Input};
 
 pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let inputs = cluster
@@ -75,6 +76,19 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
                     }
                 }
             }
+        }
+    });
+    let clis = cluster
+        .client
+        .subscribe(wire::cli_subject(&cluster.config.node))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot subscribe to CLI session requests on NATS: {e}"))?;
+    let c = Arc::downgrade(cluster);
+    tokio::spawn(async move {
+        let mut clis = clis;
+        while let Some(msg) = clis.next().await {
+            let Some(cluster) = c.upgrade() else { return };
+            tokio::spawn(async move { on_cli(cluster, msg).await });
         }
     });
     let c = Arc::downgrade(cluster);
@@ -290,4 +304,74 @@ async fn create(
         axum::Json(json!({"session_id": s.id, "node": cluster.config.node})),
     )
         .into_response())
+}
+
+/// A gateway's question about the CLI's transcripts on this machine ([`CliAsk`]).
+async fn on_cli(cluster: Arc<Cluster>, msg: Message) {
+    let Some(relay) = cluster.relay() else { return };
+    let resp = match serde_json::from_slice::<CliAsk>(&msg.payload) {
+        Err(e) => {
+            ApiError::bad_request(format!("malformed request from a gateway: {e}")).into_response()
+        }
+        // As on a single relay: a session-scoped observer sees no CLI session.
+        Ok(CliAsk::List { who }) if who.session_scope.is_some() => {
+            axum::Json(Vec::<Value>::new()).into_response()
+        }
+        Ok(CliAsk::List { .. }) => {
+            axum::Json(crate::transcripts::api::cli_list(&relay).await).into_response()
+        }
+        Ok(CliAsk::Holds { id }) => {
+            if crate::transcripts::api::holds(&relay, &id).await {
+                StatusCode::NO_CONTENT.into_response()
+            } else {
+                StatusCode::NOT_FOUND.into_response()
+            }
+        }
+        Ok(CliAsk::Http {
+            who,
+            method,
+            path,
+            body,
+        }) => run_cli(&relay, &cluster, &who, (method, path, body))
+            .await
+            .unwrap_or_else(|e| e.into_response()),
+    };
+    reply(&cluster, &msg, resp).await;
+}
+
+/// A request about one CLI session a gateway forwarded ([`wire::cli_route`]), run through the
+/// relay's own routes as `who`; a session it starts (resume, fork) is hosted here, listed and
+/// published before the gateway hears of it.
+async fn run_cli(
+    relay: &Arc<Relay>,
+    cluster: &Arc<Cluster>,
+    who: &wire::Who,
+    (method, path, body): (String, String, String),
+) -> Result<Response, ApiError> {
+    let uri: axum::http::Uri = path
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("malformed forwarded path {path:?}")))?;
+    if wire::cli_route(&method, uri.path()).is_none() {
+        return Err(ApiError::bad_request(format!(
+            "{method} {} is not a request a gateway forwards about a CLI session",
+            uri.path()
+        )));
+    }
+    let Some(routes) = cluster.routes.get().cloned() else {
+        return Err(super::unavailable(
+            "this agents node is still starting: retry in a moment",
+        ));
+    };
+    let method = axum::http::Method::from_bytes(method.as_bytes())
+        .map_err(|_| ApiError::bad_request("malformed forwarded method"))?;
+    let mut builder = axum::http::Request::builder().method(method).uri(uri);
+    if !body.is_empty() {
+        builder = builder.header(axum::http::header::CONTENT_TYPE, "application/json");
+    }
+    let mut req = builder
+        .body(axum::body::Body::from(body))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    req.extensions_mut().insert(Forwarded(who.principal()));
+    let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
+    Ok(super::gateway::host_created(relay, cluster, resp).await)
 }

@@ -43,6 +43,11 @@ pub fn create_subject(node: &str) -> String {
     format!("bridge.create.{node}")
 }
 
+/// Requests about the Claude Code CLI's own sessions on one agents node's machine ([`CliAsk`]).
+pub fn cli_subject(node: &str) -> String {
+    format!("bridge.cli.{node}")
+}
+
 /// A session id usable as one subject token (the relay makes `cse_<hex>`; anything else is refused).
 pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
@@ -306,6 +311,42 @@ pub fn host_only(method: &str, tail: &str) -> bool {
     HOST_ONLY.iter().any(|(m, t)| *m == method && *t == tail)
 }
 
+/// What a gateway asks an agents node (`bridge.cli.<node>`) about the CLI's transcripts on its
+/// machine, which only it can read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum CliAsk {
+    /// Its CLI sessions that no relay session owns: a JSON array of list entries.
+    List { who: Who },
+    /// Whether it holds CLI session `id`: 204 or 404.
+    Holds { id: String },
+    /// A request about one CLI session ([`cli_route`]), run through the node's own routes as
+    /// `who` (same rights, statuses and bodies as a single relay). `path` holds the query.
+    Http {
+        who: Who,
+        method: String,
+        path: String,
+        #[serde(default)]
+        body: String,
+    },
+}
+
+/// Where the CLI sessions' routes start.
+pub const CLI_SESSIONS: &str = "/v1/code/cli-sessions/";
+
+/// The id in `path` (no query) when `method path` is a request about one CLI session that a
+/// gateway forwards to the node holding it: `GET /v1/code/cli-sessions/{id}`, or `POST` of its
+/// `/resume`, `/fork` or `/rewind`.
+pub fn cli_route<'a>(method: &str, path: &'a str) -> Option<&'a str> {
+    let rest = path.strip_prefix(CLI_SESSIONS)?;
+    let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let ok = matches!(
+        (method, tail),
+        ("GET", "") | ("POST", "resume" | "fork" | "rewind")
+    );
+    (ok && !id.is_empty()).then_some(id)
+}
+
 /// A session in the registry: the host's summary and which node runs it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RegistryEntry {
@@ -358,6 +399,27 @@ mod tests {
         assert_eq!(decode_live(&encode_live(&f).unwrap()).unwrap().sse, f.sse);
         let d = Frame::delivery("e1", Delivery::Processed, "t");
         assert_eq!(decode_live(&encode_live(&d).unwrap()).unwrap().sse, d.sse);
+    }
+
+    #[test]
+    fn only_requests_about_one_cli_session_are_forwarded() {
+        let id = "27784601-dc95-46a5-9f01-072efd77a9f0";
+        let p = |t: &str| format!("{CLI_SESSIONS}{id}{t}");
+        assert_eq!(cli_route("GET", &p("")), Some(id));
+        for t in ["/resume", "/fork", "/rewind"] {
+            assert_eq!(cli_route("POST", &p(t)), Some(id), "{t}");
+            assert_eq!(cli_route("GET", &p(t)), None, "GET {t}");
+        }
+        for (m, path) in [
+            ("POST", p("")),
+            ("DELETE", p("")),
+            ("POST", p("/other")),
+            ("POST", p("/resume/x")),
+            ("GET", CLI_SESSIONS.to_owned()),
+            ("GET", format!("/v1/code/sessions/{id}")),
+        ] {
+            assert_eq!(cli_route(m, &path), None, "{m} {path}");
+        }
     }
 
     #[test]

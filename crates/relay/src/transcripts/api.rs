@@ -50,20 +50,39 @@ pub async fn list(
 ) -> SessionList {
     let mut list = app.summaries(archived, scope);
     if scope.is_none() {
-        let owned = owned_cli_ids(app);
-        let app2 = app.clone();
-        let found = tokio::task::spawn_blocking(move || app2.transcripts.refresh().0)
-            .await
-            .unwrap_or_default();
-        list.extend(
-            found
-                .iter()
-                .filter(|t| !owned.contains(&t.id))
-                .map(cli_summary),
-        );
+        list.extend(cli_list(app).await);
     }
     order(&mut list);
     SessionList { sessions: list }
+}
+
+/// The CLI's transcripts on this machine that no relay session owns, as list entries (`origin:
+/// "cli"`), unordered: the single relay's list holds them, and an agents node answers them to a
+/// gateway, which lists every node's.
+pub async fn cli_list(app: &AppState) -> Vec<SessionSummary> {
+    let owned = owned_cli_ids(app);
+    let app2 = app.clone();
+    let found = tokio::task::spawn_blocking(move || app2.transcripts.refresh().0)
+        .await
+        .unwrap_or_default();
+    found
+        .iter()
+        .filter(|t| !owned.contains(&t.id))
+        .map(cli_summary)
+        .collect()
+}
+
+/// Whether this machine holds the transcript of CLI session `id` (a gateway asks each agents node
+/// before it forwards a request about one).
+pub async fn holds(app: &AppState, id: &str) -> bool {
+    if !index::valid_id(id) {
+        return false;
+    }
+    let app2 = app.clone();
+    let id = id.to_owned();
+    tokio::task::spawn_blocking(move || app2.transcripts.find(&id).is_some())
+        .await
+        .unwrap_or(false)
 }
 
 /// CLI session ids whose transcript belongs to a relay session (archived ones too).
