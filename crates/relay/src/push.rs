@@ -4,6 +4,8 @@
 //! * [`crypto`]: `aes128gcm` payload encryption (RFC 8291 / RFC 8188);
 //! * [`endpoint`]: the SSRF guard (known push services, or `--push-endpoint-allow` prefixes);
 //! * [`store`]: subscriptions in the relay's SQLite file;
+//! * [`cluster`]: in a cluster (`--nats`), the cluster's VAPID key and subscriptions, on NATS;
+//! * [`subs`]: which of the two a relay uses;
 //! * [`payload`]: what sessions report ([`PushEvent`]) and the JSON a service worker receives;
 //! * [`deliver`]: the dispatcher, per-device workers, the HTTP client and the retry policy;
 //! * [`api`]: `/v1/push/*` (controller only).
@@ -11,11 +13,13 @@
 //! Sessions hold a [`PushHandle`] whose [`PushHandle::notify`] never blocks.
 
 pub mod api;
+pub mod cluster;
 pub mod crypto;
 pub mod deliver;
 pub mod endpoint;
 pub mod payload;
 pub mod store;
+pub mod subs;
 pub mod vapid;
 
 use std::path::Path;
@@ -33,6 +37,7 @@ pub use store::EventKind;
 use deliver::{Attempt, Sender, Shared};
 use payload::Message;
 use store::{PushStore, Subscription};
+use subs::Subs;
 use vapid::VapidKey;
 
 /// Default `--push-min-turn-secs`.
@@ -152,8 +157,8 @@ impl std::fmt::Debug for PushHandle {
 
 /// The push service of a relay: keys, subscriptions and the running dispatcher.
 pub struct Push {
-    pub store: Arc<PushStore>,
-    pub vapid: Arc<VapidKey>,
+    /// Subscriptions and the VAPID key: the relay's own, or the cluster's.
+    pub subs: Arc<Subs>,
     pub config: PushConfig,
     shared: Arc<Shared>,
     handle: PushHandle,
@@ -173,20 +178,16 @@ impl Push {
         vapid: Arc<VapidKey>,
         config: PushConfig,
     ) -> Arc<Push> {
+        let subs = Arc::new(Subs::new(store, vapid));
         let shared = Arc::new(Shared {
-            store: store.clone(),
-            sender: Sender::new(
-                vapid.clone(),
-                config.contact.clone(),
-                config.endpoint_allow.clone(),
-            ),
+            subs: subs.clone(),
+            sender: Sender::new(config.contact.clone(), config.endpoint_allow.clone()),
             min_turn: config.min_turn,
         });
         let (handle, rx) = PushHandle::channel(deliver::EVENT_QUEUE);
         tokio::spawn(deliver::dispatch(rx, shared.clone()));
         Arc::new(Push {
-            store,
-            vapid,
+            subs,
             config,
             shared,
             handle,
@@ -199,6 +200,9 @@ impl Push {
 
     /// One attempt, now, outside the queue (the test notification).
     pub async fn send_now(&self, sub: &Subscription, msg: &Message) -> Attempt {
-        self.shared.sender.send(sub, msg).await
+        match self.subs.vapid() {
+            Ok(vapid) => self.shared.sender.send(&vapid, sub, msg).await,
+            Err(e) => Attempt::Transport(e.to_string()),
+        }
     }
 }

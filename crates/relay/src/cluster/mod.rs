@@ -32,6 +32,7 @@ mod gateway;
 mod host;
 mod lost;
 mod mirror;
+pub mod push;
 mod serve;
 pub mod wire;
 
@@ -246,6 +247,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
     if relay.cluster.set(cluster.clone()).is_err() {
         anyhow::bail!("the relay is already connected to NATS");
     }
+    push::expect(relay);
     tokio::spawn(host::live_publisher(cluster.client.clone(), live_rx));
     let mut first = cluster.connected.clone();
     if tokio::time::timeout(FIRST_CONNECT, first.wait_for(|n| *n > 0))
@@ -289,6 +291,7 @@ async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
     let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
     let creds_kv = creds::bucket(&js).await?;
+    push::set_up(cluster, &js).await?;
     if cluster.config.role.runs_agents() {
         serve::start(cluster).await?;
     }

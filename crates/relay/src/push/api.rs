@@ -42,6 +42,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Full => ApiError::conflict("too_many_subscriptions", e.to_string()),
+            StoreError::Cluster(m) => crate::cluster::unavailable(m),
             StoreError::Sqlite(_) => {
                 tracing::error!(error = %e, "push subscription store failure");
                 ApiError::internal(e.to_string())
@@ -68,7 +69,7 @@ async fn vapid_public_key(
     State(app): State<AppState>,
     Controller(_): Controller,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({"key": push(&app)?.vapid.public_key()})))
+    Ok(Json(json!({"key": push(&app)?.subs.vapid()?.public_key()})))
 }
 
 #[derive(Deserialize)]
@@ -173,7 +174,7 @@ async fn subscribe(
         "subscription (expected PushSubscription.toJSON(): {\"endpoint\", \"keys\": {\"p256dh\", \"auth\"}})",
     )?;
     let new = check_subscription(body, push)?;
-    let (id, created) = push.store.upsert(&new)?;
+    let (id, created) = push.subs.upsert(&new).await?;
     tracing::info!(subscription = %id, created, label = ?new.label, "push subscription registered");
     let status = if created {
         StatusCode::CREATED
@@ -210,7 +211,7 @@ async fn list_subscriptions(
     State(app): State<AppState>,
     Controller(_): Controller,
 ) -> Result<Json<Value>, ApiError> {
-    let subs = push(&app)?.store.list()?;
+    let subs = push(&app)?.subs.list()?;
     Ok(Json(
         json!({"subscriptions": subs.iter().map(public_json).collect::<Vec<_>>()}),
     ))
@@ -227,7 +228,7 @@ async fn unsubscribe(
     Controller(_): Controller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    if push(&app)?.store.delete(&id)? {
+    if push(&app)?.subs.delete(&id).await? {
         tracing::info!(subscription = %id, "push subscription removed");
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -246,17 +247,18 @@ async fn test_push(
 ) -> Result<Json<Value>, ApiError> {
     let push = push(&app)?;
     let sub = push
-        .store
-        .get(&id)?
+        .subs
+        .get(&id)
+        .await?
         .ok_or_else(|| unknown_subscription(&id))?;
     let msg = payload::render_test(&super::hostname());
     match push.send_now(&sub, &msg).await {
         Attempt::Status { status, .. } if (200..300).contains(&status) => {
-            push.store.record_success(&id)?;
+            push.subs.record_success(&id).await?;
             Ok(Json(json!({"delivered": true, "status": status})))
         }
         Attempt::Status { status, .. } if matches!(status, 404 | 410) => {
-            push.store.delete(&id)?;
+            push.subs.delete(&id).await?;
             Err(bad_gateway(format!(
                 "the push service answered {status}: this subscription expired or was revoked, so it was removed; \
                  enable notifications on the device again"
@@ -268,12 +270,12 @@ async fn test_push(
                 error.push_str(": ");
                 error.push_str(&body);
             }
-            push.store.record_error(&id, &error)?;
+            push.subs.record_error(&id, &error).await?;
             Err(bad_gateway(error))
         }
         Attempt::Transport(e) => {
             let error = format!("the push service could not be reached: {e}");
-            push.store.record_error(&id, &error)?;
+            push.subs.record_error(&id, &error).await?;
             Err(bad_gateway(error))
         }
     }
@@ -308,10 +310,22 @@ async fn answer(
             )));
         }
     };
-    let session = app.visible_session(&who, &body.session_id)?;
+    // In a cluster, a session another node runs: its mirror here, and the answer goes to its host.
+    let remote = crate::cluster::push::remote_session(&app, &body.session_id).await?;
+    let session = match &remote {
+        Some(r) => {
+            if !who.can_see(&body.session_id) {
+                return Err(ApiError::forbidden(
+                    "this observer token is scoped to another session",
+                ));
+            }
+            r.session.clone()
+        }
+        None => app.visible_session(&who, &body.session_id)?,
+    };
     let device = match &body.subscription_id {
         Some(id) => {
-            let sub = push.store.get(id)?.ok_or_else(|| {
+            let sub = push.subs.get(id).await?.ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "subscription_id {id:?} is not a registered push subscription"
                 ))
@@ -323,7 +337,11 @@ async fn answer(
         }
         None => None,
     };
-    let Some(pending) = session.pending_request(&body.request_id) else {
+    let pending = match &remote {
+        Some(r) => r.pending_request(&who, &body.request_id).await?,
+        None => session.pending_request(&body.request_id),
+    };
+    let Some(pending) = pending else {
         return Err(session.not_pending_error(&body.request_id));
     };
     if !payload::is_ordinary_tool(&pending.subtype, pending.tool_name.as_deref()) {
@@ -365,7 +383,12 @@ async fn answer(
     if let Some(o) = msg.as_object_mut() {
         o.insert("uuid".into(), uuid::Uuid::new_v4().to_string().into());
     }
-    session.ingest_from(&who, device.as_ref(), vec![msg])?;
+    match &remote {
+        Some(r) => r.ingest(&who, vec![msg]).await?,
+        None => {
+            session.ingest_from(&who, device.as_ref(), vec![msg])?;
+        }
+    }
     tracing::info!(session = %body.session_id, request = %rid, decision = %body.decision, device = ?device.as_ref().map(|d| &d.id), "answered from a notification");
     Ok(Json(json!({"ok": true, "decision": body.decision})))
 }

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use super::crypto;
 use super::endpoint::{self, AllowedPrefix};
 use super::payload::{Message, PushEvent, render};
-use super::store::{PushStore, Subscription};
+use super::store::Subscription;
+use super::subs::Subs;
 use super::vapid::VapidKey;
 
 /// Connection timeout towards a push service.
@@ -139,7 +140,6 @@ pub struct Sender {
     client: reqwest::Client,
     /// No proxy: for endpoints on this machine.
     direct: reqwest::Client,
-    vapid: Arc<VapidKey>,
     contact: String,
     allowed: Vec<AllowedPrefix>,
 }
@@ -155,19 +155,18 @@ fn client(proxy: bool) -> reqwest::Client {
 }
 
 impl Sender {
-    pub fn new(vapid: Arc<VapidKey>, contact: String, allowed: Vec<AllowedPrefix>) -> Self {
+    pub fn new(contact: String, allowed: Vec<AllowedPrefix>) -> Self {
         Self {
             client: client(true),
             direct: client(false),
-            vapid,
             contact,
             allowed,
         }
     }
 
-    /// One attempt. The endpoint is checked again (flags may have changed since it was registered):
-    /// a refused endpoint is never contacted.
-    pub async fn send(&self, sub: &Subscription, msg: &Message) -> Attempt {
+    /// One attempt, signed with `vapid`. The endpoint is checked again (flags may have changed since
+    /// it was registered): a refused endpoint is never contacted.
+    pub async fn send(&self, vapid: &VapidKey, sub: &Subscription, msg: &Message) -> Attempt {
         let url = match endpoint::check(&sub.endpoint, &self.allowed) {
             Ok(u) => u,
             Err(e) => {
@@ -184,19 +183,17 @@ impl Sender {
                 return Attempt::Transport(format!("cannot encrypt for this subscription: {e}"));
             }
         };
-        self.post(url, body, msg).await
+        self.post(vapid, url, body, msg).await
     }
 
-    async fn post(&self, url: Url, body: Vec<u8>, msg: &Message) -> Attempt {
+    async fn post(&self, vapid: &VapidKey, url: Url, body: Vec<u8>, msg: &Message) -> Attempt {
         let aud = endpoint::origin(&url);
         let client = if endpoint::is_loopback(&url) {
             &self.direct
         } else {
             &self.client
         };
-        let auth = self
-            .vapid
-            .authorization(&aud, &self.contact, crate::util::unix_now());
+        let auth = vapid.authorization(&aud, &self.contact, crate::util::unix_now());
         let mut req = client
             .post(url)
             .header("TTL", msg.ttl.to_string())
@@ -261,7 +258,7 @@ fn encrypt_for(sub: &Subscription, plaintext: &[u8]) -> Result<Vec<u8>, crypto::
 
 /// What the dispatcher and workers share.
 pub struct Shared {
-    pub store: Arc<PushStore>,
+    pub subs: Arc<Subs>,
     pub sender: Sender,
     pub min_turn: Duration,
 }
@@ -281,7 +278,7 @@ pub async fn dispatch(mut rx: mpsc::Receiver<PushEvent>, shared: Arc<Shared>) {
             continue;
         }
         let kind = ev.event.kind();
-        let subs = match shared.store.list() {
+        let subs = match shared.subs.list() {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!(error = %e, "cannot read push subscriptions; notification dropped");
@@ -349,24 +346,24 @@ async fn deliver(id: &str, job: &Job, shared: &Shared) {
     let mut attempt = 1;
     loop {
         // Read fresh each attempt: the device may have re-registered (new keys) or been removed.
-        let sub = match shared.store.get(id) {
-            Ok(Some(s)) => s,
-            Ok(None) => return,
-            Err(e) => {
+        let (sub, vapid) = match (shared.subs.get_now(id), shared.subs.vapid()) {
+            (Ok(Some(s)), Ok(v)) => (s, v),
+            (Ok(None), _) => return,
+            (Err(e), _) | (_, Err(e)) => {
                 tracing::error!(error = %e, "cannot read a push subscription");
                 return;
             }
         };
-        let got = shared.sender.send(&sub, &job.msg).await;
+        let got = shared.sender.send(&vapid, &sub, &job.msg).await;
         let decision = decide(attempt, &got, SystemTime::now(), rand::random::<f64>());
         let recorded = match decision {
             Decision::Delivered { status } => {
                 tracing::debug!(subscription = %id, status, what = job.what, "push delivered");
-                shared.store.record_success(id)
+                shared.subs.record_success(id).await
             }
             Decision::Gone { status } => {
                 tracing::info!(subscription = %id, status, "the push service says this subscription is gone; removed it");
-                shared.store.delete(id).map(|_| ())
+                shared.subs.delete(id).await.map(|_| ())
             }
             Decision::Retry(delay) => {
                 tracing::info!(subscription = %id, attempt, ?delay, outcome = ?got, "push failed; retrying");
@@ -376,7 +373,7 @@ async fn deliver(id: &str, job: &Job, shared: &Shared) {
             }
             Decision::Fail(error) => {
                 tracing::warn!(subscription = %id, what = job.what, %error, "push not delivered");
-                shared.store.record_error(id, &error)
+                shared.subs.record_error(id, &error).await
             }
         };
         if let Err(e) = recorded {

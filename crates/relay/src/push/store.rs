@@ -45,8 +45,9 @@ impl EventKind {
     }
 }
 
-/// A stored subscription (keys included; the API never shows them).
-#[derive(Debug, Clone, PartialEq)]
+/// A stored subscription (keys included; the API never shows them). In a cluster it is the value
+/// of its entry in the subscriptions bucket ([`super::cluster`]), as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Subscription {
     pub id: String,
     pub endpoint: String,
@@ -98,6 +99,9 @@ pub enum StoreError {
         "there are already {MAX_SUBSCRIPTIONS} push subscriptions; remove unused devices first (DELETE /v1/push/subscriptions/{{id}})"
     )]
     Full,
+    /// Scale-out: the subscriptions bucket on NATS could not be read or written (503).
+    #[error("{0}")]
+    Cluster(String),
 }
 
 pub struct PushStore {

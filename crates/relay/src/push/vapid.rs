@@ -62,6 +62,22 @@ impl VapidKey {
         }
     }
 
+    /// From a PEM private key (PKCS#8, or SEC1); `None` when it is not a P-256 key.
+    pub fn from_pem(pem: &str) -> Option<Self> {
+        SecretKey::from_pkcs8_pem(pem)
+            .or_else(|_| SecretKey::from_sec1_pem(pem))
+            .ok()
+            .map(|s| Self::from_secret(&s))
+    }
+
+    /// The private key as PKCS#8 PEM (the cluster shares it through NATS: [`super::cluster`]).
+    /// Wiped from memory when dropped; never logged.
+    pub fn to_pem(&self) -> p256::elliptic_curve::zeroize::Zeroizing<String> {
+        self.signing
+            .to_pkcs8_pem(LineEnding::LF)
+            .expect("a P-256 key encodes as PKCS#8")
+    }
+
     /// Loads `<dir>/vapid_private.pem`, making it (mode 0600) when it does not exist yet.
     pub fn load_or_create(dir: &Path) -> Result<Self, VapidError> {
         let path = dir.join(KEY_FILE);
@@ -170,6 +186,20 @@ mod tests {
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
+        );
+    }
+
+    #[test]
+    fn the_pem_a_cluster_shares_reads_back_as_the_same_key() {
+        let key = VapidKey::from_secret(&random_secret_key());
+        let pem = key.to_pem();
+        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        let back = VapidKey::from_pem(&pem).unwrap();
+        assert_eq!(back.public_key(), key.public_key());
+        assert!(VapidKey::from_pem("garbage").is_none());
+        assert!(
+            !format!("{key:?}").contains("PRIVATE"),
+            "Debug shows the public key only"
         );
     }
 

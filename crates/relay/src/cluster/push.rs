@@ -1,0 +1,227 @@
+//! Web Push in a cluster ([`crate::push::cluster`] holds the key and subscriptions): the buckets
+//! opened at set-up, followed into every node's memory, and a notification's answer given through
+//! a gateway that does not run the session.
+//!
+//! Who sends: the node that runs a session (role `agents` or `all`) — its sessions hold the relay's
+//! push handle and raise the events; a gateway's mirrors hold none, so a device gets each
+//! notification once.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use serde_json::Value;
+
+use super::Cluster;
+use super::wire::{Input, Who};
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::push::cluster::{ClusterSubs, KEYS_BUCKET, SUBSCRIPTIONS_BUCKET, agree_vapid};
+use crate::relay::Relay;
+use crate::session::{PendingRequest, Session};
+
+/// Called when the relay starts with `--nats`: push stays off until the cluster's key and
+/// subscriptions are read ([`set_up`]); the relay's own file and table are not used.
+pub(super) fn expect(relay: &Relay) {
+    if let Some(p) = &relay.push {
+        p.subs.expect_cluster();
+    }
+}
+
+/// Opens the buckets (made if missing), agrees on the VAPID key, reads the subscriptions and
+/// starts following them.
+pub(super) async fn set_up(
+    cluster: &Arc<Cluster>,
+    js: &async_nats::jetstream::Context,
+) -> anyhow::Result<()> {
+    let Some(relay) = cluster.relay() else {
+        return Ok(());
+    };
+    let Some(push) = relay.push.clone() else {
+        return Ok(());
+    };
+    let subs_kv = super::bucket(js, SUBSCRIPTIONS_BUCKET, Duration::ZERO).await?;
+    let keys_kv = super::bucket(js, KEYS_BUCKET, Duration::ZERO).await?;
+    let vapid = agree_vapid(&keys_kv, push.subs.local_vapid()).await?;
+    let subs = Arc::new(ClusterSubs::new(
+        subs_kv,
+        cluster.client.clone(),
+        Arc::new(vapid),
+    ));
+    subs.load()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot read the push subscriptions on NATS: {e}"))?;
+    push.subs.join_cluster(subs.clone());
+    tokio::spawn(follow(Arc::downgrade(cluster), Arc::downgrade(&subs)));
+    Ok(())
+}
+
+/// Follows the subscriptions bucket into memory; again from the start after NATS comes back (a
+/// deletion's marker stays in the bucket, so one missed meanwhile is seen then).
+async fn follow(cluster: Weak<Cluster>, subs: Weak<ClusterSubs>) {
+    loop {
+        let Some(c) = cluster.upgrade() else { return };
+        let Some(kv) = subs.upgrade().map(|s| s.kv_store()) else {
+            return;
+        };
+        let mut reconnected = c.connected.clone();
+        reconnected.mark_unchanged();
+        drop(c);
+        match kv.watch_with_history(">").await {
+            Ok(mut watch) => loop {
+                tokio::select! {
+                    next = watch.next() => match next {
+                        Some(Ok(e)) => match subs.upgrade() {
+                            Some(s) => s.apply(e),
+                            None => return,
+                        },
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e, "following the push subscriptions");
+                            break;
+                        }
+                        None => break,
+                    },
+                    _ = reconnected.changed() => break,
+                }
+            },
+            Err(e) => tracing::warn!(error = %e, "cannot follow the push subscriptions"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// A session another node runs, answered from a notification through this node.
+pub struct Remote {
+    /// Its mirror here, caught up with what its host had published.
+    pub session: Arc<Session>,
+    cluster: Arc<Cluster>,
+    id: String,
+}
+
+/// The session `id` when another node runs it and this node serves every session (a gateway, or
+/// `all`); `None` without `--nats`, for a session this node runs, or one the registry does not
+/// know (the caller answers as the single relay does).
+pub async fn remote_session(relay: &Relay, id: &str) -> Result<Option<Remote>, ApiError> {
+    let Some(c) = relay.cluster.get() else {
+        return Ok(None);
+    };
+    if let Some(s) = relay.get(id)
+        && (!s.has_cluster_hook() || c.hosts(id))
+    {
+        return Ok(None);
+    }
+    if !c.config.role.serves_all() {
+        return Ok(None);
+    }
+    if c.client.connection_state() != async_nats::connection::State::Connected {
+        return Err(super::unavailable(format!(
+            "NATS is unreachable: session {id} cannot be reached through this gateway until it returns"
+        )));
+    }
+    let Some(entry) = c.entry(id).await else {
+        return Ok(None);
+    };
+    if let Some(why) = super::lost::lost(&entry) {
+        return Err(ApiError::gone(format!(
+            "session {id} has ended ({why}); start a new session to continue"
+        )));
+    }
+    let session = c.mirror(id, &entry).await?;
+    Ok(Some(Remote {
+        session,
+        cluster: c.clone(),
+        id: id.to_owned(),
+    }))
+}
+
+impl Remote {
+    /// The request `request_id` if the host says it is pending: which one from the host's detail,
+    /// what it asks from the mirror's log (the `control_request` at its sequence number).
+    pub async fn pending_request(
+        &self,
+        who: &Principal,
+        request_id: &str,
+    ) -> Result<Option<PendingRequest>, ApiError> {
+        let (status, body) = self
+            .cluster
+            .ask(&self.id, &Input::Detail { who: Who::of(who) })
+            .await;
+        if status >= 300 {
+            return Err(refusal(status, &body));
+        }
+        let detail: bridge_protocol::api::SessionDetail = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::internal(format!("the session's host answered: {e}")))?;
+        let Some(seq) = detail
+            .pending_requests
+            .iter()
+            .find(|p| p.request_id == request_id)
+            .map(|p| p.sequence_num)
+        else {
+            return Ok(None);
+        };
+        let ev = self
+            .session
+            .read_after(seq.saturating_sub(1), 1)
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .into_iter()
+            .find(|e| e.seq == seq)
+            .ok_or_else(|| {
+                super::unavailable(format!(
+                    "session {}: this gateway does not hold event {seq} (the prompt); retry",
+                    self.id
+                ))
+            })?;
+        let v: Value = serde_json::from_str(&ev.payload).unwrap_or_default();
+        if v["type"] != "control_request" || v["request_id"].as_str() != Some(request_id) {
+            return Ok(None);
+        }
+        let req = &v["request"];
+        let text = |k: &str| req.get(k).and_then(Value::as_str).map(str::to_owned);
+        Ok(Some(PendingRequest {
+            request_id: request_id.to_owned(),
+            subtype: text("subtype").unwrap_or_default(),
+            tool_name: ["tool_name", "mcp_server_name", "dialog_kind"]
+                .iter()
+                .find_map(|k| text(k)),
+            tool_use_id: text("tool_use_id"),
+            input: req.get("input").cloned(),
+        }))
+    }
+
+    /// Sends the answer to the session's host, which decides (first answer wins there): its
+    /// verdict.
+    pub async fn ingest(&self, who: &Principal, payloads: Vec<Value>) -> Result<(), ApiError> {
+        let input = Input::Ingest {
+            who: Who::of(who),
+            payloads,
+        };
+        let (status, body) = self.cluster.ask(&self.id, &input).await;
+        if status >= 300 {
+            return Err(refusal(status, &body));
+        }
+        Ok(())
+    }
+}
+
+/// The host's refusal (`{"type":"error","error":{"type","message"}}` with its status).
+fn refusal(status: u16, body: &[u8]) -> ApiError {
+    let v: Value = serde_json::from_slice(body).unwrap_or_default();
+    let kind = match v["error"]["type"].as_str().unwrap_or("") {
+        "request_not_pending" => "request_not_pending",
+        "session_ended" => "session_ended",
+        "invalid_request_error" => "invalid_request_error",
+        "permission_error" => "permission_error",
+        "not_found_error" => "not_found_error",
+        "cluster_unavailable" => "cluster_unavailable",
+        _ => "api_error",
+    };
+    let message = v["error"]["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("the session's host refused the answer ({status})"));
+    ApiError::new(
+        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
+        kind,
+        message,
+    )
+}

@@ -1,0 +1,284 @@
+//! Web Push across a cluster (issue 14): one NATS server, one `agents` node and two gateways, all
+//! sending to a push service run by the test (`common/push_service.rs`: it checks each VAPID JWT and
+//! decrypts each message). Every node serves the cluster's one VAPID key; a device subscribed through
+//! gateway A is notified once, by the node running the session, of a prompt in a session made through
+//! gateway B, and answers it through B; unsubscribing through B, or a 410 from the push service,
+//! removes the device everywhere; with NATS down a subscription is refused with 503.
+
+mod common;
+#[path = "common/push_service.rs"]
+#[allow(dead_code)]
+mod push_service;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::cluster::{create_through, node_opts};
+use common::nats::NatsServer;
+use common::*;
+use push_service::{PushService, Reply};
+use serde_json::{Value, json};
+
+fn start(nats: &NatsServer, dir: &Path, role: &str, name: &str, ps: &PushService) -> RelayProc {
+    RelayProc::start(
+        node_opts(&nats.url, dir, role, name)
+            .arg("--push-endpoint-allow")
+            .arg(&ps.allow_flag()),
+    )
+}
+
+async fn send(
+    relay: &RelayProc,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = http().request(method, relay.url(path)).bearer_auth(TOKEN);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// The VAPID public key a node serves, once it has set up (503 until NATS answered).
+async fn vapid_key(relay: &RelayProc) -> String {
+    let deadline = Instant::now() + T;
+    loop {
+        let (s, v) = send(
+            relay,
+            reqwest::Method::GET,
+            "/v1/push/vapid-public-key",
+            None,
+        )
+        .await;
+        if s == 200 {
+            return v["key"].as_str().unwrap().to_owned();
+        }
+        assert!(s == 503 && Instant::now() < deadline, "{s} {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn subscription_ids(relay: &RelayProc) -> Vec<String> {
+    let (s, v) = send(relay, reqwest::Method::GET, "/v1/push/subscriptions", None).await;
+    assert_eq!(s, 200, "{v}");
+    v["subscriptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Waits until `relay` lists exactly `ids`.
+async fn lists(relay: &RelayProc, ids: &[&str]) {
+    let deadline = Instant::now() + T;
+    loop {
+        let got = subscription_ids(relay).await;
+        if got == ids {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} lists {got:?}, not {ids:?}",
+            relay.url("")
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn needs_you(ps: &PushService, rid: &str) -> usize {
+    ps.received()
+        .iter()
+        .filter(|r| r.payload["type"] == "needs_you" && r.payload["request_id"] == rid)
+        .count()
+}
+
+/// Posts `text` through `gw` and returns the permission prompt the demo agent asks.
+async fn prompt(gw: &RelayProc, sid: &str, sse: &mut Sse, text: &str) -> Frame {
+    let r = gw.post(sid, TOKEN, user(text)).await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    sse.until("the prompt", is_can_use_tool)
+        .await
+        .pop()
+        .unwrap()
+}
+
+fn rid(f: &Frame) -> String {
+    f.payload()["request_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_through_another() {
+    let ps = PushService::start().await;
+    let nats = NatsServer::start();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let agents = start(&nats, dirs[0].path(), "agents", "host1", &ps);
+    let a = start(&nats, dirs[1].path(), "gateway", "gwa", &ps);
+    let b = start(&nats, dirs[2].path(), "gateway", "gwb", &ps);
+
+    // One key pair for the cluster, whichever node is asked.
+    let key = vapid_key(&a).await;
+    assert_eq!(vapid_key(&b).await, key);
+    assert_eq!(vapid_key(&agents).await, key);
+
+    let mut phone = ps.device("phone");
+    phone["label"] = json!("Phone");
+    let (s, v) = send(
+        &a,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(phone.clone()),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let sub = v["id"].as_str().unwrap().to_owned();
+    lists(&b, &[&sub]).await;
+    // Registering the endpoint again through the other gateway finds it (same id, 200).
+    let (s, v) = send(
+        &b,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(phone.clone()),
+    )
+    .await;
+    assert_eq!((s, v["id"].as_str()), (200, Some(sub.as_str())), "{v}");
+
+    // A prompt in a session made through B: exactly one push, signed with the cluster's key.
+    let sid = create_through(&b).await;
+    let mut sse = b.sse(&sid, None).await;
+    assert_eq!(sse.status, 200);
+    let ask = prompt(&b, &sid, &mut sse, "hello cluster push").await;
+    let rid1 = rid(&ask);
+    let needs = ps
+        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
+        .await;
+    assert_eq!(needs.device, "phone");
+    assert_eq!(needs.payload["session_id"], sid.as_str());
+    assert_eq!(needs.payload["tool_name"], "Bash");
+    assert_eq!(needs.payload["answerable"], true);
+    assert_eq!(needs.k, key, "signed with the cluster's VAPID key");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        needs_you(&ps, &rid1),
+        1,
+        "one notification, not one per node"
+    );
+
+    // Allow from the notification, through B (not the gateway it subscribed through).
+    let (s, v) = send(
+        &b,
+        reqwest::Method::POST,
+        "/v1/push/answer",
+        Some(json!({"session_id": sid, "request_id": rid1, "decision": "allow", "subscription_id": sub})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    sse.until("the result", is_result).await;
+    let resolved = ps
+        .wait_for("resolved", |r| {
+            r.payload["type"] == "resolved" && r.payload["request_id"] == rid1.as_str()
+        })
+        .await;
+    assert_eq!(resolved.payload["body"], "Bash permission: allowed");
+    // A second answer to it: the host's verdict (409), through the other gateway too.
+    let (s, v) = send(
+        &a,
+        reqwest::Method::POST,
+        "/v1/push/answer",
+        Some(json!({"session_id": sid, "request_id": rid1, "decision": "deny"})),
+    )
+    .await;
+    assert_eq!(s, 409, "{v}");
+    // The delivery is recorded where every gateway sees it.
+    let (_, v) = send(&a, reqwest::Method::GET, "/v1/push/subscriptions", None).await;
+    assert!(v["subscriptions"][0]["last_success_at"].is_string(), "{v}");
+
+    // Unsubscribed through B: gone everywhere, the next prompt sends nothing.
+    let (s, v) = send(
+        &b,
+        reqwest::Method::DELETE,
+        &format!("/v1/push/subscriptions/{sub}"),
+        None,
+    )
+    .await;
+    assert_eq!(s, 204, "{v}");
+    lists(&a, &[]).await;
+    lists(&agents, &[]).await;
+    let before = ps.paths().len();
+    let ask = prompt(&b, &sid, &mut sse, "after unsubscribing").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(ps.paths().len(), before, "nothing sent to a removed device");
+    let r = b
+        .post(&sid, TOKEN, common::cluster::answer_to(&ask, "echo done"))
+        .await;
+    assert_eq!(r.status(), 200);
+    sse.until("the result", is_result).await;
+
+    // A device the push service says is gone (410) is removed from every node.
+    let (s, v) = send(
+        &a,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(ps.device("tablet")),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let tablet = v["id"].as_str().unwrap().to_owned();
+    lists(&agents, &[&tablet]).await;
+    ps.script([Reply::Status(410, None)]);
+    let before = ps.paths().len();
+    prompt(&b, &sid, &mut sse, "to a revoked device").await;
+    ps.wait_requests(before + 1).await;
+    lists(&a, &[]).await;
+    lists(&b, &[]).await;
+    lists(&agents, &[]).await;
+}
+
+#[tokio::test]
+async fn with_nats_down_a_subscription_is_refused_with_503() {
+    let ps = PushService::start().await;
+    let mut nats = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&nats, dir.path(), "gateway", "gwa", &ps);
+    vapid_key(&gw).await;
+    nats.stop();
+    let deadline = Instant::now() + T;
+    loop {
+        let (s, v) = send(
+            &gw,
+            reqwest::Method::POST,
+            "/v1/push/subscriptions",
+            Some(ps.device("phone")),
+        )
+        .await;
+        if s == 503 {
+            assert_eq!(v["error"]["type"], "cluster_unavailable", "{v}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {s} {v} with NATS down");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    nats.restart();
+    let deadline = Instant::now() + T;
+    loop {
+        let (s, v) = send(
+            &gw,
+            reqwest::Method::POST,
+            "/v1/push/subscriptions",
+            Some(ps.device("phone")),
+        )
+        .await;
+        if s == 201 {
+            break;
+        }
+        assert!(
+            s == 503 && Instant::now() < deadline,
+            "{s} {v} after NATS came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
