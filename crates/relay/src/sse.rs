@@ -21,6 +21,7 @@ use crate::error::ApiError;
 use crate::extract::AppState;
 use crate::follow::Follower;
 use crate::frames::{Frame, SSE_CATCH_UP_TRUNCATED, SSE_KEEPALIVE};
+use crate::session::Session;
 
 #[derive(Deserialize)]
 pub struct StreamQuery {
@@ -46,7 +47,7 @@ pub async fn stream(
     let session = app.visible_session(&who, &id)?;
     let slot = app.limits.streams.acquire(&who.token_id)?;
     let cursor = cursor_from(&headers, q.from_sequence_num);
-    let (follower, truncated) = Follower::new(session, cursor);
+    let (follower, truncated) = Follower::new(session.clone(), cursor);
     if follower.beyond_end() {
         return Err(follower.beyond_end_error());
     }
@@ -71,6 +72,7 @@ pub async fn stream(
             truncated,
             app.config.sse_keepalive,
             app.config.sse_coalesce,
+            Some(session),
             app.shutdown_signal(),
             Some(slot),
             !who.can_write(),
@@ -91,13 +93,41 @@ pub async fn stream(
 /// 512 KB live, 1 MB replayed) 2,000 slow observers held about 1 GB.
 pub const CHUNK_BYTES: usize = 64 * 1024;
 
+/// Live subscribers of one session up to which the write window stays at its base
+/// (`--sse-coalesce-ms`).
+pub const WIDEN_FROM: usize = 50;
+/// The most the write window widens: this many times its base.
+pub const WIDEN_MAX: f64 = 8.0;
+/// How often a stream reads its session's subscriber count again.
+const WINDOW_REFRESH: Duration = Duration::from_millis(250);
+
+/// The least time between two writes to one SSE subscriber of a session that has `subscribers`
+/// live subscribers: `base` up to [`WIDEN_FROM`], then `base × √(subscribers / 50)` (with the
+/// default 2 ms: 4 ms at 200, 8.9 ms at 1,000, 12.6 ms at 2,000), at most [`WIDEN_MAX`] × base
+/// (16 ms, reached at 3,200). A busy session then costs the relay writes per second that grow as
+/// √n rather than n (2,000 subscribers: about 160,000/s instead of 1,000,000/s at 2 ms), while a
+/// frame waits at most one window more. `base` zero: no coalescing at any count.
+pub fn coalesce_window(base: Duration, subscribers: usize) -> Duration {
+    if base.is_zero() || subscribers <= WIDEN_FROM {
+        return base;
+    }
+    let f = (subscribers as f64 / WIDEN_FROM as f64).sqrt();
+    base.mul_f64(f.min(WIDEN_MAX))
+}
+
 struct Pump {
     follower: Follower,
     first: Option<Bytes>,
     /// Frames of the current batch not written yet (at most [`CHUNK_BYTES`] go per chunk).
     pending: std::collections::VecDeque<Arc<Frame>>,
     keepalive: tokio::time::Interval,
+    /// `--sse-coalesce-ms`: the window's base ([`coalesce_window`]).
     coalesce: Duration,
+    /// The session whose subscriber count widens the window (`None`: the base always).
+    fanout: Option<Arc<Session>>,
+    /// The window now, and when the subscriber count was read for it.
+    window: Duration,
+    window_at: Option<Instant>,
     last_write: Option<Instant>,
     shutdown: tokio::sync::watch::Receiver<bool>,
     /// This stream's place under --max-streams-per-principal, freed when the body drops.
@@ -106,11 +136,30 @@ struct Pump {
     observer: bool,
 }
 
+impl Pump {
+    /// The write window, from the session's subscriber count read at most every
+    /// [`WINDOW_REFRESH`] (the count takes the fan-out channel's lock).
+    fn window(&mut self, now: Instant) -> Duration {
+        let Some(session) = &self.fanout else {
+            return self.coalesce;
+        };
+        if self.coalesce.is_zero() {
+            return Duration::ZERO;
+        }
+        if self.window_at.is_none_or(|t| now >= t + WINDOW_REFRESH) {
+            self.window = coalesce_window(self.coalesce, session.subscriber_count());
+            self.window_at = Some(now);
+        }
+        self.window
+    }
+}
+
 /// The response body, polled directly by the connection (no task or channel in between): each poll
 /// drains every frame already queued for this subscriber into one chunk. A frame that follows the
-/// previous write by less than `coalesce` waits out the rest of that interval, and whatever arrived
-/// meanwhile goes in the same chunk: a busy stream costs at most one write per subscriber per
-/// interval, an idle one is written at once. The stream ends after the final event of an ended
+/// previous write by less than the window (`coalesce`, widened with the session's subscriber
+/// count: [`coalesce_window`]) waits out the rest of it, and whatever arrived meanwhile goes in the
+/// same chunk: a busy stream costs at most one write per subscriber per window, an idle one is
+/// written at once. The stream ends after the final event of an ended
 /// session, and when the relay shuts down.
 #[cfg(test)]
 fn frames(
@@ -122,16 +171,19 @@ fn frames(
     slot: Option<crate::limits::StreamSlot>,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     frames_for(
-        follower, truncated, keepalive, coalesce, shutdown, slot, false,
+        follower, truncated, keepalive, coalesce, None, shutdown, slot, false,
     )
 }
 
-/// [`frames`]; for an `observer`, frames pass through [`crate::redact::frame_for_observer`].
+/// [`frames`]; the window widens with `fanout`'s subscriber count; for an `observer`, frames pass
+/// through [`crate::redact::frame_for_observer`].
+#[allow(clippy::too_many_arguments)]
 fn frames_for(
     follower: Follower,
     truncated: bool,
     keepalive: Duration,
     coalesce: Duration,
+    fanout: Option<Arc<Session>>,
     shutdown: tokio::sync::watch::Receiver<bool>,
     slot: Option<crate::limits::StreamSlot>,
     observer: bool,
@@ -147,6 +199,9 @@ fn frames_for(
         pending: std::collections::VecDeque::new(),
         keepalive: tokio::time::interval_at(Instant::now() + keepalive, keepalive),
         coalesce,
+        fanout,
+        window: coalesce,
+        window_at: None,
         last_write: None,
         shutdown,
         _slot: slot,
@@ -167,8 +222,10 @@ fn frames_for(
             _ = p.keepalive.tick() => return Some((Ok(Bytes::from_static(SSE_KEEPALIVE.as_bytes())), p)),
             () = crate::util::until_true(&mut p.shutdown) => return None,
         };
-        if let Some(due) = p.last_write.map(|t| t + p.coalesce)
-            && Instant::now() < due
+        let now = Instant::now();
+        let window = p.window(now);
+        if let Some(due) = p.last_write.map(|t| t + window)
+            && now < due
         {
             tokio::time::sleep_until(due).await;
             p.follower.drain_ready(&mut batch);
@@ -375,5 +432,99 @@ mod tests {
         s.on_line(&line(3));
         s.on_line(&line(4));
         assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![3, 4]);
+    }
+
+    #[test]
+    fn the_window_widens_with_the_subscriber_count_up_to_its_cap() {
+        let ms = Duration::from_millis;
+        let base = ms(2);
+        for n in [0, 1, 10, WIDEN_FROM] {
+            assert_eq!(coalesce_window(base, n), base, "{n}");
+        }
+        assert_eq!(coalesce_window(base, 200), ms(4));
+        let at_2000 = coalesce_window(base, 2000).as_secs_f64() * 1000.0;
+        assert!((12.6..12.7).contains(&at_2000), "{at_2000}");
+        assert_eq!(coalesce_window(base, 3200), ms(16));
+        assert_eq!(coalesce_window(base, 1_000_000), ms(16), "capped");
+        let mut last = Duration::ZERO;
+        for n in 0..5000 {
+            let w = coalesce_window(base, n);
+            assert!(w >= last, "never narrower with more subscribers ({n})");
+            last = w;
+        }
+        // 0 turns coalescing off at any count.
+        assert_eq!(coalesce_window(Duration::ZERO, 5000), Duration::ZERO);
+    }
+
+    /// `streams` subscribers of a session that gets one frame a millisecond for 200 ms (time is
+    /// paused: the figures are exact): the writes they made in all, and the longest a frame waited.
+    async fn burst(streams: usize, widen: bool) -> (usize, Duration) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = session(dir.path());
+        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..streams {
+            let (follower, _) = Follower::new(s.clone(), 0);
+            let body = frames_for(
+                follower,
+                false,
+                Duration::from_secs(600),
+                Duration::from_millis(2),
+                widen.then(|| s.clone()),
+                shutdown.clone(),
+                None,
+                false,
+            );
+            let out_tx = out_tx.clone();
+            tokio::spawn(async move {
+                let mut body = std::pin::pin!(body);
+                body.next().await;
+                while let Some(Ok(chunk)) = body.next().await {
+                    let _ = out_tx.send((Instant::now(), ids(&chunk)));
+                }
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let start = Instant::now();
+        for n in 1..=200 {
+            s.on_line(&line(n));
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (mut writes, mut delivered, mut worst) = (0, 0, Duration::ZERO);
+        while let Ok((at, ids)) = out.try_recv() {
+            writes += 1;
+            delivered += ids.len();
+            for n in ids {
+                let sent = start + Duration::from_millis(n - 1);
+                worst = worst.max(at - sent);
+            }
+        }
+        assert_eq!(delivered, 200 * streams, "every frame reached every stream");
+        (writes, worst)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_to_many_subscribers_is_written_in_fewer_writes() {
+        // 400 subscribers: the window is 2 ms × √8 = 5.7 ms instead of 2 ms.
+        let (fixed, fixed_wait) = burst(400, false).await;
+        let (wide, wide_wait) = burst(400, true).await;
+        println!(
+            "200 frames in 200 ms to 400 subscribers: {fixed} writes (fixed 2 ms, longest wait \
+             {fixed_wait:?}), {wide} writes (widened, longest wait {wide_wait:?})"
+        );
+        assert!(
+            wide * 2 < fixed,
+            "widened: {wide} writes, fixed 2 ms: {fixed} writes"
+        );
+        assert!(fixed_wait <= Duration::from_millis(2), "{fixed_wait:?}");
+        assert!(
+            wide_wait <= coalesce_window(Duration::from_millis(2), 400),
+            "a frame waits at most one window: {wide_wait:?}"
+        );
+        // A few subscribers: the same writes as the fixed window.
+        let (few_fixed, _) = burst(5, false).await;
+        let (few_wide, _) = burst(5, true).await;
+        assert_eq!(few_fixed, few_wide);
     }
 }

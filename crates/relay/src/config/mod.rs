@@ -150,7 +150,8 @@ pub struct Args {
     #[arg(long, default_value_t = 15, hide = true)]
     pub sse_keepalive_secs: u64,
     /// Least time between two writes to one SSE subscriber (frames arriving meanwhile share the next
-    /// write); 0 writes every batch at once.
+    /// write) while its session has at most 50 live subscribers; past that it widens as the square
+    /// root of their number, up to 8 times this (`sse::coalesce_window`); 0 writes every batch at once.
     #[arg(long, default_value_t = DEFAULT_SSE_COALESCE_MS, hide = true)]
     pub sse_coalesce_ms: u64,
     /// Claude Code's config dir, whose `projects/` transcripts are listed beside the relay's sessions
