@@ -238,21 +238,35 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
     lists(&agents, &[]).await;
 }
 
+/// NATS down: a subscription is refused with 503 (nothing is kept to be written later), while a
+/// prompt of a running session still reaches the devices already subscribed; once NATS is back,
+/// subscribing works again.
 #[tokio::test]
-async fn with_nats_down_a_subscription_is_refused_with_503() {
+async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_notify() {
     let ps = PushService::start().await;
     let mut nats = NatsServer::start();
     let dir = tempfile::tempdir().unwrap();
-    let gw = start(&nats, dir.path(), "gateway", "gwa", &ps);
-    vapid_key(&gw).await;
+    let node = start(&nats, dir.path(), "all", "both", &ps);
+    vapid_key(&node).await;
+    let (s, v) = send(
+        &node,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(ps.device("phone")),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let sid = create_through(&node).await;
+    let mut sse = node.sse(&sid, None).await;
+    assert_eq!(sse.status, 200);
     nats.stop();
     let deadline = Instant::now() + T;
     loop {
         let (s, v) = send(
-            &gw,
+            &node,
             reqwest::Method::POST,
             "/v1/push/subscriptions",
-            Some(ps.device("phone")),
+            Some(ps.device("tablet")),
         )
         .await;
         if s == 503 {
@@ -262,14 +276,20 @@ async fn with_nats_down_a_subscription_is_refused_with_503() {
         assert!(Instant::now() < deadline, "still {s} {v} with NATS down");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let ask = prompt(&node, &sid, &mut sse, "while NATS is down").await;
+    let rid1 = rid(&ask);
+    let needs = ps
+        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
+        .await;
+    assert_eq!(needs.device, "phone");
     nats.restart();
     let deadline = Instant::now() + T;
     loop {
         let (s, v) = send(
-            &gw,
+            &node,
             reqwest::Method::POST,
             "/v1/push/subscriptions",
-            Some(ps.device("phone")),
+            Some(ps.device("tablet")),
         )
         .await;
         if s == 201 {

@@ -325,7 +325,11 @@ impl ClusterSubs {
 
     /// Changes subscription `id`'s delivery record, if it still exists and nobody changed it
     /// since this node read it (a record is not worth a conflict; the next delivery writes again).
+    /// With NATS unreachable nothing is written (a delivery never waits for NATS).
     pub async fn record(&self, id: &str, f: impl FnOnce(&mut Subscription)) {
+        if self.connected().is_err() {
+            return;
+        }
         let Some((key, revision, mut sub)) = self.find_cached(id) else {
             return;
         };
