@@ -168,14 +168,18 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
         "one notification, not one per node"
     );
 
-    // Allow from the notification, through B (not the gateway it subscribed through).
-    let (s, v) = send(
-        &b,
-        reqwest::Method::POST,
-        "/v1/push/answer",
-        Some(json!({"session_id": sid, "request_id": rid1, "decision": "allow", "subscription_id": sub})),
-    )
-    .await;
+    // Allow from the notification, through B (not the gateway it subscribed through), as the
+    // service worker does: with the login made at A (its cookie and login secret).
+    let (cookie, secret, _) = login(&a, TOKEN).await;
+    let r = http()
+        .post(b.url("/v1/push/answer"))
+        .header("cookie", &cookie)
+        .header("x-bridge-login", &secret)
+        .json(&json!({"session_id": sid, "request_id": rid1, "decision": "allow", "subscription_id": sub}))
+        .send()
+        .await
+        .unwrap();
+    let (s, v) = (r.status().as_u16(), r.text().await.unwrap());
     assert_eq!(s, 200, "{v}");
     sse.until("the result", is_result).await;
     let resolved = ps
