@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$BRIDGE_CACHE/target}"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+# wasm-bindgen-test-runner gives the whole browser run 20 s unless told (and each of its 100 ms reads of the
+# page at most what is left of it); the console benchmarks take about a minute on a busy machine.
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}"
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 out=pkg/bench; mkdir -p "$out"
 scripts/setup.sh --test >/dev/null
@@ -23,6 +26,8 @@ echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
+# The runner's Chromium options (headless, no sandbox, …), as for scripts/test.sh's wasm tests.
+scripts/webdriver-json.sh .
 BRIDGE_BENCH_PROFILE=release cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
 echo "== typed decode in headless Chromium, built as users get it (profile wasm-release: opt-level z, LTO)"
 BRIDGE_BENCH_PROFILE=wasm-release cargo test --profile wasm-release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture benchmark_decode 2>&1 | tee "$out/console-decode-wasm-release.txt"

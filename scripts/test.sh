@@ -68,17 +68,7 @@ for _ in $(seq 100); do grep -q 'listening on' "$relay_log" && break; sleep 0.1;
 addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$relay_log" | head -1)
 export BRIDGE_TEST_RELAY_URL="http://$addr" BRIDGE_TEST_RELAY_TOKEN=wasm-test-token-0123456789abc
 # wasm-bindgen-test-runner reads the Chromium options from webdriver.json in each crate's directory.
-for dir in . crates/protocol crates/dedup crates/transport; do
-  cat >"$dir/webdriver.json" <<'JSON'
-{
-  "goog:chromeOptions": {
-    "binary": "/usr/bin/chromium",
-    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-  }
-}
-JSON
-done
+scripts/webdriver-json.sh
 cargo test --target wasm32-unknown-unknown -p bridge-protocol -p bridge-dedup -p bridge-transport -p bridge-console
 kill $relay_pid 2>/dev/null || true
 
