@@ -105,6 +105,13 @@ async fn check_me(
     }
 }
 
+/// What the sign-in screen says when a login link did not work.
+fn login_link_failed(e: &NetError) -> String {
+    format!(
+        "The login link did not work ({e}). Links are single-use; restart bridge-relay or use a fresh one."
+    )
+}
+
 /// What the main pane shows while the session view's part loads.
 fn loading_session() -> AnyView {
     view! {
@@ -134,7 +141,9 @@ pub fn App() -> impl IntoView {
     let embedded = address.switches.embed;
     // A page the relay pre-rendered for this browser's login (a controller's) holds the answers
     // of `GET /v1/me` and the list: the console starts from them — not for a login link (someone
-    // else may be signing in), the observer switch or embed mode — and reads both again now.
+    // else may be signing in), the observer switch or embed mode — and reads both again now. When
+    // index.html's boot script signed in with the link's code, the link is gone from the URL and
+    // the data it put in the page is that new login's.
     let boot =
         crate::boot::take_data().filter(|_| address.login.is_none() && !observer && !embedded);
     let from_boot = boot.is_some();
@@ -182,7 +191,13 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || visible.remove());
     leptos::task::spawn_local(async move {
         let mut login_error = None;
-        if let Some(token) = &address.login {
+        // index.html's boot script took the link's code (single-use) before the wasm ran: its
+        // answer is this sign-in; the URL no longer holds the code.
+        if let Some(res) = store.sign_in_from_page().await {
+            if let Err(e) = res {
+                login_error = Some(login_link_failed(&e));
+            }
+        } else if let Some(token) = &address.login {
             let res = store.sign_in(token).await;
             // The token must not stay in the address bar or the history (the switches do).
             dom::replace_url(&format!(
@@ -192,9 +207,7 @@ pub fn App() -> impl IntoView {
                 address.fragment
             ));
             if let Err(e) = res {
-                login_error = Some(format!(
-                    "The login link did not work ({e}). Links are single-use; restart bridge-relay or use a fresh one."
-                ));
+                login_error = Some(login_link_failed(&e));
             }
         }
         // The list is read beside `GET /v1/me`, not after it (the list shows it when signed in).

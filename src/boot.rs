@@ -9,6 +9,13 @@
 //! console starts from it ([`take_data`]) instead of waiting for `GET /v1/me` and the list, and
 //! reads both again right after. An entry tapped before the console runs was opened by the page's
 //! inline script (the URL names the session), so the console opens it as a deep link.
+//!
+//! A browser the relay cannot recognise from its navigation (a first visit through a `#login=`
+//! link, or a returning one whose service worker is gone) gets the same list from index.html's boot
+//! script: it signs in with the link's code itself (the outcome is `window.__bridgeLogin`, which the
+//! console awaits instead of using the single-use code again, see `net::login_from_page`) or takes
+//! the stored login secret, asks the relay for the page with the secret, and moves the rendered
+//! list and `#boot-data` into the shell — unless the console has started by then ([`STARTED_ATTR`]).
 
 use serde_json::Value;
 
@@ -46,9 +53,18 @@ pub fn parse_data(text: &str) -> Option<BootData> {
     })
 }
 
-/// Takes the boot data out of the page (read once; the element is removed).
+/// The attribute [`take_data`] sets on the shell: from then on the page's boot script no longer
+/// fills the shell's list (a list arriving after the console has started is the console's to show).
+pub const STARTED_ATTR: &str = "data-console";
+
+/// Takes the boot data out of the page (read once; the element is removed), and marks the shell as
+/// the console's.
 pub fn take_data() -> Option<BootData> {
-    let el = web_sys::window()?.document()?.get_element_by_id(DATA_ID)?;
+    let doc = web_sys::window()?.document()?;
+    if let Some(shell) = doc.get_element_by_id(SHELL_ID) {
+        let _ = shell.set_attribute(STARTED_ATTR, "");
+    }
+    let el = doc.get_element_by_id(DATA_ID)?;
     let text = el.text_content();
     el.remove();
     parse_data(&text?)

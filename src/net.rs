@@ -340,6 +340,63 @@ pub async fn login(token: &str) -> Result<(), NetError> {
     Ok(())
 }
 
+/// The sign-in index.html's boot script made with the page's `#login=` code before the console
+/// ran (`window.__bridgeLogin`: a promise of `{ok, secret}` or `{ok: false, status, message}`), or
+/// `None` if it took no code (the console then reads the URL itself). Login codes are single-use, so
+/// the console never sends that code again: it waits for the script's answer and keeps the secret as
+/// [`login`] does (mirrored for the service worker). Read once.
+pub async fn login_from_page() -> Option<Result<(), NetError>> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast as _;
+        let window = web_sys::window()?;
+        let key = wasm_bindgen::JsValue::from_str(PAGE_LOGIN);
+        let promise = js_sys::Reflect::get(&window, &key)
+            .ok()?
+            .dyn_into::<js_sys::Promise>()
+            .ok()?;
+        let _ = js_sys::Reflect::delete_property(&window, &key);
+        let outcome = wasm_bindgen_futures::JsFuture::from(promise).await;
+        let field = |name: &str| {
+            outcome
+                .as_ref()
+                .ok()
+                .and_then(|o| js_sys::Reflect::get(o, &wasm_bindgen::JsValue::from_str(name)).ok())
+        };
+        let ok = field("ok").and_then(|v| v.as_bool()).unwrap_or(false);
+        let secret = field("secret").and_then(|v| v.as_string());
+        let status = field("status").and_then(|v| v.as_f64()).unwrap_or(0.0) as u16;
+        let message = field("message")
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "the sign-in did not finish".into());
+        Some(match page_login_outcome(ok, status, message) {
+            Ok(()) => {
+                store_login_secret(secret).await;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        })
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (PAGE_LOGIN, page_login_outcome);
+        None
+    }
+}
+
+/// The window property index.html's boot script puts its sign-in on.
+const PAGE_LOGIN: &str = "__bridgeLogin";
+
+/// The boot script's answer as [`login`] would have returned it: the relay's status and
+/// `error.message`, or a network failure (status 0).
+fn page_login_outcome(ok: bool, status: u16, message: String) -> Result<(), NetError> {
+    match (ok, status) {
+        (true, _) => Ok(()),
+        (false, 0) => Err(NetError::Network(message)),
+        (false, s) => Err(NetError::Status(s, message)),
+    }
+}
+
 /// `POST /v1/auth/logout`.
 pub async fn logout() -> Result<(), NetError> {
     let r = request_json("POST", "/v1/auth/logout", None)
@@ -423,6 +480,25 @@ mod tests {
         let total: u32 = d.iter().sum();
         assert!(total <= 60_000 && total > 55_000, "{total}");
         assert!(d.iter().all(|&x| x <= 4000));
+    }
+
+    #[test]
+    fn the_boot_scripts_sign_in_fails_as_the_consoles_own_would() {
+        assert_eq!(page_login_outcome(true, 200, String::new()), Ok(()));
+        let used = page_login_outcome(
+            false,
+            401,
+            "invalid, expired or already used login token".into(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            used.to_string(),
+            "invalid, expired or already used login token (HTTP 401)"
+        );
+        assert_eq!(
+            page_login_outcome(false, 0, "Failed to fetch".into()),
+            Err(NetError::Network("Failed to fetch".into()))
+        );
     }
 
     #[test]

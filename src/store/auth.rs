@@ -13,6 +13,12 @@ impl Store {
         net::login(token).await
     }
 
+    /// The sign-in index.html's boot script made with the page's login code, if it took one
+    /// (`net::login_from_page`).
+    pub async fn sign_in_from_page(self) -> Option<Result<(), NetError>> {
+        net::login_from_page().await
+    }
+
     /// Signs in with a token an embedding host handed over (`auth` message). When the cookie does
     /// not come back (a cross-site iframe), the token is kept in memory and sent as a bearer token
     /// instead.

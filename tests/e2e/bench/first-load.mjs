@@ -8,9 +8,10 @@
 //     index.html's shell for a signed-in browser, else the console's) and interactive in the console (a
 //     session-item visible, the static shell gone), and to a live transcript (transcript visible,
 //     connection live), cold (a fresh browser context: no cache, no service worker, signed in by the
-//     login link — so never pre-rendered) and warm (the same context loading again once its service
-//     worker is active: a returning visitor, whose navigations carry the login secret), median of
-//     RUNS runs;
+//     login link — the navigation is never pre-rendered; where index.html has the boot script that
+//     signs in with the link's code and fetches the rendered list, that list is "painted") and warm
+//     (the same context loading again once its service worker is active: a returning visitor, whose
+//     navigations carry the login secret), median of RUNS runs;
 //   - time from tapping the session in the cold-loaded list to its live transcript ("open from list":
 //     the session part, the decoder and the live connection load then unless the idle prefetch has
 //     already brought them).
@@ -79,7 +80,8 @@ async function serviceWorkerActive(page) {
     .catch(() => console.error('no service worker took the page within 30 s'));
 }
 
-// The list is painted once its first entry shows: pre-rendered in the shell or the console's.
+// The list is painted once its first entry shows: in the shell (pre-rendered by the relay, or moved
+// there by index.html's boot script on a first visit) or the console's.
 const listPainted = (page) =>
   page
     .locator('#boot-shell [data-testid="boot-session-item"]')
@@ -168,4 +170,4 @@ for (const t of rows) {
   );
 }
 console.log('(goal: list cold <= 1.2 s; first paint: first-contentful-paint of the cold load, the static shell where there is one;');
-console.log(' painted: the list\'s first entry visible, pre-rendered by the relay or the console\'s; list: interactive in the console)');
+console.log(' painted: the list\'s first entry visible, in the shell (relay or boot script) or the console\'s; list: interactive in the console)');
