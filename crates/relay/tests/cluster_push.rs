@@ -306,3 +306,47 @@ async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_not
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A single relay moved into a cluster keeps its VAPID key and its devices: started with `--nats`
+/// on its data dir, its key becomes the cluster's and its subscriptions move into the bucket
+/// (served by a gateway too), and its prompts reach them.
+#[tokio::test]
+async fn a_single_relay_moved_into_a_cluster_keeps_its_key_and_its_devices() {
+    let ps = PushService::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut single = RelayProc::start(
+        Opts::demo(dir.path())
+            .arg("--push-endpoint-allow")
+            .arg(&ps.allow_flag()),
+    );
+    let key = vapid_key(&single).await;
+    let (s, v) = send(
+        &single,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(ps.device("phone")),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let sub = v["id"].as_str().unwrap().to_owned();
+    single.kill();
+
+    let nats = NatsServer::start();
+    let node = start(&nats, dir.path(), "agents", "host1", &ps);
+    let gw_dir = tempfile::tempdir().unwrap();
+    let gw = start(&nats, gw_dir.path(), "gateway", "gwa", &ps);
+    assert_eq!(vapid_key(&node).await, key, "the relay's own key");
+    assert_eq!(vapid_key(&gw).await, key);
+    lists(&gw, &[&sub]).await;
+    let sid = create_through(&gw).await;
+    let mut sse = gw.sse(&sid, None).await;
+    let ask = prompt(&gw, &sid, &mut sse, "after the move").await;
+    let rid1 = rid(&ask);
+    let needs = ps
+        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
+        .await;
+    assert_eq!(
+        (needs.device.as_str(), needs.k.as_str()),
+        ("phone", key.as_str())
+    );
+}

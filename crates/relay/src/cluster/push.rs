@@ -43,6 +43,7 @@ pub(super) async fn set_up(
     let subs_kv = super::bucket(js, SUBSCRIPTIONS_BUCKET, Duration::ZERO).await?;
     let keys_kv = super::bucket(js, KEYS_BUCKET, Duration::ZERO).await?;
     let vapid = agree_vapid(&keys_kv, push.subs.local_vapid()).await?;
+    let vapid_is_local = vapid.public_key() == push.subs.local_vapid().public_key();
     let subs = Arc::new(ClusterSubs::new(
         subs_kv,
         cluster.client.clone(),
@@ -51,6 +52,29 @@ pub(super) async fn set_up(
     subs.load()
         .await
         .map_err(|e| anyhow::anyhow!("cannot read the push subscriptions on NATS: {e}"))?;
+    // This relay's key is the cluster's: the devices of its own table are the cluster's now.
+    if vapid_is_local {
+        let local = push.subs.local_store();
+        let mut moved = 0;
+        for s in local.list().unwrap_or_default() {
+            if subs
+                .import(&s)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot share this relay's push subscriptions: {e}"))?
+            {
+                moved += 1;
+            }
+            if let Err(e) = local.delete(&s.id) {
+                tracing::warn!(error = %e, "cannot remove a shared push subscription from relay.db");
+            }
+        }
+        if moved > 0 {
+            tracing::info!(
+                moved,
+                "this relay's push subscriptions are now shared with the cluster"
+            );
+        }
+    }
     push.subs.join_cluster(subs.clone());
     tokio::spawn(follow(Arc::downgrade(cluster), Arc::downgrade(&subs)));
     Ok(())

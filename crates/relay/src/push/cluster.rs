@@ -14,6 +14,9 @@
 //!   memory ([`ClusterSubs::apply`]); writes go to the bucket before they are answered (503
 //!   `cluster_unavailable` when NATS does not confirm), with compare-and-set on the revision read,
 //!   so a delivery record never brings back a subscription removed meanwhile.
+//! - A relay whose own key became the cluster's (a single relay moved into a cluster) moves the
+//!   subscriptions of its own table into the bucket once, and empties the table: its devices keep
+//!   being notified, and one removed later is not brought back by the node's next start.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -310,6 +313,22 @@ impl ClusterSubs {
             }
         }
         Err(unavailable("the subscription kept changing"))
+    }
+
+    /// Puts `sub` (from a relay's own table, made before it joined the cluster) into the bucket
+    /// unless its endpoint is there already: `true` when it was added.
+    pub async fn import(&self, sub: &Subscription) -> Result<bool, StoreError> {
+        let key = endpoint_key(&sub.endpoint);
+        let body = bytes::Bytes::from(serde_json::to_vec(sub).expect("serializes"));
+        match tokio::time::timeout(NATS_TIMEOUT, self.kv.create(&key, body)).await {
+            Ok(Ok(revision)) => {
+                self.set(&key, revision, Some(sub.clone()));
+                Ok(true)
+            }
+            Ok(Err(e)) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+            Ok(Err(e)) => Err(unavailable(e)),
+            Err(_) => Err(unavailable("timed out")),
+        }
     }
 
     /// Removes subscription `id` everywhere; `false` if there was none.

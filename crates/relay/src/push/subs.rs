@@ -42,6 +42,11 @@ impl Subs {
         &self.local_vapid
     }
 
+    /// This relay's own table (in a cluster: read once, to move its rows into the cluster's bucket).
+    pub fn local_store(&self) -> &Arc<PushStore> {
+        &self.local
+    }
+
     /// The relay is part of a cluster: until [`Self::join_cluster`], nothing is read or sent.
     pub fn expect_cluster(&self) {
         self.clustered.store(true, Ordering::SeqCst);
