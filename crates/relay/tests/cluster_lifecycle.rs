@@ -274,11 +274,14 @@ async fn a_gateway_drops_unused_mirrors_and_reads_them_again() {
     // The first one stays open on a stream.
     let mut open = gw.sse(&sids[0], None).await;
     assert_eq!(open.status, 200);
-    let h = health_until(&gw, "unused mirrors dropped", |_, v| {
+    // Every unused mirror goes; the open stream's stays. (On a slow machine the first session's
+    // mirror may have been dropped before its stream opened and read again by it: so wait for both
+    // conditions rather than read the count at the third eviction.)
+    health_until(&gw, "unused mirrors dropped, the open one kept", |_, v| {
         v["nats"]["mirrors_evicted"].as_u64().unwrap_or(0) >= 3
+            && v["nats"]["mirrors"].as_u64().is_some_and(|n| n <= 1)
     })
     .await;
-    assert!(h["nats"]["mirrors"].as_u64().unwrap() <= 1, "{h}");
 
     // The open stream still follows the session.
     assert_eq!(
