@@ -2,14 +2,23 @@
 //!
 //! ```text
 //! CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
-//!   cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture
+//!   WASM_BINDGEN_TEST_TIMEOUT=300 cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture
 //! ```
 //!
-//! * streaming: 5,000 `text_delta`s fed at a steady 5,000/s into one message, painted once per
-//!   animation frame (coalesced) vs applied and painted one by one (naive); frame-time p95 from
-//!   `requestAnimationFrame` timestamps, and the naive/coalesced ratios;
+//! * streaming: 2 s of `text_delta`s offered at 5,000, 10,000 and 20,000/s into one message, painted
+//!   once per animation frame (coalesced), and 10,000 at 5,000/s applied and painted one by one
+//!   (naive); deltas/s achieved, frame-time p95 from `requestAnimationFrame` timestamps, and the
+//!   naive/coalesced ratios;
 //! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size;
-//! * typed decode throughput against `JSON.parse` (also alone: `benchmark_decode`).
+//! * typed decode throughput against `JSON.parse`.
+//!
+//! Three tests, one table each: `benchmark_streaming`, `benchmark_long_session`, `benchmark_decode`
+//! (one alone: `… --include-ignored --nocapture benchmark_decode`). The runner reads the page's output
+//! with a WebDriver script every 100 ms, and a script waits while the page runs: the decode rows yield
+//! to the event loop between their timed slices (they held the page about 5.5 s at a time), so what
+//! still holds it is measured work — a naive batch of 200 repaints, the 10,000-message mount. The whole
+//! run takes longer than the runner's default budget of 20 s for all tests together: set
+//! `WASM_BINDGEN_TEST_TIMEOUT` (scripts/bench.sh: 300).
 //!
 //! Users get the `wasm-release` profile (opt-level "z", LTO, one codegen unit), not `--release`
 //! (opt-level 3): the decode rows of that build are what users get.
@@ -252,12 +261,15 @@ struct DecodeRun {
 /// the wasm up from its baseline compiler), then 12 rounds in which every case runs for at least
 /// 40 ms in turn; bytes and frames per second of each case's best slice. The machine is shared:
 /// interleaving gives every case the same quiet moments, and the best slice is the least disturbed.
-fn decode_runs(cases: &mut [(usize, usize, &mut dyn FnMut())]) -> Vec<DecodeRun> {
+/// Between slices (outside their timing) the page yields to the event loop, so the test runner's
+/// WebDriver reads are answered instead of waiting for the whole table (about 5.5 s).
+async fn decode_runs(cases: &mut [(usize, usize, &mut dyn FnMut())]) -> Vec<DecodeRun> {
     for (_, _, pass) in cases.iter_mut() {
         let t0 = dom::now_ms();
         while dom::now_ms() - t0 < 300.0 {
             pass();
         }
+        sleep_ms(0).await;
     }
     let mut best = vec![f64::INFINITY; cases.len()];
     for _ in 0..12 {
@@ -269,6 +281,7 @@ fn decode_runs(cases: &mut [(usize, usize, &mut dyn FnMut())]) -> Vec<DecodeRun>
                 passes += 1;
             }
             best[i] = best[i].min((dom::now_ms() - t0) / 1000.0 / f64::from(passes));
+            sleep_ms(0).await;
         }
     }
     cases
@@ -281,11 +294,11 @@ fn decode_runs(cases: &mut [(usize, usize, &mut dyn FnMut())]) -> Vec<DecodeRun>
         .collect()
 }
 
-/// The decode rows alone (`… --test bench -- --include-ignored benchmark_decode`).
+/// Typed decode throughput against `JSON.parse` (alone: `… --include-ignored benchmark_decode`).
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]
-fn benchmark_decode() {
-    for l in decode_table() {
+async fn benchmark_decode() {
+    for l in decode_table().await {
         console_log!("{l}");
     }
 }
@@ -314,7 +327,7 @@ fn sse_event(n: usize, line: &str) -> bridge_transport::sse::SseEvent {
 /// Decoding the corpus: typed in wasm (bridge-protocol's `parse_cli_line` from the text, and the
 /// console's own path: the transport's SSE envelope decode, then `Frame::decode_ref`), against the
 /// browser's `JSON.parse` of the same texts (already in JS, so only parsing counts).
-fn decode_table() -> Vec<String> {
+async fn decode_table() -> Vec<String> {
     use bridge_console::state::session::{Decoded, Frame};
     use bridge_transport::envelope::{Frame as Wire, decode_sse};
 
@@ -409,7 +422,8 @@ fn decode_table() -> Vec<String> {
         (env_bytes, frames, &mut console),
         (env_bytes, frames, &mut js_env),
         (env_bytes, frames, &mut console_value),
-    ]);
+    ])
+    .await;
     let [typed, value, js, js_copy, console, js_env, console_value] = &runs[..] else {
         unreachable!("seven cases")
     };
@@ -469,9 +483,10 @@ fn decode_table() -> Vec<String> {
     ]
 }
 
+/// Streaming: 2 s of deltas at each offered rate, coalesced per frame, and the naive baseline.
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]
-async fn benchmark_table() {
+async fn benchmark_streaming() {
     // Two seconds of deltas at each offered rate, up to four times the 5,000/s target, so the
     // achieved rate is the console's, not the feeder's.
     let rates = [5_000.0, 10_000.0, 20_000.0];
@@ -481,28 +496,10 @@ async fn benchmark_table() {
     }
     let naive = stream_run(true, 10_000, 5_000.0).await;
 
-    // A 10,000-message session: mount, apply the history, first paint.
-    let frames = ten_thousand_messages();
-    let t0 = dom::now_ms();
-    let (root, store, handle) = mount_transcript();
-    for f in frames {
-        store.ingest(f);
-    }
-    store.flush();
-    let applied_ms = dom::now_ms() - t0;
-    next_frame().await;
-    tick().await;
-    let first_paint_ms = dom::now_ms() - t0;
-    let rows = store.session.with_untracked(|s| s.order().len());
-    let nodes = dom::count_elements(&root);
-    drop(handle);
-    root.remove();
-
-    let decode = decode_table();
-
     let line =
         "+------------------------------------------+--------------+--------------+--------------+";
     let mut table = vec![
+        String::from("Bridge Console browser benchmark: streaming"),
         line.to_string(),
         format!(
             "| {:<40} | {:>12} | {:>12} | {:>12} |",
@@ -560,6 +557,38 @@ async fn benchmark_table() {
             naive.frame_p95 / base.frame_p95.max(0.1)
         ),
         line.to_string(),
+    ]);
+    for l in table {
+        console_log!("{l}");
+    }
+}
+
+/// A 10,000-message session: mount, apply the history, first paint; the DOM it leaves.
+#[wasm_bindgen_test]
+#[ignore = "benchmark: run with --include-ignored"]
+async fn benchmark_long_session() {
+    let frames = ten_thousand_messages();
+    // The frames are built before the clock starts; the page answers the runner before it does.
+    sleep_ms(0).await;
+    let t0 = dom::now_ms();
+    let (root, store, handle) = mount_transcript();
+    for f in frames {
+        store.ingest(f);
+    }
+    store.flush();
+    let applied_ms = dom::now_ms() - t0;
+    next_frame().await;
+    tick().await;
+    let first_paint_ms = dom::now_ms() - t0;
+    let rows = store.session.with_untracked(|s| s.order().len());
+    let nodes = dom::count_elements(&root);
+    drop(handle);
+    root.remove();
+
+    let line = "+------------------------------------------+-----------------------------+";
+    let table = [
+        String::from("Bridge Console browser benchmark: long session"),
+        line.to_string(),
         format!("| {:<40} | {:>27} |", "10,000-message session: rows", rows),
         format!("| {:<40} | {:>27.1} |", "  model apply (ms)", applied_ms),
         format!(
@@ -571,9 +600,7 @@ async fn benchmark_table() {
             "  DOM elements in the transcript", nodes
         ),
         line.to_string(),
-    ]);
-    table.extend(decode);
-    table.insert(0, String::from("Bridge Console browser benchmark"));
+    ];
     for l in table {
         console_log!("{l}");
     }
