@@ -107,7 +107,7 @@ pub fn hostname() -> String {
 }
 
 /// The device a permission was answered from (audit records name it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Device {
     pub id: String,
     pub label: Option<String>,

@@ -219,6 +219,7 @@ async fn route(
             Input::Ingest {
                 who: Who::of(&who),
                 payloads: posted_payloads(&id, body)?,
+                device: None,
             }
         }
         (&Method::GET, "/events" | "/events/stream" | "/ws") => {

@@ -124,6 +124,7 @@ impl ClusterHook for MirrorHook {
         let input = Input::Ingest {
             who: Who::of(who),
             payloads,
+            device: None,
         };
         tokio::spawn(async move {
             let (status, body) = c.ask(&id, &input).await;
@@ -146,6 +147,7 @@ impl ClusterHook for MirrorHook {
         let input = Input::Ingest {
             who: Who::of(who),
             payloads,
+            device: None,
         };
         Box::pin(async move {
             let c = cluster.ok_or_else(|| super::unavailable("the relay is shutting down"))?;

@@ -212,12 +212,18 @@ impl Remote {
         }))
     }
 
-    /// Sends the answer to the session's host, which decides (first answer wins there): its
-    /// verdict.
-    pub async fn ingest(&self, who: &Principal, payloads: Vec<Value>) -> Result<(), ApiError> {
+    /// Sends the answer given on `device` to the session's host, which decides (first answer wins
+    /// there) and names the device as its own answers do: its verdict.
+    pub async fn ingest(
+        &self,
+        who: &Principal,
+        device: Option<&crate::push::Device>,
+        payloads: Vec<Value>,
+    ) -> Result<(), ApiError> {
         let input = Input::Ingest {
             who: Who::of(who),
             payloads,
+            device: device.cloned(),
         };
         let (status, body) = self.cluster.ask(&self.id, &input).await;
         if status >= 300 {

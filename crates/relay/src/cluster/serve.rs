@@ -221,14 +221,18 @@ async fn run_input(
 ) -> Result<Response, ApiError> {
     let session = relay.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
     let resp = match input {
-        Input::Ingest { who, payloads } => {
+        Input::Ingest {
+            who,
+            payloads,
+            device,
+        } => {
             let who = who.principal();
             if !who.can_see(id) {
                 return Err(ApiError::forbidden(
                     "this observer token is scoped to another session",
                 ));
             }
-            let results = session.ingest(&who, payloads)?;
+            let results = session.ingest_from(&who, device.as_ref(), payloads)?;
             axum::Json(json!({"results": results})).into_response()
         }
         Input::Detail { who } => {

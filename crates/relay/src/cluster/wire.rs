@@ -277,8 +277,14 @@ impl Who {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Input {
-    /// `POST …/events` (or a WebSocket frame): the payloads, ingested all-or-nothing.
-    Ingest { who: Who, payloads: Vec<Value> },
+    /// `POST …/events` (or a WebSocket frame): the payloads, ingested all-or-nothing. `device`:
+    /// an answer given on a notification names its device (audit records, a later 409).
+    Ingest {
+        who: Who,
+        payloads: Vec<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<crate::push::Device>,
+    },
     /// `GET /v1/code/sessions/{id}`.
     Detail { who: Who },
     /// `POST …/archive`.

@@ -384,7 +384,7 @@ async fn answer(
         o.insert("uuid".into(), uuid::Uuid::new_v4().to_string().into());
     }
     match &remote {
-        Some(r) => r.ingest(&who, vec![msg]).await?,
+        Some(r) => r.ingest(&who, device.as_ref(), vec![msg]).await?,
         None => {
             session.ingest_from(&who, device.as_ref(), vec![msg])?;
         }
