@@ -3,9 +3,9 @@
 // of the URL at once, signs in with it, asks the relay for the page with the new login secret and moves
 // the rendered list into the shell (a hostile title stays text). Released, the console is signed in from
 // that one exchange (single-use codes: a second would fail), lists and opens sessions live, and the secret
-// reaches the service worker, so a reload is pre-rendered by the relay as for any returning visitor. A used
-// code shows the console's usual error; an observer's link paints no list, the observer switch is left to the
-// console as before.
+// reaches the service worker, so a reload is pre-rendered by the relay as for any returning visitor (one
+// whose worker is gone gets the list from the script with the stored secret). A used code shows the
+// console's usual error; an observer's link paints no list, the observer switch is left to the console.
 import type { Browser, Page, Request, TestInfo } from '@playwright/test';
 import { test, expect, type RelayApi } from '../support/fixtures';
 import { expectLive, press, tid } from '../support/console';
@@ -95,6 +95,31 @@ test('flow 29: a first visit through a login link paints the list before the was
   await expect(item).toBeVisible();
   await expect(tid(first, 'login-screen')).toHaveCount(0);
   expect(logins, 'no login on a warm visit').toHaveLength(1);
+
+  // A returning browser whose service worker is gone (its cookie and stored secret kept): the navigation is
+  // not pre-rendered, the script fetches the list with the stored secret; no login.
+  const use = testInfo.project.use;
+  const back = await (
+    await browser.newContext({
+      viewport: use.viewport,
+      isMobile: use.isMobile,
+      hasTouch: use.hasTouch,
+      deviceScaleFactor: use.deviceScaleFactor,
+      storageState: await first.context().storageState(),
+      serviceWorkers: 'block',
+    })
+  ).newPage();
+  shots.set('returning', back);
+  const backLogins = countLogins(back);
+  const releaseBack = await holdWasm(back);
+  const backNav = await back.goto(`${backend.base}/`);
+  expect(await backNav!.text(), 'the navigation is the static page').not.toContain('id="boot-data"');
+  await expect(back.locator(`#boot-shell [data-testid="boot-session-item"][data-session-id="${other}"]`)).toBeVisible();
+  releaseBack();
+  await expect(back.locator(`[data-testid="session-item"][data-session-id="${other}"]`)).toBeVisible({ timeout: 30_000 });
+  await expect(back.locator('#boot-shell')).toHaveCount(0);
+  expect(backLogins).toHaveLength(0);
+  await back.context().close();
 
   // The same code again (used): nothing is painted but the shell, then the console's usual error.
   const used = await freshPage(browser, testInfo);
