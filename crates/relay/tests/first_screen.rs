@@ -161,3 +161,108 @@ async fn a_signed_in_browser_gets_its_list_in_the_page() {
     let r = page(&relay, "/sw.js", &signed_in).await;
     assert_ne!(r.headers().get("cache-control").unwrap(), "no-store");
 }
+
+/// `POST /v1/auth/login` with `token`, with `X-Bridge-First-Screen: first_screen` when given: the
+/// answer's status, headers and JSON.
+async fn login_asking(
+    relay: &RelayProc,
+    token: &str,
+    first_screen: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut req = http()
+        .post(relay.url("/v1/auth/login"))
+        .json(&json!({ "token": token }));
+    if let Some(v) = first_screen {
+        req = req.header("x-bridge-first-screen", v);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    (status, headers, r.json().await.unwrap())
+}
+
+fn cookie_of(headers: &reqwest::header::HeaderMap) -> String {
+    let set = headers["set-cookie"].to_str().unwrap();
+    set.split(';').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_login_answer_carries_the_first_screen_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = dir.path().join("dist");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
+    let relay = RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir.path())
+    });
+    let sid = relay.create_session_with(json!({ "title": HOSTILE })).await;
+
+    for (ask, path) in [("1", "/"), ("needs-you", "/?view=needs-you")] {
+        let (status, headers, answer) = login_asking(&relay, TOKEN, Some(ask)).await;
+        assert_eq!(status, 200);
+        assert_eq!(headers["cache-control"], "no-store");
+        let screen = answer["first_screen"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{ask}: no first screen in {answer}"));
+        // Exactly what the page pre-rendered for this new login puts in its shell.
+        let secret = answer["login_secret"].as_str().unwrap();
+        let cookie = cookie_of(&headers);
+        let html = page(
+            &relay,
+            path,
+            &[("cookie", cookie.as_str()), ("x-bridge-login", secret)],
+        )
+        .await
+        .text()
+        .await
+        .unwrap();
+        assert!(
+            boot_data(&html).is_some(),
+            "{ask}: the page is not pre-rendered"
+        );
+        assert!(
+            html.contains(screen),
+            "{ask}: {screen}\nnot in the page\n{html}"
+        );
+        assert!(screen.contains("id=\"boot-list\"") && screen.contains("id=\"boot-data\""));
+        assert!(
+            !screen.contains("<img"),
+            "the hostile title became markup: {screen}"
+        );
+        let data = boot_data(screen).unwrap();
+        assert_eq!(data["sessions"]["sessions"][0]["title"], HOSTILE);
+        assert_eq!(data["me"], get_json(&relay.url("/v1/me"), TOKEN).await);
+        if ask == "1" {
+            assert!(screen.contains(&format!("data-session-id=\"{sid}\"")));
+            assert!(screen.contains("&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;"));
+            // Small: no page template in it.
+            assert!(!screen.contains("pad pad"), "{screen}");
+        } else {
+            assert!(screen.contains("No session waits for you."), "{screen}");
+        }
+    }
+
+    // Not asked, or asked with another value: the answer as before.
+    for ask in [None, Some("0"), Some("yes")] {
+        let (status, _, answer) = login_asking(&relay, TOKEN, ask).await;
+        assert_eq!(status, 200);
+        assert!(answer.get("first_screen").is_none(), "{ask:?}: {answer}");
+        assert!(answer["login_secret"].is_string());
+    }
+
+    // Observers (of everything or of one session) get none, like the page.
+    for body in [json!({}), json!({ "session_id": sid })] {
+        let observer = relay.mint_observer(body.clone()).await;
+        let (status, _, answer) =
+            login_asking(&relay, observer["token"].as_str().unwrap(), Some("1")).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(answer["role"], "observer");
+        assert!(answer.get("first_screen").is_none(), "{body}: {answer}");
+    }
+
+    // A failed login answers no first screen either.
+    let (status, _, answer) = login_asking(&relay, "not-a-token", Some("1")).await;
+    assert_eq!(status, 401);
+    assert!(answer.get("first_screen").is_none());
+}

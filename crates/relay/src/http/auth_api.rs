@@ -20,10 +20,14 @@ pub(super) struct LoginBody {
     token: String,
 }
 
+/// Asks `POST /v1/auth/login` to answer with the first screen too (`1`, or `needs-you`).
+const FIRST_SCREEN_HEADER: &str = "x-bridge-first-screen";
+
 pub(super) async fn login(
     State(app): State<AppState>,
     ext: External,
     PeerIp(peer): PeerIp,
+    headers: HeaderMap,
     SmallJsonBody(body): SmallJsonBody,
 ) -> Result<Response, ApiError> {
     // Only failed attempts are charged (guessing is what the limit stops; a person or a test
@@ -72,13 +76,25 @@ pub(super) async fn login(
     );
     // The cookie alone is not enough: the console keeps the login secret in its origin's storage
     // and sends it in X-Bridge-Login (and as a WebSocket's first frame).
-    let mut resp = Json(json!({
+    let mut answer = json!({
         "login_secret": login_secret,
         "login_id": principal.login_id,
         "role": principal.role.as_str(),
         "session_id": principal.session_scope,
-    }))
-    .into_response();
+    });
+    // The first visit's boot script (index.html) asks for the first screen with the login, so it
+    // need not fetch the page again: the same markup and boot data the page's pre-render puts in
+    // (`1`, or `needs-you` for that view); a controller only, like the page.
+    let wanted = headers
+        .get(FIRST_SCREEN_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if let Some(v @ ("1" | "needs-you")) = wanted
+        && let Some(screen) =
+            super::first_screen::for_principal(&app, &principal, v == "needs-you").await
+    {
+        answer["first_screen"] = Value::String(screen);
+    }
+    let mut resp = Json(answer).into_response();
     resp.headers_mut().insert(
         header::SET_COOKIE,
         HeaderValue::from_str(&set).map_err(|e| ApiError::internal(e.to_string()))?,

@@ -14,6 +14,10 @@
 //! static files' precompressed copies). Everything from a session (titles are model or user text)
 //! is HTML-escaped; in the JSON block `<`, `>` and `&` are `\u` escapes, so nothing in it can close
 //! the `<script>` element.
+//!
+//! The login answer carries the same first screen when asked (`X-Bridge-First-Screen`, sent by
+//! index.html's first-visit boot script), so a first visit needs no second fetch of the page:
+//! [`for_principal`] renders it for both, with the same rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -96,21 +100,33 @@ pub async fn respond(app: &AppState, template: &Template, req: &Parts) -> Option
             return None;
         }
     };
-    if !who.can_write() || who.session_scope.is_some() {
-        return None;
-    }
     let html = template.get()?;
-    let sessions = session_list(app, &who).await?;
-    let me = super::auth_api::me_json(&who);
+    // Checked before the sessions are read: a page without the shell's marker gets nothing.
+    let (start, end) = list_span(&html)?;
     let needs_you = req
         .uri
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == "view=needs-you"));
+    let screen = for_principal(app, &who, needs_you).await?;
+    let page = format!("{}{screen}{}", &html[..start], &html[end..]);
+    Some(page_response(&req.method, &req.headers, page))
+}
+
+/// The first screen for `who` — the list's markup and the `#boot-data` block that go where the
+/// boot shell's `#boot-list` placeholder is (see [`fragment`]) — or `None` when `who` does not get
+/// one (an observer, a session-scoped login, a list that cannot be read). The page's pre-render
+/// and the login answer (`X-Bridge-First-Screen`, for the first visit's boot script) both take it
+/// from here.
+pub async fn for_principal(app: &AppState, who: &Principal, needs_you: bool) -> Option<String> {
+    if !who.can_write() || who.session_scope.is_some() {
+        return None;
+    }
+    let sessions = session_list(app, who).await?;
+    let me = super::auth_api::me_json(who);
     let now_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_millis() as f64);
-    let page = render(&html, &me, &sessions, needs_you, now_ms)?;
-    Some(page_response(&req.method, &req.headers, page))
+    Some(fragment(&me, &sessions, needs_you, now_ms))
 }
 
 /// What `GET /v1/code/sessions?kept_worktrees=1` answers this principal (a scale-out gateway's
@@ -172,9 +188,26 @@ pub fn render(
     needs_you: bool,
     now_ms: f64,
 ) -> Option<String> {
+    let (start, end) = list_span(template)?;
+    Some(format!(
+        "{}{}{}",
+        &template[..start],
+        fragment(me, sessions, needs_you, now_ms),
+        &template[end..]
+    ))
+}
+
+/// Where the shell's `<p … id="boot-list">…</p>` placeholder sits in `template`.
+fn list_span(template: &str) -> Option<(usize, usize)> {
     let at = template.find(MARKER)?;
     let start = template[..at].rfind('<')?;
     let end = at + template[at..].find("</p>")? + "</p>".len();
+    Some((start, end))
+}
+
+/// What replaces the placeholder: the list's inert controls, the list (or its empty note) and the
+/// `#boot-data` block, everything from a session escaped.
+pub fn fragment(me: &Value, sessions: &SessionList, needs_you: bool, now_ms: f64) -> String {
     let live: Vec<_> = sessions.sessions.iter().filter(|s| !s.archived).collect();
     let waiting = live.iter().filter(|s| waits_for_answer(s)).count();
     let kept = sessions.sessions.len() > live.len();
@@ -182,8 +215,7 @@ pub fn render(
         .iter()
         .filter(|s| !needs_you || waits_for_answer(s))
         .collect();
-    let mut out = String::with_capacity(template.len() + 400 * shown.len() + 1024);
-    out.push_str(&template[..start]);
+    let mut out = String::with_capacity(400 * shown.len() + 1024);
     // Inert copies of the list's controls, so the entries sit where the console puts them.
     out.push_str(&format!(
         "<div class=\"list-filter\" role=\"group\" inert><button class=\"chip-button\" \
@@ -217,8 +249,7 @@ pub fn render(
     out.push_str("<script type=\"application/json\" id=\"boot-data\">");
     out.push_str(&script_safe_json(&data));
     out.push_str("</script>");
-    out.push_str(&template[end..]);
-    Some(out)
+    out
 }
 
 /// One entry, as the console's `SessionItem` renders it (text from bridge-protocol's
