@@ -8,30 +8,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::cluster::{node, node_opts, signal};
 use common::nats::NatsServer;
+use common::transcripts::*;
 use common::*;
 use serde_json::{Value, json};
 
-const FIXTURE: &str =
-    include_str!("../../../tests/fixtures/transcripts/real-cli-2.1.332-resumed-write.jsonl");
-const FIXTURE_ID: &str = "27784601-dc95-46a5-9f01-072efd77a9f0";
-const FIXTURE_CWD: &str = "/tmp/h15x/work";
 /// The second machine's transcript: the fixture under another id and first prompt.
 const ID_B: &str = "5b0c1f8e-3c55-4d0e-9a51-2f4b8d9e6a10";
-const BETA: &str = "07b34bef-f565-4fc6-bb8f-46bbc8680c14";
-
-/// `<config>/projects/<encoded cwd>/<id>.jsonl` holding `text`.
-fn put(config: &Path, cwd: &str, id: &str, text: &str) -> PathBuf {
-    let dir = config.join("projects").join(cwd.replace(['/', '.'], "-"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{id}.jsonl"));
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 /// An agents node named `name` whose machine holds transcript `id` (first prompt `prompt`).
 fn agents_node(nats: &NatsServer, dir: &Path, name: &str, id: &str, prompt: &str) -> RelayProc {
@@ -65,16 +52,6 @@ fn cli_entries(list: &Value) -> Vec<Value> {
         .filter(|s| s["origin"] == "cli")
         .cloned()
         .collect()
-}
-
-async fn post_json(relay: &RelayProc, path: &str, token: &str, body: Value) -> reqwest::Response {
-    http()
-        .post(relay.url(path))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

@@ -9,26 +9,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bridge_relay::transcripts::{Index, parse};
+use common::transcripts::*;
 use common::*;
 use serde_json::{Value, json};
 
-const FIXTURE: &str =
-    include_str!("../../../tests/fixtures/transcripts/real-cli-2.1.332-resumed-write.jsonl");
-const FIXTURE_ID: &str = "27784601-dc95-46a5-9f01-072efd77a9f0";
-const FIXTURE_CWD: &str = "/tmp/h15x/work";
 const ALPHA: &str = "98828372-2247-4c75-aa76-51ba5929b62d";
-const BETA: &str = "07b34bef-f565-4fc6-bb8f-46bbc8680c14";
 const BETA_PARENT: &str = "ffb45159-ef25-48d0-b8fa-442cf35398de";
 const TOOL_RESULT: &str = "497bf6ed-8f83-4f41-b4b2-89ede6794ac0";
-
-/// `<config>/projects/<encoded cwd>/<id>.jsonl` holding `text`.
-fn put(config: &Path, cwd: &str, id: &str, text: &str) -> PathBuf {
-    let dir = config.join("projects").join(cwd.replace(['/', '.'], "-"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{id}.jsonl"));
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 #[test]
 fn real_transcript_becomes_the_frames_the_console_renders() {
@@ -223,16 +210,6 @@ fn relay_with(config: &Path, data: &Path, work: &Path) -> RelayProc {
             .arg("--cwd")
             .arg(work.to_str().unwrap()),
     )
-}
-
-async fn post_json(relay: &RelayProc, path: &str, token: &str, body: Value) -> reqwest::Response {
-    http()
-        .post(relay.url(path))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

@@ -193,24 +193,7 @@ async fn run_forwarded(
             uri.path()
         )));
     }
-    let Some(routes) = cluster.routes.get().cloned() else {
-        return Err(super::unavailable(
-            "this agents node is still starting: retry in a moment",
-        ));
-    };
-    let method = axum::http::Method::from_bytes(method.as_bytes())
-        .map_err(|_| ApiError::bad_request("malformed forwarded method"))?;
-    let mut builder = axum::http::Request::builder().method(method).uri(uri);
-    if !body.is_empty() {
-        builder = builder.header(axum::http::header::CONTENT_TYPE, "application/json");
-    }
-    let mut req = builder
-        .body(axum::body::Body::from(body))
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    req.extensions_mut().insert(Forwarded(who.principal()));
-    let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
-    // A fork made here is listed and published before the gateway hears of it.
-    Ok(super::gateway::host_created(relay, cluster, resp).await)
+    through_own_routes(relay, cluster, who, &method, uri, body).await
 }
 
 async fn run_input(
@@ -343,6 +326,36 @@ async fn on_cli(cluster: Arc<Cluster>, msg: Message) {
     reply(&cluster, &msg, resp).await;
 }
 
+/// Runs a forwarded request (already checked against what may be forwarded) through this node's
+/// own routes as the gateway's caller `who`; a session it starts (a fork, a resume) is listed and
+/// published here before the gateway hears of it.
+async fn through_own_routes(
+    relay: &Arc<Relay>,
+    cluster: &Arc<Cluster>,
+    who: &wire::Who,
+    method: &str,
+    uri: axum::http::Uri,
+    body: String,
+) -> Result<Response, ApiError> {
+    let Some(routes) = cluster.routes.get().cloned() else {
+        return Err(super::unavailable(
+            "this agents node is still starting: retry in a moment",
+        ));
+    };
+    let method = axum::http::Method::from_bytes(method.as_bytes())
+        .map_err(|_| ApiError::bad_request("malformed forwarded method"))?;
+    let mut builder = axum::http::Request::builder().method(method).uri(uri);
+    if !body.is_empty() {
+        builder = builder.header(axum::http::header::CONTENT_TYPE, "application/json");
+    }
+    let mut req = builder
+        .body(axum::body::Body::from(body))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    req.extensions_mut().insert(Forwarded(who.principal()));
+    let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
+    Ok(super::gateway::host_created(relay, cluster, resp).await)
+}
+
 /// A request about one CLI session a gateway forwarded ([`wire::cli_route`]), run through the
 /// relay's own routes as `who`; a session it starts (resume, fork) is hosted here, listed and
 /// published before the gateway hears of it.
@@ -361,21 +374,5 @@ async fn run_cli(
             uri.path()
         )));
     }
-    let Some(routes) = cluster.routes.get().cloned() else {
-        return Err(super::unavailable(
-            "this agents node is still starting: retry in a moment",
-        ));
-    };
-    let method = axum::http::Method::from_bytes(method.as_bytes())
-        .map_err(|_| ApiError::bad_request("malformed forwarded method"))?;
-    let mut builder = axum::http::Request::builder().method(method).uri(uri);
-    if !body.is_empty() {
-        builder = builder.header(axum::http::header::CONTENT_TYPE, "application/json");
-    }
-    let mut req = builder
-        .body(axum::body::Body::from(body))
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    req.extensions_mut().insert(Forwarded(who.principal()));
-    let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
-    Ok(super::gateway::host_created(relay, cluster, resp).await)
+    through_own_routes(relay, cluster, who, &method, uri, body).await
 }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 pub mod cluster;
 pub mod nats;
+pub mod transcripts;
 
 pub const TOKEN: &str = "test-controller-token-0123456789";
 pub const T: Duration = Duration::from_secs(20);
@@ -289,6 +290,22 @@ pub async fn try_login(relay: &RelayProc, token: &str) -> (u16, Option<(String, 
         status,
         Some((cookie, field("login_secret"), field("login_id"))),
     )
+}
+
+/// `POST path` with a JSON body and a bearer token.
+pub async fn post_json(
+    relay: &RelayProc,
+    path: &str,
+    token: &str,
+    body: Value,
+) -> reqwest::Response {
+    http()
+        .post(relay.url(path))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
 }
 
 /// A fresh one-time login code, minted with the controller token.
