@@ -27,20 +27,37 @@ fn start(nats: &NatsServer, dir: &Path, role: &str, name: &str, ps: &PushService
     )
 }
 
+/// [`send_json`] with the controller token.
 async fn send(
     relay: &RelayProc,
     method: reqwest::Method,
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut req = http().request(method, relay.url(path)).bearer_auth(TOKEN);
-    if let Some(b) = body {
-        req = req.json(&b);
+    send_json(relay, method, path, TOKEN, body).await
+}
+
+/// Subscribes `device` at `node` until the answer's status is `want` (a 503 in between is
+/// retried): the last answer.
+async fn subscribe_until(node: &RelayProc, device: Value, want: u16) -> Value {
+    let deadline = Instant::now() + T;
+    loop {
+        let (s, v) = send(
+            node,
+            reqwest::Method::POST,
+            "/v1/push/subscriptions",
+            Some(device.clone()),
+        )
+        .await;
+        if s == want {
+            return v;
+        }
+        assert!(
+            (s == 503 || want == 503) && Instant::now() < deadline,
+            "{s} {v}, waiting for {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    let text = r.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 /// The VAPID public key a node serves, once it has set up (503 until NATS answered).
@@ -268,22 +285,8 @@ async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_not
     let mut sse = node.sse(&sid, None).await;
     assert_eq!(sse.status, 200);
     nats.stop();
-    let deadline = Instant::now() + T;
-    loop {
-        let (s, v) = send(
-            &node,
-            reqwest::Method::POST,
-            "/v1/push/subscriptions",
-            Some(ps.device("tablet")),
-        )
-        .await;
-        if s == 503 {
-            assert_eq!(v["error"]["type"], "cluster_unavailable", "{v}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "still {s} {v} with NATS down");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let v = subscribe_until(&node, ps.device("tablet"), 503).await;
+    assert_eq!(v["error"]["type"], "cluster_unavailable", "{v}");
     let ask = prompt(&node, &sid, &mut sse, "while NATS is down").await;
     let rid1 = rid(&ask);
     let needs = ps
@@ -291,24 +294,7 @@ async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_not
         .await;
     assert_eq!(needs.device, "phone");
     nats.restart();
-    let deadline = Instant::now() + T;
-    loop {
-        let (s, v) = send(
-            &node,
-            reqwest::Method::POST,
-            "/v1/push/subscriptions",
-            Some(ps.device("tablet")),
-        )
-        .await;
-        if s == 201 {
-            break;
-        }
-        assert!(
-            s == 503 && Instant::now() < deadline,
-            "{s} {v} after NATS came back"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    subscribe_until(&node, ps.device("tablet"), 201).await;
 }
 
 /// A single relay moved into a cluster keeps its VAPID key and its devices: started with `--nats`

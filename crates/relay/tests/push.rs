@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::send_json as send;
 use common::*;
 use push_service::{PushService, Received, Reply, b64};
 use serde_json::{Value, json};
@@ -25,23 +26,6 @@ fn start(dir: &std::path::Path, ps: &PushService, extra: &[&str]) -> RelayProc {
         o = o.arg(a);
     }
     RelayProc::start(o)
-}
-
-async fn send(
-    relay: &RelayProc,
-    method: reqwest::Method,
-    path: &str,
-    token: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut req = http().request(method, relay.url(path)).bearer_auth(token);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    let text = r.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 async fn subscribe(relay: &RelayProc, body: Value) -> (u16, Value) {

@@ -167,7 +167,7 @@ impl ClusterHook for MirrorHook {
 
 /// The host's refusal (`{"type":"error","error":{"type","message"}}` with its status) as an error
 /// of this relay's.
-fn host_error(status: u16, body: &[u8]) -> ApiError {
+pub(super) fn host_error(status: u16, body: &[u8]) -> ApiError {
     let v: Value = serde_json::from_slice(body).unwrap_or_default();
     let kind = match v["error"]["type"].as_str().unwrap_or("") {
         "request_not_pending" => "request_not_pending",
@@ -185,7 +185,7 @@ fn host_error(status: u16, body: &[u8]) -> ApiError {
     let message = v["error"]["message"]
         .as_str()
         .map(str::to_owned)
-        .unwrap_or_else(|| format!("the session's host refused the input ({status})"));
+        .unwrap_or_else(|| format!("the session's host refused it ({status})"));
     ApiError::new(
         axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
         kind,

@@ -171,7 +171,7 @@ impl Remote {
             .ask(&self.id, &Input::Detail { who: Who::of(who) })
             .await;
         if status >= 300 {
-            return Err(refusal(status, &body));
+            return Err(super::mirror::host_error(status, &body));
         }
         let detail: bridge_protocol::api::SessionDetail = serde_json::from_slice(&body)
             .map_err(|e| ApiError::internal(format!("the session's host answered: {e}")))?;
@@ -227,31 +227,8 @@ impl Remote {
         };
         let (status, body) = self.cluster.ask(&self.id, &input).await;
         if status >= 300 {
-            return Err(refusal(status, &body));
+            return Err(super::mirror::host_error(status, &body));
         }
         Ok(())
     }
-}
-
-/// The host's refusal (`{"type":"error","error":{"type","message"}}` with its status).
-fn refusal(status: u16, body: &[u8]) -> ApiError {
-    let v: Value = serde_json::from_slice(body).unwrap_or_default();
-    let kind = match v["error"]["type"].as_str().unwrap_or("") {
-        "request_not_pending" => "request_not_pending",
-        "session_ended" => "session_ended",
-        "invalid_request_error" => "invalid_request_error",
-        "permission_error" => "permission_error",
-        "not_found_error" => "not_found_error",
-        "cluster_unavailable" => "cluster_unavailable",
-        _ => "api_error",
-    };
-    let message = v["error"]["message"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("the session's host refused the answer ({status})"));
-    ApiError::new(
-        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
-        kind,
-        message,
-    )
 }

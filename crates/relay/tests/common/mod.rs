@@ -292,6 +292,25 @@ pub async fn try_login(relay: &RelayProc, token: &str) -> (u16, Option<(String, 
     )
 }
 
+/// `METHOD path` with a bearer token and an optional JSON body: the status and the answer (JSON,
+/// or null).
+pub async fn send_json(
+    relay: &RelayProc,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = http().request(method, relay.url(path)).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
 /// `POST path` with a JSON body and a bearer token.
 pub async fn post_json(
     relay: &RelayProc,
