@@ -1,7 +1,8 @@
 // Flow 29 (issue 12): the session list painted on a first visit too. A fresh browser (no service worker,
 // no cookie) opens a `#login=` link with the wasm held back: index.html's boot script takes the code out
-// of the URL at once, signs in with it, asks the relay for the page with the new login secret and moves
-// the rendered list into the shell (a hostile title stays text). Released, the console is signed in from
+// of the URL at once, signs in with it (X-Bridge-First-Screen: the login answer carries the relay's
+// rendered list, so the page is not fetched a second time) and moves the list into the shell (a hostile
+// title stays text); against a relay whose answer has no list, it fetches the page with the new secret. Released, the console is signed in from
 // that one exchange (single-use codes: a second would fail), lists and opens sessions live, and the secret
 // reaches the service worker, so a reload is pre-rendered by the relay as for any returning visitor (one
 // whose worker is gone gets the list from the script with the stored secret). A used code shows the
@@ -39,6 +40,15 @@ function countLogins(page: Page): Request[] {
   return seen;
 }
 
+/** The GETs of the page at `path` (the navigation and any fetch of it). */
+function countPageGets(page: Page, path: string): Request[] {
+  const seen: Request[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'GET' && new URL(r.url()).pathname === path) seen.push(r);
+  });
+  return seen;
+}
+
 /** A fresh single-use login code (`POST /v1/auth/login-codes` with the controller token). */
 async function loginCode(api: RelayApi): Promise<string> {
   const r = await api.ctx.post('/v1/auth/login-codes');
@@ -55,6 +65,7 @@ test('flow 29: a first visit through a login link paints the list before the was
   const first = await freshPage(browser, testInfo);
   shots.set('first', first);
   const logins = countLogins(first);
+  const pageGets = countPageGets(first, '/');
   const release = await holdWasm(first);
   await first.goto(`${backend.base}/#login=${encodeURIComponent(code)}&theme=dark`);
   // The code leaves the address bar at once (before the wasm), the switches stay.
@@ -70,6 +81,9 @@ test('flow 29: a first visit through a login link paints the list before the was
   expect(boot.me.role).toBe('controller');
   await expect(first.locator('[data-testid="session-item"]'), 'the console is not up').toHaveCount(0);
   expect(await first.evaluate(() => localStorage.getItem('bridge-console.login-secret')), 'the secret is kept').toBeTruthy();
+  // The list came with the login answer: the page was fetched once (the navigation), not again.
+  expect(logins[0].headers()['x-bridge-first-screen'], 'the script asks for the first screen').toBe('1');
+  expect(pageGets.map((r) => r.resourceType()), 'no second GET of the page').toEqual(['document']);
 
   // The console: signed in by the script's exchange, no second one (the code is single-use).
   release();
@@ -120,6 +134,26 @@ test('flow 29: a first visit through a login link paints the list before the was
   await expect(back.locator('#boot-shell')).toHaveCount(0);
   expect(backLogins).toHaveLength(0);
   await back.context().close();
+
+  // A relay whose login answer carries no first screen (an older one): the script fetches the page with
+  // the new secret, as before, and paints the same list.
+  const old = await freshPage(browser, testInfo);
+  shots.set('old-relay', old);
+  await old.route(/\/v1\/auth\/login$/, async (route) => {
+    const r = await route.fetch();
+    const body = await r.json();
+    expect(typeof body.first_screen, 'asked, the answer has the list').toBe('string');
+    delete body.first_screen;
+    await route.fulfill({ response: r, json: body });
+  });
+  const oldGets = countPageGets(old, '/');
+  const releaseOld = await holdWasm(old);
+  await old.goto(`${backend.base}/#login=${encodeURIComponent(await loginCode(api))}`);
+  await expect(old.locator(`#boot-shell [data-testid="boot-session-item"][data-session-id="${hostile}"]`)).toBeVisible();
+  expect(oldGets.map((r) => r.resourceType()), 'the page fetched again').toEqual(['document', 'fetch']);
+  releaseOld();
+  await expect(old.locator(`[data-testid="session-item"][data-session-id="${hostile}"]`)).toBeVisible({ timeout: 30_000 });
+  await old.context().close();
 
   // The same code again (used): nothing is painted but the shell, then the console's usual error.
   const used = await freshPage(browser, testInfo);
