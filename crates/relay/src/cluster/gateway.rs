@@ -4,7 +4,7 @@
 //! input, archive, delete and the host-only requests ([`wire::HOST_ONLY`]: changes, diffs, fork,
 //! rewind) forwarded to its host (its verdict returned as is), and streams and event pages served
 //! from a mirror ([`super::mirror`]) by the ordinary handlers. The Claude Code CLI's own sessions
-//! are those of every live agents node's machine, each asked over NATS (`bridge.cli.<node>`).
+//! are those of every live agents node's machine ([`super::cli`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::external::External;
 use crate::extract::AppState;
 
-use super::wire::{self, CliAsk, Input, NodeEntry, Who};
+use super::wire::{self, Input, NodeEntry, Who};
 use super::{Cluster, REQUEST_TIMEOUT, Role};
 
 /// Runs before the router's handlers (inside the Host/Origin guard). Without `--nats`: nothing.
@@ -57,7 +57,7 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
     // The Claude Code CLI's own sessions: on a gateway, those of every agents node's machine.
     if req.uri().path().starts_with(wire::CLI_SESSIONS) {
         if cluster.config.role.serves_all() {
-            return cli(&app, &cluster, req, next)
+            return super::cli::cli(&app, &cluster, req, next)
                 .await
                 .unwrap_or_else(|e| e.into_response());
         }
@@ -80,7 +80,7 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
         .unwrap_or_else(|e| e.into_response())
 }
 
-fn principal(app: &AppState, req: &Request) -> Result<Principal, ApiError> {
+pub(super) fn principal(app: &AppState, req: &Request) -> Result<Principal, ApiError> {
     let ext = req
         .extensions()
         .get::<External>()
@@ -292,7 +292,7 @@ async fn forward(cluster: &Cluster, id: &str, node: &str, input: &Input) -> Resp
 }
 
 /// The HTTP status of a host's answer (502 when it carries none).
-fn status_of(m: &async_nats::Message) -> u16 {
+pub(super) fn status_of(m: &async_nats::Message) -> u16 {
     m.headers
         .as_ref()
         .and_then(|h| h.get(wire::STATUS_HEADER))
@@ -348,7 +348,7 @@ pub(super) async fn host_created(
     Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
+pub(super) fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
     if body.is_empty() {
         return status.into_response();
@@ -356,7 +356,7 @@ fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::Bytes, ApiError> {
+pub(super) async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::Bytes, ApiError> {
     let limit = app.config.max_body_bytes;
     axum::body::to_bytes(req.into_body(), limit)
         .await
@@ -419,7 +419,7 @@ async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Resp
     // As on a single relay, a session-scoped observer sees no CLI session.
     let mut missing = Vec::new();
     if who.session_scope.is_none() {
-        let (cli, gone) = cli_sessions(cluster, who).await;
+        let (cli, gone) = super::cli::cli_sessions(cluster, who).await;
         list.sessions.extend(cli);
         missing = gone;
     }
@@ -428,162 +428,6 @@ async fn list(cluster: &Cluster, who: &Principal, uri: &axum::http::Uri) -> Resp
         v["missing_hosts"] = json!(missing);
     }
     Json(v).into_response()
-}
-
-/// How long a gateway waits for each agents node's answer about the CLI sessions on its machine:
-/// a node that does not answer in time is left out (and named).
-pub const CLI_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// `ask` sent to each of `nodes` at once: each node's status and body, `None` when it did not
-/// answer within [`CLI_TIMEOUT`].
-async fn ask_nodes(
-    cluster: &Cluster,
-    nodes: &[String],
-    ask: &CliAsk,
-) -> Vec<(String, Option<(u16, bytes::Bytes)>)> {
-    let body = bytes::Bytes::from(serde_json::to_vec(ask).unwrap_or_default());
-    futures::future::join_all(nodes.iter().map(|node| {
-        let body = body.clone();
-        async move {
-            let asked = cluster.client.request(wire::cli_subject(node), body);
-            let answer = match tokio::time::timeout(CLI_TIMEOUT, asked).await {
-                Ok(Ok(m)) => Some((status_of(&m), m.payload)),
-                _ => None,
-            };
-            (node.clone(), answer)
-        }
-    }))
-    .await
-}
-
-/// The CLI sessions of every live agents node, each with its `host` (newest first, forks after
-/// their origin), and the nodes that did not answer.
-async fn cli_sessions(
-    cluster: &Cluster,
-    who: &Principal,
-) -> (Vec<bridge_protocol::api::SessionSummary>, Vec<String>) {
-    let nodes = cluster.live_agents().await;
-    let ask = CliAsk::List { who: Who::of(who) };
-    let mut sessions = Vec::new();
-    let mut missing = Vec::new();
-    for (node, answer) in ask_nodes(cluster, &nodes, &ask).await {
-        let listed = answer
-            .filter(|(status, _)| *status == 200)
-            .and_then(|(_, body)| {
-                serde_json::from_slice::<bridge_protocol::api::SessionList>(
-                    &[b"{\"sessions\":".as_slice(), &body, b"}"].concat(),
-                )
-                .ok()
-            });
-        let Some(listed) = listed else {
-            missing.push(node);
-            continue;
-        };
-        for mut s in listed.sessions {
-            s.origin = Some(bridge_protocol::api::Origin::Cli);
-            s.extra.insert("host".into(), Value::String(node.clone()));
-            sessions.push(s);
-        }
-    }
-    crate::transcripts::api::order(&mut sessions);
-    (sessions, missing)
-}
-
-/// `GET /v1/code/cli-sessions/{id}` and `POST …/{id}/resume|fork|rewind` on a gateway: sent to the
-/// agents node whose machine holds the transcript (each live one is asked; the first by name that
-/// has it answers), which runs it through its own routes — same rights, statuses and bodies as a
-/// single relay — and hosts a session it starts. The answer names that node (`host`). Refusals
-/// that need no node (a scoped observer, an observer's write, a malformed id) come from this
-/// gateway's own handlers, worded as on a single relay.
-async fn cli(
-    app: &AppState,
-    cluster: &Arc<Cluster>,
-    req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    let path = req.uri().path().to_owned();
-    let Some(id) = wire::cli_route(req.method().as_str(), &path).map(str::to_owned) else {
-        return Ok(next.run(req).await);
-    };
-    let who = principal(app, &req)?;
-    if who.session_scope.is_some()
-        || (req.method() != Method::GET && !who.can_write())
-        || !crate::transcripts::index::valid_id(&id)
-    {
-        return Ok(next.run(req).await);
-    }
-    let nodes = cluster.live_agents().await;
-    let answers = ask_nodes(cluster, &nodes, &CliAsk::Holds { id: id.clone() }).await;
-    let holder = answers
-        .iter()
-        .find(|(_, a)| matches!(a, Some((204, _))))
-        .map(|(n, _)| n.clone());
-    let Some(node) = holder else {
-        let missing: Vec<&str> = answers
-            .iter()
-            .filter(|(_, a)| a.is_none())
-            .map(|(n, _)| n.as_str())
-            .collect();
-        if missing.is_empty() {
-            return Err(ApiError::not_found(format!(
-                "no agents node of this cluster holds Claude Code session {id} ({} asked)",
-                nodes.len()
-            )));
-        }
-        return Err(super::unavailable(format!(
-            "Claude Code session {id} is on none of the agents nodes that answered; {} did not answer within {} s: retry",
-            missing.join(", "),
-            CLI_TIMEOUT.as_secs()
-        )));
-    };
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| path.clone(), |p| p.as_str().to_owned());
-    let method = req.method().as_str().to_owned();
-    let body = String::from_utf8(body_bytes(app, req).await?.into())
-        .map_err(|_| ApiError::bad_request("malformed JSON body: not UTF-8"))?;
-    let ask = CliAsk::Http {
-        who: Who::of(&who),
-        method,
-        path,
-        body,
-    };
-    let request = async_nats::Request::new()
-        .payload(serde_json::to_vec(&ask).unwrap_or_default().into())
-        .timeout(Some(FORWARD_TIMEOUT));
-    let m = match cluster
-        .client
-        .send_request(wire::cli_subject(&node), request)
-        .await
-    {
-        Ok(m) => m,
-        Err(e) if e.kind() == async_nats::RequestErrorKind::TimedOut => {
-            return Err(ApiError::new(
-                StatusCode::GATEWAY_TIMEOUT,
-                "timeout_error",
-                format!(
-                    "the agents node {node} holding Claude Code session {id} did not answer within {} s; retry",
-                    FORWARD_TIMEOUT.as_secs()
-                ),
-            ));
-        }
-        Err(e) => {
-            return Err(super::unavailable(format!(
-                "the agents node {node} holding Claude Code session {id} cannot be reached over NATS ({e})"
-            )));
-        }
-    };
-    let status = status_of(&m);
-    // Which node answered: the list names it the same way.
-    if (200..300).contains(&status)
-        && let Ok(Value::Object(mut o)) = serde_json::from_slice::<Value>(&m.payload)
-    {
-        o.insert("host".into(), Value::String(node));
-        let body = serde_json::to_vec(&o).unwrap_or_default();
-        return Ok(verdict_response(status, body.into()));
-    }
-    Ok(verdict_response(status, m.payload))
 }
 
 /// The session list from the registry, each with its host: every archived session too with
@@ -682,8 +526,8 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
 }
 
 impl Cluster {
-    /// The agents nodes with a fresh heartbeat, by name.
-    async fn live_agents(&self) -> Vec<String> {
+    /// The agents nodes with a fresh heartbeat (one in the last 10 s), sorted by name.
+    async fn fresh_agents(&self) -> Vec<NodeEntry> {
         let now = wire::unix_now();
         let mut nodes = Vec::new();
         if let Some(kv) = self.nats().map(|n| &n.nodes_kv)
@@ -695,33 +539,28 @@ impl Cluster {
                     && n.agents
                     && n.at + 10 >= now
                 {
-                    nodes.push(n.node);
+                    nodes.push(n);
                 }
             }
         }
-        nodes.sort();
+        nodes.sort_by(|a, b| a.node.cmp(&b.node));
         nodes
+    }
+
+    /// The names of the agents nodes with a fresh heartbeat, sorted.
+    pub(super) async fn live_agents(&self) -> Vec<String> {
+        self.fresh_agents()
+            .await
+            .into_iter()
+            .map(|n| n.node)
+            .collect()
     }
 
     /// An agents node with a fresh heartbeat and room: one whose `--cwd` holds `cwd` first, then
     /// the least loaded.
     async fn pick_node(&self, cwd: Option<&str>) -> Result<String, ApiError> {
-        let now = wire::unix_now();
-        let mut nodes: Vec<NodeEntry> = Vec::new();
-        if let Some(kv) = self.nats().map(|n| &n.nodes_kv)
-            && let Ok(mut keys) = kv.keys().await
-        {
-            while let Some(Ok(k)) = keys.next().await {
-                if let Ok(Some(b)) = kv.get(&k).await
-                    && let Ok(n) = serde_json::from_slice::<NodeEntry>(&b)
-                    && n.agents
-                    && n.at + 10 >= now
-                    && n.load < n.max_sessions
-                {
-                    nodes.push(n);
-                }
-            }
-        }
+        let mut nodes = self.fresh_agents().await;
+        nodes.retain(|n| n.load < n.max_sessions);
         let fits = |n: &NodeEntry| cwd.is_some_and(|c| std::path::Path::new(c).starts_with(&n.cwd));
         nodes
             .iter()

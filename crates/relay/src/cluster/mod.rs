@@ -27,6 +27,7 @@ use crate::audit::AuditLog;
 use crate::relay::Relay;
 use crate::session::SessionCtx;
 
+mod cli;
 pub mod creds;
 mod gateway;
 mod host;

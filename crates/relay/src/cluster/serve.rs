@@ -83,23 +83,24 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
         .subscribe(wire::cli_subject(&cluster.config.node))
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to CLI session requests on NATS: {e}"))?;
-    let c = Arc::downgrade(cluster);
-    tokio::spawn(async move {
-        let mut clis = clis;
-        while let Some(msg) = clis.next().await {
-            let Some(cluster) = c.upgrade() else { return };
-            tokio::spawn(async move { on_cli(cluster, msg).await });
-        }
-    });
-    let c = Arc::downgrade(cluster);
-    tokio::spawn(async move {
-        let mut creates = creates;
-        while let Some(msg) = creates.next().await {
-            let Some(cluster) = c.upgrade() else { return };
-            tokio::spawn(async move { on_create(cluster, msg).await });
-        }
-    });
+    each_at_once(cluster, clis, on_cli);
+    each_at_once(cluster, creates, on_create);
     Ok(())
+}
+
+/// Runs `handle` on every message of `subscription`, each in its own task, while the cluster lives.
+fn each_at_once<F, Fut>(cluster: &Arc<Cluster>, mut subscription: async_nats::Subscriber, handle: F)
+where
+    F: Fn(Arc<Cluster>, Message) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let c = Arc::downgrade(cluster);
+    tokio::spawn(async move {
+        while let Some(msg) = subscription.next().await {
+            let Some(cluster) = c.upgrade() else { return };
+            tokio::spawn(handle(cluster, msg));
+        }
+    });
 }
 
 /// Replies with `resp` (status + body).
