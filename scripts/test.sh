@@ -81,7 +81,7 @@ scripts/pack.sh
 tests/pkg/run.sh
 
 if [ "${SKIP_E2E:-0}" != 1 ]; then
-  step "end-to-end (Playwright: 28 flows x desktop + phone x demo agent + real CLI 2.1.332)"
+  step "end-to-end (Playwright: 29 flows x desktop + phone x demo agent + real CLI 2.1.332)"
   E2E_REQUIRE_REAL=1 tests/e2e/run.sh
 
   # Second, non-blocking job: the newest published CLI, when it differs from the pinned one.
