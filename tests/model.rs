@@ -235,6 +235,46 @@ fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_dupli
     assert_eq!(rows_of_role(&s, "assistant"), 1);
 }
 
+/// A subagent's new API message closes its thread's older one still streaming, not the main thread's;
+/// the turn's result closes every one (the model keeps the streaming rows aside, not a scan).
+#[test]
+fn a_subagents_new_message_closes_its_own_thread_and_the_result_closes_all() {
+    let in_thread = |mut v: Value, parent: &str| {
+        v["parent_tool_use_id"] = json!(parent);
+        v
+    };
+    let streaming = |s: &Session, msg: &str| match &s.item(&format!("a:{msg}")).unwrap().kind {
+        ItemKind::Assistant(a) => a.streaming,
+        _ => panic!("{msg} is an assistant row"),
+    };
+    let mut s = Session::new();
+    apply_all(
+        &mut s,
+        &[
+            start("m1"),
+            block_start("m1", 0, json!({"type": "text", "text": ""})),
+            text_delta("m1", 0, "main"),
+            in_thread(start("sub1"), "toolu_task"),
+            in_thread(
+                block_start("sub1", 0, json!({"type": "text", "text": ""})),
+                "toolu_task",
+            ),
+        ],
+    );
+    assert!(streaming(&s, "m1") && streaming(&s, "sub1"));
+    apply_all(&mut s, &[in_thread(start("sub2"), "toolu_task")]);
+    assert!(
+        !streaming(&s, "sub1"),
+        "the subagent's older message is closed"
+    );
+    assert!(streaming(&s, "m1"), "the main thread's message streams on");
+    assert!(streaming(&s, "sub2"));
+    apply_all(&mut s, &[result(0.01, json!({}))]);
+    for msg in ["m1", "sub1", "sub2"] {
+        assert!(!streaming(&s, msg), "{msg} is closed by the result");
+    }
+}
+
 /// On a scale-out gateway the live frames (deltas) and the log travel separate paths: a message's
 /// deltas can arrive after its durable frame. They show nothing a second time.
 #[test]

@@ -42,21 +42,36 @@ impl Session {
         }
     }
 
+    /// Marks the assistant row `key` streaming.
+    pub(super) fn mark_streaming(&mut self, key: &Key) {
+        if let Some(a) = self.assistant_mut(key) {
+            a.streaming = true;
+            if !self.streaming_rows.contains(key) {
+                self.streaming_rows.push(key.clone());
+            }
+        }
+    }
+
     /// Ends the streaming state of every assistant row (of one parent, or all).
     pub(super) fn close_streaming(&mut self, parent: Option<&str>) {
-        let keys: Vec<Key> = self
-            .items
-            .values()
-            .filter(|i| matches!(&i.kind, ItemKind::Assistant(a) if a.streaming))
-            .filter(|i| parent.is_none() || i.parent.as_deref() == parent)
-            .map(|i| i.key.clone())
-            .collect();
-        for key in keys {
-            if let Some(a) = self.assistant_mut(&key) {
-                a.streaming = false;
-                for slot in &mut a.blocks {
-                    slot.open = false;
-                }
+        let rows = std::mem::take(&mut self.streaming_rows);
+        for key in rows {
+            let Some(item) = self.items.get_mut(&key) else {
+                continue;
+            };
+            let ItemKind::Assistant(a) = &mut item.kind else {
+                continue;
+            };
+            if !a.streaming {
+                continue;
+            }
+            if parent.is_some() && item.parent.as_deref() != parent {
+                self.streaming_rows.push(key);
+                continue;
+            }
+            a.streaming = false;
+            for slot in &mut a.blocks {
+                slot.open = false;
             }
             self.touch(&key);
         }

@@ -192,6 +192,9 @@ pub struct Session {
     order: Vec<Key>,
     tools: HashMap<String, ToolCall>,
     seen: HashSet<String>,
+    /// Keys of the assistant rows that may be streaming (every row marked `streaming` is here), so
+    /// closing them does not walk the whole transcript on every new message or result.
+    streaming_rows: Vec<Key>,
     current_stream: Option<String>,
     prompts: Vec<Prompt>,
     settled: HashMap<String, SettledBy>,

@@ -62,7 +62,8 @@ impl Session {
                     sl.index = Some(index);
                     return;
                 }
-                a.streaming = true;
+                self.mark_streaming(&key);
+                let a = self.assistant_mut(&key).expect("ensured");
                 if let Block::ToolUse(id) = &block
                     && a.blocks
                         .iter()
@@ -187,8 +188,8 @@ impl Session {
             self.turn_running = true;
         }
         let key = self.ensure_assistant(&id, parent);
+        self.mark_streaming(&key);
         if let Some(a) = self.assistant_mut(&key) {
-            a.streaming = true;
             a.model = Some(start.message.model.clone());
         }
         self.current_stream = Some(id);
