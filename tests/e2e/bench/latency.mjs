@@ -41,6 +41,13 @@ const cleanup = () => {
   rmSync(data, { recursive: true, force: true });
 };
 process.on('exit', cleanup);
+// A run that stops making progress (seen: the page never went live, twice in eight runs on a busy
+// two-core machine) ends with an error instead of holding scripts/bench.sh.
+let stage = 'starting the relay';
+setTimeout(() => {
+  console.error(`latency bench: stuck while ${stage} after 5 min; relay log:\n${log.slice(-3000)}`);
+  process.exit(1);
+}, 300_000).unref();
 const base = await new Promise((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`the relay did not start:\n${log}`)), 60_000);
   let out = '';
@@ -62,6 +69,7 @@ const api = (path, body) =>
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
     return r.json();
   });
+stage = 'creating the session';
 const { session_id: sid } = await api('/v1/code/sessions', { title: 'latency bench' });
 
 // The same stream as a plain SSE client sees it (Node, no browser): the relay's own share.
@@ -84,11 +92,13 @@ const sse = fetch(`${base}/v1/code/sessions/${sid}/events/stream`, {
   })
   .catch(() => {});
 
+stage = 'starting Chromium';
 const browser = await chromium.launch({
   executablePath: process.env.E2E_CHROMIUM ?? '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
 });
 const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+stage = 'opening the session';
 await page.goto(`${base}/s/${sid}#login=${token}`);
 await page.locator('[data-testid="connection-status"][data-state="live"]').waitFor({ state: 'attached', timeout: 60_000 });
 await page.locator('[data-testid="composer-input"]').waitFor({ state: 'visible', timeout: 60_000 });
@@ -137,6 +147,7 @@ await page.evaluate(() => {
   };
   new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, characterData: true });
 });
+stage = 'streaming';
 await page.locator('[data-testid="composer-input"]').fill('latency please');
 await page.locator('[data-testid="composer-send"]').click();
 const deadline = Date.now() + 120_000;
@@ -148,6 +159,7 @@ while (Date.now() < deadline) {
 }
 await new Promise((r) => setTimeout(r, 200));
 const recs = await page.evaluate(() => [...window.__latency.values()]);
+stage = 'closing';
 await browser.close();
 sseAbort.abort();
 await sse;
