@@ -219,6 +219,10 @@ async fn frames_apply_at_once_until_the_frame_budget_then_wait_for_the_animation
         2,
         "applied without waiting for a frame"
     );
+    // Mounting the first row can spend the frame's budget by itself (a debug build takes 25–40 ms
+    // on some Chromium versions); the budget starts again with the next animation frame.
+    next_frame().await;
+    next_frame().await;
     // More deltas within the same animation frame: each is applied at once until the budget
     // (at most 4 flushes per frame) is spent; the rest wait for the next animation frame, together.
     let mut applied = vec![];
@@ -227,7 +231,9 @@ async fn frames_apply_at_once_until_the_frame_budget_then_wait_for_the_animation
         microtasks().await;
         applied.push(m.store.session.with_untracked(|s| s.applied()));
     }
-    // [3, 4, 5, 5, 5, 5, 5, 5] (fewer at once if the flushes took over 4 ms).
+    // [3, 4, 5, 5, 5, 5, 5, 5], or fewer at once when the flushes take over 4 ms (the first
+    // delta's own render does in a debug build: [3, 3, …]); the count and time rules themselves
+    // are unit-tested in src/store/inbox.rs.
     assert_eq!(applied[0], 3, "the first delta at once: {applied:?}");
     assert!(
         applied[7] <= 5,

@@ -92,3 +92,65 @@ impl Inbox {
         self.frames.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Incoming;
+    use crate::state::Source;
+
+    fn frame() -> Incoming {
+        Incoming {
+            source: Source::Worker,
+            seq: None,
+            payload: serde_json::json!({"type": "keep_alive"}).into(),
+        }
+    }
+
+    /// Pushes a frame, takes it as its flush would, and counts the flush as taking `ms`.
+    fn flush(inbox: &mut Inbox, ms: f64) -> Pace {
+        let pace = inbox.push(frame());
+        assert_eq!(inbox.take().len(), 1);
+        inbox.spent(ms);
+        pace
+    }
+
+    #[test]
+    fn frames_apply_at_once_until_four_flushes_then_wait_for_the_animation_frame() {
+        let mut inbox = Inbox::default();
+        for _ in 0..MAX_AT_ONCE {
+            assert_eq!(flush(&mut inbox, 0.1), Pace::Microtask);
+        }
+        assert_eq!(inbox.push(frame()), Pace::Frame);
+        // Frames arriving before that flush join it.
+        assert_eq!(inbox.push(frame()), Pace::Joined);
+        assert_eq!(inbox.take().len(), 2);
+        inbox.new_frame();
+        assert_eq!(inbox.push(frame()), Pace::Microtask);
+    }
+
+    #[test]
+    fn frames_wait_for_the_animation_frame_once_the_time_budget_is_spent() {
+        let mut inbox = Inbox::default();
+        assert_eq!(flush(&mut inbox, BUDGET_MS - 1.0), Pace::Microtask);
+        assert_eq!(flush(&mut inbox, 1.5), Pace::Microtask);
+        assert_eq!(inbox.push(frame()), Pace::Frame, "4.5 ms spent");
+        inbox.take();
+        inbox.new_frame();
+        assert_eq!(inbox.push(frame()), Pace::Microtask);
+    }
+
+    #[test]
+    fn the_frame_reset_is_scheduled_once_per_frame_and_the_naive_baseline_applies_now() {
+        let mut inbox = Inbox::default();
+        inbox.push(frame());
+        inbox.take();
+        assert!(inbox.spent(1.0), "the first flush schedules the reset");
+        assert!(!inbox.spent(1.0), "already scheduled");
+        inbox.new_frame();
+        assert!(inbox.spent(1.0));
+        inbox.naive = true;
+        assert_eq!(inbox.push(frame()), Pace::Now);
+        assert_eq!(inbox.push(frame()), Pace::Now);
+    }
+}
