@@ -42,7 +42,9 @@ pub fn Markdown(
 }
 
 /// One top-level block of a markdown text: its position, its source and a hash of it (the key).
-#[derive(Clone, Debug)]
+/// Compared field by field, the hash before the source (a kept block's shared `Arc<str>` compares
+/// by pointer first).
+#[derive(Clone, Debug, PartialEq)]
 pub struct MdBlock {
     /// False while the markdown part is not loaded: the whole text, shown plain.
     pub ready: bool,
@@ -54,14 +56,6 @@ pub struct MdBlock {
     pub text: Arc<str>,
     /// Where it starts in the text.
     start: usize,
-}
-
-impl PartialEq for MdBlock {
-    fn eq(&self, other: &Self) -> bool {
-        (self.ready, self.index, self.hash, self.start)
-            == (other.ready, other.index, other.hash, other.start)
-            && (Arc::ptr_eq(&self.text, &other.text) || self.text == other.text)
-    }
 }
 
 /// The last split of a text into top-level blocks. When the text grew at its end (streaming), the
