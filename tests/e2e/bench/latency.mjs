@@ -7,6 +7,12 @@
 // callback runs (after the rendering step that paints it).
 // Prints p50/p99/max of both, over the deltas that arrived.
 //
+// Two more figures say where the time goes on the machine it runs on: the same answer streamed
+// first with no browser running (a Node SSE client alone: the relay's own share), and, during the
+// browser pass, how the page's main thread spent the streaming window (CDP `Performance.getMetrics`:
+// script — the console's code —, style and layout, and all tasks together, which also hold paint
+// and compositing work of the main thread).
+//
 //   node tests/e2e/bench/latency.mjs RELAY_BIN STATIC_DIR
 //
 // Env: E2E_CHROMIUM (default /usr/bin/chromium).
@@ -69,28 +75,45 @@ const api = (path, body) =>
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
     return r.json();
   });
+// A plain SSE client of a session (Node, no browser): each marker's latency when its chunk arrives.
+const watchSse = (sid) => {
+  const seen = new Map();
+  const abort = new AbortController();
+  const done = fetch(`${base}/v1/code/sessions/${sid}/events/stream`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    signal: abort.signal,
+  })
+    .then(async (r) => {
+      const dec = new TextDecoder();
+      const re = /lat(\d+)_0*(\d+\.\d+)/g;
+      for await (const chunk of r.body) {
+        const now = performance.timeOrigin + performance.now();
+        const text = dec.decode(chunk, { stream: true });
+        re.lastIndex = 0;
+        let m;
+        while ((m = re.exec(text))) if (!seen.has(m[1])) seen.set(m[1], now - Number(m[2]));
+      }
+    })
+    .catch(() => {});
+  return { seen, stop: () => (abort.abort(), done) };
+};
+
+// The relay alone: the same answer streamed to a Node SSE client while no browser runs.
+stage = 'streaming to a Node client alone';
+const { session_id: soloSid } = await api('/v1/code/sessions', { title: 'latency bench (relay only)' });
+const solo = watchSse(soloSid);
+await api(`/v1/code/sessions/${soloSid}/events`, {
+  session_id: soloSid,
+  events: [{ payload: { type: 'user', message: { role: 'user', content: 'latency please' }, parent_tool_use_id: null, session_id: soloSid, uuid: crypto.randomUUID() } }],
+});
+for (const until = Date.now() + 60_000; Date.now() < until && solo.seen.size < DELTAS; ) await new Promise((r) => setTimeout(r, 100));
+await solo.stop();
+
 stage = 'creating the session';
 const { session_id: sid } = await api('/v1/code/sessions', { title: 'latency bench' });
 
-// The same stream as a plain SSE client sees it (Node, no browser): the relay's own share.
-const sseSeen = new Map();
-const sseAbort = new AbortController();
-const sse = fetch(`${base}/v1/code/sessions/${sid}/events/stream`, {
-  headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
-  signal: sseAbort.signal,
-})
-  .then(async (r) => {
-    const dec = new TextDecoder();
-    const re = /lat(\d+)_0*(\d+\.\d+)/g;
-    for await (const chunk of r.body) {
-      const now = performance.timeOrigin + performance.now();
-      const text = dec.decode(chunk, { stream: true });
-      re.lastIndex = 0;
-      let m;
-      while ((m = re.exec(text))) if (!sseSeen.has(m[1])) sseSeen.set(m[1], now - Number(m[2]));
-    }
-  })
-  .catch(() => {});
+// The same stream as a plain SSE client sees it while the browser renders it.
+const { seen: sseSeen, stop: stopSse } = watchSse(sid);
 
 stage = 'starting Chromium';
 const browser = await chromium.launch({
@@ -148,7 +171,11 @@ await page.evaluate(() => {
   new MutationObserver(scan).observe(document.body, { subtree: true, childList: true, characterData: true });
 });
 stage = 'streaming';
+const cdp = await page.context().newCDPSession(page);
+await cdp.send('Performance.enable');
+const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
 await page.locator('[data-testid="composer-input"]').fill('latency please');
+const before = await metrics();
 await page.locator('[data-testid="composer-send"]').click();
 const deadline = Date.now() + 120_000;
 let got = 0;
@@ -158,11 +185,11 @@ while (Date.now() < deadline) {
   await new Promise((r) => setTimeout(r, 250));
 }
 await new Promise((r) => setTimeout(r, 200));
+const after = await metrics();
 const recs = await page.evaluate(() => [...window.__latency.values()]);
 stage = 'closing';
 await browser.close();
-sseAbort.abort();
-await sse;
+await stopSse();
 
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const stats = (xs) => {
@@ -174,8 +201,16 @@ if (recs.length === 0) {
   console.log(`no delta reached the page; relay log:\n${log.slice(-3000)}`);
   process.exit(1);
 }
+if (solo.seen.size) console.log(`  relay alone, no browser running ${stats([...solo.seen.values()])}  (${solo.seen.size} deltas)`);
 if (sseSeen.size) console.log(`  relay's SSE (Node client)       ${stats([...sseSeen.values()])}  (${sseSeen.size} deltas)`);
 console.log(`  in the DOM (MutationObserver)   ${stats(recs.map((r) => r.dom - r.sent))}`);
 console.log(`  painted (task after the frame) ${stats(recs.filter((r) => r.frame).map((r) => r.frame - r.sent))}`);
 console.log('  (goal: p50 <= 5 ms, p99 <= 20 ms)');
+// Seconds of the page's main thread while the answer streamed (from the click to the last marker).
+const spent = (k) => (after[k] ?? 0) - (before[k] ?? 0);
+const wall = (after.Timestamp ?? 0) - (before.Timestamp ?? 0);
+if (wall > 0) {
+  const pctOf = (k) => `${(spent(k) * 1000).toFixed(0)} ms (${((100 * spent(k)) / wall).toFixed(0)} %)`;
+  console.log(`  page main thread over ${(wall * 1000).toFixed(0)} ms of streaming: tasks ${pctOf('TaskDuration')}, script ${pctOf('ScriptDuration')}, style ${pctOf('RecalcStyleDuration')}, layout ${pctOf('LayoutDuration')}`);
+}
 if (recs.length < DELTAS) process.exitCode = 1;
