@@ -32,4 +32,4 @@ for kind in "${kinds[@]}"; do
     -- --nocapture 2>&1 | grep -E '^(chaos at scale|  …|test result|thread|failures)|panicked' 
 done
 echo "==> relay: SIGKILL mid-turn and restart; ten clients race to answer one prompt"
-cargo test -q -p bridge-relay --test chaos -- --nocapture 2>&1 | grep -E '^(race of ten|test result)|panicked'
+cargo test -q -p bridge-relay --test integration -- --nocapture chaos:: 2>&1 | grep -E '^(race of ten|test result)|panicked'

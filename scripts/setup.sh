@@ -21,7 +21,9 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-if ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+# trunk is for `trunk serve` only (scripts/dev.sh installs it on first use): the demo, the install and
+# the tests build the console with scripts/build-console.sh.
+if [ "${1:-}" = "--dev" ] && ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
   say "installing trunk $TRUNK_VERSION (compiles from source, ~10 min once)"
   cargo install trunk --version "$TRUNK_VERSION" --locked
 fi

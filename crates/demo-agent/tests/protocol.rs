@@ -1,13 +1,12 @@
 //! Every line the demo agent writes parses with `bridge_protocol::parse_cli_line` as a known message
 //! (no `Unknown` anywhere inside) and re-serializes to the same JSON.
 
-mod common;
 
 use std::time::Duration;
 
 use bridge_demo_agent::harness::{InProcess, kind};
 use bridge_demo_agent::{AgentOptions, BUILTIN_NAMES, Scenario};
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 #[test]

@@ -1,7 +1,6 @@
 //! The scenario the Playwright suite runs the real CLI with (`tests/e2e/scenarios/fake-model.json`) parses
 //! and answers each flow's keyword with the intended turn.
 
-mod common;
 
 use bridge_fake_model::{Block, Scenario, Served};
 use serde_json::{Value, json};
@@ -22,7 +21,7 @@ fn first_tool_command(s: &Scenario, index: usize) -> Option<String> {
 async fn served(fm: &bridge_fake_model::RunningFakeModel, content: Value) -> Served {
     let body = json!({"model": "m", "max_tokens": 10, "stream": false,
                       "messages": [{"role": "user", "content": content}]});
-    let r = common::post_messages(&fm.base_url(), &body).await;
+    let r = crate::common::post_messages(&fm.base_url(), &body).await;
     assert_eq!(r.status(), 200);
     fm.model.requests().last().unwrap().served.clone()
 }
@@ -50,7 +49,7 @@ async fn each_flow_keyword_selects_its_turn_every_time() {
         "turns are shared by parallel tests"
     );
 
-    let fm = common::start_with(scenario.clone()).await;
+    let fm = crate::common::start_with(scenario.clone()).await;
     for round in 0..2 {
         for key in [
             "e2e-basic",

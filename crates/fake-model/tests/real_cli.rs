@@ -4,7 +4,6 @@
 //! selects another one (e.g. the latest version). When no binary is installed the tests print why and pass
 //! without running.
 
-mod common;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -15,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
-use common::messages_requests;
+use crate::common::messages_requests;
 
 const PINNED: &str = "2.1.332";
 const TURN_TIMEOUT: Duration = Duration::from_secs(90);
@@ -185,7 +184,7 @@ fn is_result(v: &Value) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edited_bash_command_is_what_runs() {
     let bin = require_cli!();
-    let fm = common::start(json!({
+    let fm = crate::common::start(json!({
         "turns": [
             {"match": "create the marker", "blocks": [
                 {"type": "thinking", "thinking": "A file is wanted."},
@@ -264,7 +263,7 @@ async fn edited_bash_command_is_what_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_message_reaches_the_model_and_the_result() {
     let bin = require_cli!();
-    let fm = common::start(json!({
+    let fm = crate::common::start(json!({
         "turns": [
             {"match": "clean up", "blocks": [
                 {"type": "tool_use", "name": "Bash",

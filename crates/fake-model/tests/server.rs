@@ -1,13 +1,12 @@
 //! The fake model over real HTTP (reqwest against a server bound to 127.0.0.1:0).
 
-mod common;
 
 use std::time::Duration;
 
 use bridge_fake_model::{FakeModel, RunningFakeModel, Scenario};
 use serde_json::{Value, json};
 
-use common::{post_messages, request, start};
+use crate::common::{post_messages, request, start};
 
 /// Parse an SSE body into (event name, data JSON) pairs.
 fn parse_sse(body: &str) -> Vec<(String, Value)> {

@@ -2,9 +2,8 @@
 //! `get_context_usage` and `mcp_status` reach the agent and its answers come back on the asker's
 //! stream and stay in the log (where observers, who may not ask, read them).
 
-mod common;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn answer_to<'a>(frames: &'a [Frame], rid: &str) -> Option<&'a Value> {

@@ -3,11 +3,10 @@
 //! sw.js, the manifest and anything unhashed are revalidated (`no-cache`); a missing hashed file (the
 //! index.html fallback) is never cached under its name.
 
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 const HASHED_DIR: &str = "console-3b9f7f19a8d45931";
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";

@@ -3,11 +3,10 @@
 //! absolute paths, symlinks out of the cwd), the size cap, a directory outside git where the
 //! session's own tool calls say what changed, observers, unknown sessions, and shared computation.
 
-mod common;
 
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn write(path: &Path, content: impl AsRef<[u8]>) {

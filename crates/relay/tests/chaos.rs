@@ -10,13 +10,12 @@
 //! The agent is the demo agent behind a small shell wrapper that copies the agent's stdin to a
 //! file (what the agent really read) and starts a background `sleep` (what a tool leaves behind).
 
-mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The wrapper agent: records its pid and its background child's, copies stdin to

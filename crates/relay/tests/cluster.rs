@@ -4,11 +4,10 @@
 //! wins across gateways; a client resumes through another gateway with nothing lost or repeated.
 //! (Without `--nats` nothing changes: the rest of the suite runs single relays.)
 
-mod common;
 
-use common::cluster::*;
-use common::nats::NatsServer;
-use common::*;
+use crate::common::cluster::*;
+use crate::common::nats::NatsServer;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// Created through a gateway: placed on `host1`, answered with the gateway's own URLs.

@@ -6,15 +6,14 @@
 //! One NATS server, two `agents` nodes (`boxa`, `boxb`: each its own Claude config dir holding a
 //! transcript, and its own working directory) and one `gateway` (`gw`), all `--demo`.
 
-mod common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::cluster::{node, node_opts, signal};
-use common::nats::NatsServer;
-use common::transcripts::*;
-use common::*;
+use crate::common::cluster::{node, node_opts, signal};
+use crate::common::nats::NatsServer;
+use crate::common::transcripts::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 /// The second machine's transcript: the fixture under another id and first prompt.

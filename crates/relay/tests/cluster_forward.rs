@@ -8,13 +8,12 @@
 //! One NATS server, one `agents` node and one `gateway` (`--demo`). The harness is written here
 //! until the shared one (`tests/common/cluster.rs`) lands.
 
-mod common;
 
 use std::path::Path;
 
-use common::cluster::{create_through_with, node};
-use common::nats::NatsServer;
-use common::*;
+use crate::common::cluster::{create_through_with, node};
+use crate::common::nats::NatsServer;
+use crate::common::*;
 use serde_json::{Value, json};
 
 struct Cluster {

@@ -2,14 +2,13 @@
 //! comes back after the cluster took it for dead, relays started before NATS, gateway mirrors
 //! evicted and read again, shared credentials purged after they expire.
 
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::cluster::*;
-use common::nats::NatsServer;
-use common::*;
+use crate::common::cluster::*;
+use crate::common::nats::NatsServer;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const LOST: &str = "host host1 stopped answering";

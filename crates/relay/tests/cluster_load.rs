@@ -2,13 +2,12 @@
 //! in order and once (the host keeps one JetStream message in flight per session, carrying what
 //! queued up meanwhile).
 
-mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::cluster::*;
-use common::nats::NatsServer;
-use common::*;
+use crate::common::cluster::*;
+use crate::common::nats::NatsServer;
+use crate::common::*;
 
 const BURST: u64 = 5000;
 

@@ -2,11 +2,10 @@
 //! expiry / logout reach open streams, `--token-file`, one controller credential, every credential
 //! listed and revocable, one-time login codes in the banner, observers see less.
 
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use futures::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;

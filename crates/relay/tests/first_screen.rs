@@ -4,9 +4,8 @@
 //! precompressed copies; without the secret, with an observer's login, with a bearer token or the
 //! embed / observer switches: the static page.
 
-mod common;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const TEMPLATE: &str = "<!doctype html><html><head><title>console</title></head><body>\

@@ -1,9 +1,8 @@
 //! Hardening (issue 13, "Processes and durability") over real HTTP: the `bridge-relay` binary on
 //! 127.0.0.1:0.
 
-mod common;
 
-use common::*;
+use crate::common::*;
 
 /// Every page and API answer carries the security headers; the console's inline loader is allowed
 /// by hash, never by `'unsafe-inline'`.

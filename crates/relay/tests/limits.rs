@@ -3,7 +3,6 @@
 //! survives any bytes, archived sessions that cost nothing until opened, retention and DELETE.
 //! Each runs the real `bridge-relay` binary.
 
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -11,7 +10,7 @@ use std::time::{Duration, Instant};
 use bridge_relay::EventStore as _;
 use bridge_relay::session::{SessionMeta, SessionState};
 use bridge_relay::store::{Source, SqliteStore, StoredEvent};
-use common::*;
+use crate::common::*;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 

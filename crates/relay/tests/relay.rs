@@ -1,12 +1,11 @@
 //! End-to-end tests over real HTTP: the `bridge-relay` binary on 127.0.0.1:0 driving the demo agent
 //! (spawned as `<relay> demo-agent …`, i.e. through the real child-process path).
 
-mod common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 #[tokio::test]

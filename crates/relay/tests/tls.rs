@@ -2,12 +2,11 @@
 //! that trust exactly the local CA it made (`<data-dir>/tls/ca.pem`), as a phone that installed it
 //! does; the CA served at `/tls/ca.crt`; `--behind-proxy`; and the flags the relay refuses.
 
-mod common;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use futures::{SinkExt as _, StreamExt as _};
 use rustls_pki_types::pem::PemObject as _;
 use rustls_pki_types::{CertificateDer, ServerName};

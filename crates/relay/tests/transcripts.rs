@@ -3,14 +3,13 @@
 //! confinement, rights, resume), and resume / fork / rewind with the real CLI against the fake model
 //! (skipped, saying so, when the CLI is not installed).
 
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bridge_relay::transcripts::{Index, parse};
-use common::transcripts::*;
-use common::*;
+use crate::common::transcripts::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const ALPHA: &str = "98828372-2247-4c75-aa76-51ba5929b62d";

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 pub mod cluster;
 pub mod nats;
+pub mod push_service;
 pub mod transcripts;
 
 pub const TOKEN: &str = "test-controller-token-0123456789";

@@ -20,7 +20,7 @@ use p256::ecdsa::signature::Verifier as _;
 use p256::ecdsa::{Signature, VerifyingKey};
 use serde_json::{Value, json};
 
-use super::common::T;
+use super::T;
 
 /// How the push service answers a request.
 #[derive(Clone, Debug)]

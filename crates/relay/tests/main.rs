@@ -1,0 +1,22 @@
+//! The integration tests of this crate, one binary (one link): each file is a module.
+
+mod common;
+mod agent_info;
+mod cache;
+mod changes;
+mod chaos;
+mod cluster;
+mod cluster_cli;
+mod cluster_forward;
+mod cluster_lifecycle;
+mod cluster_load;
+mod cluster_push;
+mod credentials;
+mod first_screen;
+mod hardening;
+mod limits;
+mod push;
+mod relay;
+mod tls;
+mod transcript_frames;
+mod transcripts;
