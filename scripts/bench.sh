@@ -16,7 +16,7 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}"
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 out=pkg/bench; mkdir -p "$out"
-scripts/setup.sh --test >/dev/null
+scripts/setup.sh --test --dev >/dev/null
 
 echo "== protocol decode (criterion)"
 cargo bench -q -p bridge-protocol --bench decode -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/protocol-decode.txt"
@@ -43,18 +43,18 @@ scripts/build-console.sh dist >/dev/null 2>&1
   scripts/console-sizes.sh "$trunk_dist" "one module (trunk build --release)"
   scripts/console-sizes.sh dist "split (scripts/build-console.sh -> dist/)"
 } | tee "$out/transfer-size.txt"
-echo "== what the relay sends (release relay, console compressed at startup)"
+echo "== what the relay sends (release relay, console read at start)"
 {
   log=$(mktemp); data=$(mktemp -d); log1=$(mktemp); data1=$(mktemp -d)
   BRIDGE_RELAY_TOKEN=bench-token-0123456789abcdef "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
-    --static-dir dist --data-dir "$data" >"$log" 2>&1 &
+    --static-dir dist --data-dir "$data" --cwd "$data" >"$log" 2>&1 &
   relay=$!
   # The same relay serving the one-module Trunk build, for the side-by-side first load.
   BRIDGE_RELAY_TOKEN=bench-token-0123456789abcdef "$CARGO_TARGET_DIR/release/bridge-relay" --demo --bind 127.0.0.1:0 \
     --static-dir "$trunk_dist" --data-dir "$data1" >"$log1" 2>&1 &
   relay1=$!
   trap 'kill $relay $relay1 2>/dev/null || true; rm -rf "$log" "$data" "$log1" "$data1" "$trunk_dist"' EXIT
-  for _ in $(seq 1 300); do grep -q 'console files compressed' "$log" && break; sleep 0.1; done
+  for _ in $(seq 1 300); do grep -q 'listening on' "$log" && break; sleep 0.1; done
   base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
   grep -o 'console files compressed.*' "$log" | sed 's/\x1b\[[0-9;]*m//g'
   for enc in br gzip identity; do

@@ -34,6 +34,16 @@ cargo rustc --quiet --target wasm32-unknown-unknown --profile wasm-release --bin
   --features split -- -Clink-args=--emit-relocs
 raw="$target_dir/wasm32-unknown-unknown/wasm-release/bridge-console.wasm"
 
+# Nothing changed since the last build into OUT_DIR (same wasm, page, styles, icons and scripts):
+# keep it as it is — its files keep their times, so a relay that carries it is not rebuilt.
+stamp_file="$target_dir/console-build.stamp"
+stamp=$( { echo "$out"; cat "$raw" index.html scripts/build-console.sh scripts/sw-precache.sh; \
+  find www -type f | LC_ALL=C sort | xargs cat; } | sha256sum | cut -c1-64)
+if [ -f "$out/index.html" ] && [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ]; then
+  say "$out is up to date"
+  exit 0
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/pkg" "$work/stage"
@@ -80,9 +90,35 @@ grep -q 'data-trunk' "$stage/index.html" && { echo "build-console: index.html st
 
 TRUNK_STAGING_DIR="$stage" sh scripts/sw-precache.sh
 
+# 5. Brotli (quality 11) and gzip (-9) copies beside every text-like file of 1 KB or more
+#    (NAME.br, NAME.gz): the relay serves them as they are — read from here with --static-dir, or
+#    built into the binary (scripts/install.sh) — and never compresses at run time. Node's zlib has
+#    both; the sums above are of the files themselves.
+say "brotli + gzip copies"
+node - "$stage" <<'NODE'
+const fs = require('fs'), path = require('path'), zlib = require('zlib');
+const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+  e.isDirectory() ? walk(path.join(d, e.name)) : e.isFile() ? [path.join(d, e.name)] : []);
+let raw = 0, br = 0;
+for (const f of walk(process.argv[2])) {
+  if (!/\.(wasm|js|mjs|css|html|svg|json|webmanifest|txt)$/.test(f)) continue;
+  const data = fs.readFileSync(f);
+  if (data.length < 1024) continue;
+  const b = zlib.brotliCompressSync(data, { params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+    [zlib.constants.BROTLI_PARAM_LGWIN]: 22,
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length } });
+  fs.writeFileSync(f + '.br', b);
+  fs.writeFileSync(f + '.gz', zlib.gzipSync(data, { level: 9 }));
+  raw += data.length; br += b.length;
+}
+console.log(`[build-console] compressed ${raw} bytes to ${br} (brotli)`);
+NODE
+
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 cp -r "$stage" "$out"
 
+echo "$stamp" > "$stamp_file"
 say "$out (raw and gzip -9 bytes):"
 scripts/console-sizes.sh "$out" "split build ($out)"

@@ -37,7 +37,7 @@ parallel="${FUZZ_PARALLEL:-1}"
 export RUSTC_BOOTSTRAP=1 CARGO_TERM_COLOR=never
 export CARGO_TARGET_DIR="$BRIDGE_CACHE/fuzz-target"
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "cargo-fuzz is missing: installing it (scripts/setup.sh --test does this too)"
+  echo "cargo-fuzz is missing: installing it (scripts/setup.sh --fuzz does this too)"
   cargo install cargo-fuzz --version 0.13.2 --locked
 fi
 

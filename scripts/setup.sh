@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Installs what Bridge Console needs to build and test, idempotently: a second run skips what is there.
-#   scripts/setup.sh            toolchain for building the console (wasm32 target, trunk, wasm-bindgen-cli, binaryen's wasm-opt)
+#   scripts/setup.sh            toolchain for building the console (wasm32 target, wasm-bindgen-cli, wasm-split-cli, binaryen's wasm-opt)
 #   scripts/setup.sh --test     also Chromium + chromedriver, the e2e npm packages, the real Claude Code CLI and nats-server (scale-out tests)
+#   scripts/setup.sh --dev      also trunk (for `trunk serve`, scripts/dev.sh; ~10 min to compile once)
+#   scripts/setup.sh --fuzz     also cargo-fuzz (scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
-want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+want_test=0 want_dev=0 want_fuzz=0
+for a in "$@"; do
+  case "$a" in
+    --test) want_test=1 ;;
+    --dev) want_dev=1 ;;
+    --fuzz) want_fuzz=1 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--dev] [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else echo "need root for: $*" >&2; return 1; fi; }
@@ -23,7 +32,7 @@ fi
 
 # trunk is for `trunk serve` only (scripts/dev.sh installs it on first use): the demo, the install and
 # the tests build the console with scripts/build-console.sh.
-if [ "${1:-}" = "--dev" ] && ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+if [ $want_dev = 1 ] && ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
   say "installing trunk $TRUNK_VERSION (compiles from source, ~10 min once)"
   cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
@@ -73,13 +82,14 @@ if [ $want_test = 1 ]; then
       cp tests/e2e/package-lock.json "$stamp"
     fi
   fi
-  # cargo-fuzz for scripts/fuzz.sh (libFuzzer on stable Rust through RUSTC_BOOTSTRAP=1).
-  if ! cargo fuzz --version 2>/dev/null | grep -q "0.13.2"; then
-    say "installing cargo-fuzz 0.13.2 (compiles from source, ~2 min once)"
-    cargo install cargo-fuzz --version 0.13.2 --locked
-  fi
   if [ -x scripts/install-claude.sh ]; then
     scripts/install-claude.sh >/dev/null
   fi
+fi
+# cargo-fuzz for scripts/fuzz.sh (libFuzzer on stable Rust through RUSTC_BOOTSTRAP=1). The test run
+# does not fuzz: it replays the committed corpus through the same targets (crates/relay's fuzz_corpus).
+if [ $want_fuzz = 1 ] && ! cargo fuzz --version 2>/dev/null | grep -q "0.13.2"; then
+  say "installing cargo-fuzz 0.13.2 (compiles from source, ~2 min once)"
+  cargo install cargo-fuzz --version 0.13.2 --locked
 fi
 say "toolchain ready"

@@ -4,53 +4,7 @@
 //! Input: one parameter byte (line cap and chunk sizes), then the byte stream. Properties: chunking
 //! never changes the items (but for how much of an over-long line had arrived when it was given
 //! up); decoding never panics.
+//! (The body is `bridge_fuzz::targets::sse::input`, shared with the corpus replay in CI.)
 #![no_main]
 
-use bridge_fuzz::{chunks, split_first};
-use bridge_transport::envelope::{Frame, decode_sse};
-use bridge_transport::sse::{SseItem, SseParser};
-use libfuzzer_sys::fuzz_target;
-
-/// What the parser produced, with `TooLong::len` zeroed: it is how much of the line had arrived
-/// when it was given up, so it depends on the chunking by design.
-fn run(parser: &mut SseParser, parts: &[&[u8]]) -> Vec<SseItem> {
-    parts
-        .iter()
-        .flat_map(|p| parser.feed(p))
-        .map(|item| match item {
-            SseItem::TooLong { max, .. } => SseItem::TooLong { len: 0, max },
-            other => other,
-        })
-        .collect()
-}
-
-fuzz_target!(|data: &[u8]| {
-    let (param, stream) = split_first(data);
-    let cap = if param & 0x80 == 0 {
-        bridge_transport::sse::DEFAULT_MAX_LINE_BYTES
-    } else {
-        usize::from(param & 0x3f)
-    };
-    let sizes = [param % 5 + 1, 1, param % 11 + 1];
-
-    let whole = run(&mut SseParser::with_max_line_bytes(cap), &[stream]);
-    let split = run(
-        &mut SseParser::with_max_line_bytes(cap),
-        &chunks(stream, &sizes),
-    );
-    assert_eq!(whole, split, "chunking changed what the parser produced");
-
-    for item in &whole {
-        match item {
-            SseItem::Event(event) => {
-                assert!(event.data.len() <= stream.len() * 3 + 3);
-                if let Ok(Frame::Durable(d)) = decode_sse(event) {
-                    assert!(d.seq > 0);
-                    let _ = d.decode();
-                }
-            }
-            SseItem::Comment(c) => assert!(c.len() <= cap.max(1) * 3),
-            SseItem::Retry(_) | SseItem::TooLong { .. } => {}
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bridge_fuzz::targets::sse::input(data));

@@ -5,6 +5,8 @@
 //! renderer's tree builder and the partial-JSON repair — depend only on pulldown-cmark and
 //! serde_json, so they are compiled here from the very same source files.
 
+pub mod targets;
+
 #[path = "../../src/markdown.rs"]
 pub mod markdown;
 

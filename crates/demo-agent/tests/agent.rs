@@ -1,9 +1,8 @@
 //! Behaviour of the demo agent, driven in-process over channels.
 
-
+use crate::common::*;
 use bridge_demo_agent::harness::{InProcess, kind};
 use bridge_demo_agent::{AgentExit, AgentOptions, Scenario, cost_usd};
-use crate::common::*;
 use serde_json::{Value, json};
 
 const U1: &str = "11111111-2222-4333-8444-555555555555";

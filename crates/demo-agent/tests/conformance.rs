@@ -2,13 +2,12 @@
 //! synthesized from the capture's own `assistant` frames) and checks that the agent writes the same
 //! frames in the same order, with at least the same fields.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bridge_demo_agent::harness::{InProcess, kind};
 use bridge_demo_agent::{AgentOptions, Scenario};
-use crate::common::*;
 use serde_json::{Value, json};
 
 enum Rec {

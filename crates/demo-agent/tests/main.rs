@@ -1,6 +1,6 @@
 //! The integration tests of this crate, one binary (one link): each file is a module.
 
-mod common;
 mod agent;
+mod common;
 mod conformance;
 mod protocol;

@@ -1,12 +1,11 @@
 //! Every line the demo agent writes parses with `bridge_protocol::parse_cli_line` as a known message
 //! (no `Unknown` anywhere inside) and re-serializes to the same JSON.
 
-
 use std::time::Duration;
 
+use crate::common::*;
 use bridge_demo_agent::harness::{InProcess, kind};
 use bridge_demo_agent::{AgentOptions, BUILTIN_NAMES, Scenario};
-use crate::common::*;
 use serde_json::{Value, json};
 
 #[test]

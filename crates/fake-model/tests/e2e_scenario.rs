@@ -1,7 +1,6 @@
 //! The scenario the Playwright suite runs the real CLI with (`tests/e2e/scenarios/fake-model.json`) parses
 //! and answers each flow's keyword with the intended turn.
 
-
 use bridge_fake_model::{Block, Scenario, Served};
 use serde_json::{Value, json};
 

@@ -4,7 +4,6 @@
 //! selects another one (e.g. the latest version). When no binary is installed the tests print why and pass
 //! without running.
 
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;

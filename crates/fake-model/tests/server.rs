@@ -1,6 +1,5 @@
 //! The fake model over real HTTP (reqwest against a server bound to 127.0.0.1:0).
 
-
 use std::time::Duration;
 
 use bridge_fake_model::{FakeModel, RunningFakeModel, Scenario};

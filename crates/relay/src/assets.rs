@@ -1,17 +1,21 @@
-//! The console's static files, compressed once and kept in memory.
+//! The console's files, read once at start and served from memory.
+//!
+//! Where the console comes from is decided once (see `config::console_source`): the copy built into
+//! the binary, `--static-dir`, or a `dist/` beside the binary — never the directory the relay was
+//! started in. Whatever it is, it is read whole at start ([`Console`]); a file changed or planted
+//! afterwards is never served.
 //!
 //! The console is about 1 MB of wasm; sent as is it is the slowest thing a phone on a mobile network
-//! does. At startup (off the async runtime) every text-like file of the static directory is compressed
-//! with Brotli (quality 11) and gzip (level 9); a request that accepts either gets the smaller copy.
-//! Copies are checked against the file's length and modification time on every request, so a rebuilt
-//! console is never served stale: a changed or new file goes out uncompressed (through `ServeDir`)
-//! while its new copies are made. Nothing is written to disk.
+//! does. Every text-like file has a Brotli (quality 11) and a gzip (level 9) copy — the build's own
+//! (`scripts/build-console.sh` writes `NAME.br` and `NAME.gz`), else made on a background thread at
+//! start — and a request that accepts either gets the smaller copy. Nothing is written to disk.
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, RwLock};
-use std::time::SystemTime;
+use std::path::{Component, Path};
+use std::sync::{Arc, OnceLock};
+
+use sha2::{Digest as _, Sha256};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -20,13 +24,6 @@ use bytes::Bytes;
 
 /// Files smaller than this are sent as they are (compression would not pay for its headers).
 const MIN_SIZE: u64 = 1024;
-/// Files larger than this are not kept in memory.
-const MAX_SIZE: u64 = 32 * 1024 * 1024;
-
-/// A regular file between [`MIN_SIZE`] and [`MAX_SIZE`].
-fn worth_compressing(meta: &std::fs::Metadata) -> bool {
-    meta.is_file() && (MIN_SIZE..=MAX_SIZE).contains(&meta.len())
-}
 
 /// The media type of a compressible file, by extension; `None` for everything else (images, fonts).
 fn media_type(path: &Path) -> Option<&'static str> {
@@ -62,6 +59,15 @@ impl Encoding {
 
 /// `br` if `Accept-Encoding` allows it, else `gzip`, else `None`. A coding with `q=0` is refused.
 pub fn negotiate(headers: &HeaderMap) -> Option<Encoding> {
+    match accepted(headers) {
+        (true, _) => Some(Encoding::Brotli),
+        (false, true) => Some(Encoding::Gzip),
+        _ => None,
+    }
+}
+
+/// Whether `Accept-Encoding` allows `br`, and `gzip`.
+fn accepted(headers: &HeaderMap) -> (bool, bool) {
     let mut br = false;
     let mut gzip = false;
     for value in headers.get_all(header::ACCEPT_ENCODING) {
@@ -89,161 +95,245 @@ pub fn negotiate(headers: &HeaderMap) -> Option<Encoding> {
             }
         }
     }
-    if br {
-        Some(Encoding::Brotli)
-    } else if gzip {
-        Some(Encoding::Gzip)
-    } else {
-        None
-    }
+    (br, gzip)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        Stamp {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        }
-    }
-}
-
-struct Copies {
-    stamp: Stamp,
+/// A console file held in memory: its bytes and, for text-like files, Brotli and gzip copies.
+struct Asset {
     media_type: &'static str,
-    brotli: Bytes,
-    gzip: Bytes,
+    raw: Bytes,
+    /// Set once: from the build's `NAME.br` / `NAME.gz`, else made on a background thread at start.
+    brotli: OnceLock<Bytes>,
+    gzip: OnceLock<Bytes>,
+    /// A strong validator: a digest of the bytes.
+    tag: String,
 }
 
-impl Copies {
-    /// A strong validator of this copy: the file's length and modification time, and the coding.
-    fn etag(&self, encoding: Encoding) -> String {
-        let nanos = self
-            .stamp
-            .modified
-            .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        let coding = match encoding {
-            Encoding::Brotli => "br",
-            Encoding::Gzip => "gz",
+impl Asset {
+    fn new(path: &str, raw: Bytes, brotli: Option<Bytes>, gzip: Option<Bytes>) -> Self {
+        let digest = Sha256::digest(&raw);
+        let asset = Asset {
+            media_type: media_type(Path::new(path)).unwrap_or_else(|| binary_type(path)),
+            raw,
+            brotli: OnceLock::new(),
+            gzip: OnceLock::new(),
+            tag: hex::encode(&digest[..8]),
         };
-        format!("\"{:x}-{nanos:x}-{coding}\"", self.stamp.len)
+        if let Some(b) = brotli {
+            let _ = asset.brotli.set(b);
+        }
+        if let Some(g) = gzip {
+            let _ = asset.gzip.set(g);
+        }
+        asset
+    }
+
+    /// Whether copies should exist (and be made when the build did not ship them).
+    fn compressible(&self, path: &str) -> bool {
+        media_type(Path::new(path)).is_some() && self.raw.len() as u64 >= MIN_SIZE
     }
 }
 
-/// Compressed copies of the static directory's files, by path relative to it (`/`-separated).
-pub struct Precompressed {
-    dir: PathBuf,
-    copies: RwLock<HashMap<String, Arc<Copies>>>,
-    /// Paths being compressed now (so a burst of requests starts one job).
-    working: std::sync::Mutex<std::collections::HashSet<String>>,
+/// The media type of a file that is sent as it is (images, fonts, anything else).
+fn binary_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "woff2" => "font/woff2",
+        "woff" => "font/woff",
+        _ => "application/octet-stream",
+    }
 }
 
-impl Precompressed {
-    /// An empty cache for `dir`; [`Self::warm`] fills it.
-    pub fn new(dir: &Path) -> Arc<Self> {
-        Arc::new(Precompressed {
-            dir: dir.to_path_buf(),
-            copies: RwLock::default(),
-            working: std::sync::Mutex::default(),
-        })
-    }
+/// One file the build put into the binary (see `build.rs`).
+pub struct EmbeddedFile {
+    pub path: &'static str,
+    pub raw: &'static [u8],
+    pub brotli: Option<&'static [u8]>,
+    pub gzip: Option<&'static [u8]>,
+}
 
-    /// Compresses every compressible file under the directory (two levels deep) on a blocking thread.
-    pub fn warm(self: &Arc<Self>) {
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let mut files = Vec::new();
-            collect(&me.dir, "", 2, &mut files);
-            let (mut raw, mut br) = (0u64, 0u64);
-            for rel in files {
-                if let Some(c) = me.compress(&rel) {
-                    raw += c.stamp.len;
-                    br += c.brotli.len() as u64;
-                }
-            }
-            if raw > 0 {
-                tracing::info!(
-                    bytes = raw,
-                    brotli = br,
-                    ms = started.elapsed().as_millis() as u64,
-                    "console files compressed"
+mod embedded {
+    use super::EmbeddedFile;
+    include!(concat!(env!("OUT_DIR"), "/embedded_console.rs"));
+}
+
+/// The name of the console build inside this binary (`console-<hash>`), if it carries one.
+pub fn embedded_build() -> Option<&'static str> {
+    embedded::BUILD
+}
+
+/// Most files and bytes a console directory may hold (it is read whole into memory at start).
+const MAX_FILES: usize = 4096;
+const MAX_TOTAL: u64 = 256 * 1024 * 1024;
+
+/// The console the relay serves: every file read once, at start — from the binary itself
+/// ([`Console::embedded`]) or from a directory ([`Console::from_dir`]) — and served from memory.
+/// Nothing is read from disk per request, so a file changed (or planted) after the start is
+/// never served.
+pub struct Console {
+    files: HashMap<String, Arc<Asset>>,
+    /// Where it came from, for the log and `--version`.
+    pub origin: String,
+}
+
+impl Console {
+    /// The console built into this binary, if any.
+    pub fn embedded() -> Option<Arc<Self>> {
+        let build = embedded::BUILD?;
+        let files = embedded::FILES
+            .iter()
+            .map(|f| {
+                let asset = Asset::new(
+                    f.path,
+                    Bytes::from_static(f.raw),
+                    f.brotli.map(Bytes::from_static),
+                    f.gzip.map(Bytes::from_static),
                 );
+                (f.path.to_owned(), Arc::new(asset))
+            })
+            .collect();
+        let console = Arc::new(Console {
+            files,
+            origin: format!("built into the binary ({build})"),
+        });
+        console.compress_missing();
+        Some(console)
+    }
+
+    /// Every file under `dir` (regular files only; symbolic links are not followed), read now. A
+    /// file's `NAME.br` / `NAME.gz` beside it are taken as its compressed copies; copies the
+    /// directory lacks are made on a background thread (until then the file goes out as it is).
+    pub fn from_dir(dir: &Path) -> std::io::Result<Arc<Self>> {
+        let mut paths = Vec::new();
+        collect(dir, "", 4, &mut paths)?;
+        let mut total = 0u64;
+        let mut files = HashMap::new();
+        for rel in &paths {
+            if rel.ends_with(".br") || rel.ends_with(".gz") {
+                continue;
             }
+            let raw = std::fs::read(dir.join(rel))?;
+            total += raw.len() as u64;
+            if total > MAX_TOTAL || files.len() >= MAX_FILES {
+                return Err(std::io::Error::other(format!(
+                    "{} holds more than {MAX_FILES} files or {} MB: not a console build",
+                    dir.display(),
+                    MAX_TOTAL >> 20
+                )));
+            }
+            let sibling = |ext: &str| {
+                let name = format!("{rel}.{ext}");
+                paths
+                    .contains(&name)
+                    .then(|| std::fs::read(dir.join(&name)).ok().map(Bytes::from))
+                    .flatten()
+            };
+            let asset = Asset::new(rel, raw.into(), sibling("br"), sibling("gz"));
+            files.insert(rel.clone(), Arc::new(asset));
+        }
+        let console = Arc::new(Console {
+            files,
+            origin: dir.display().to_string(),
+        });
+        console.compress_missing();
+        Ok(console)
+    }
+
+    /// Whether it holds a page to serve.
+    pub fn has_index(&self) -> bool {
+        self.files.contains_key("index.html")
+    }
+
+    /// `index.html` as text.
+    pub fn index_html(&self) -> Option<Arc<str>> {
+        let asset = self.files.get("index.html")?;
+        std::str::from_utf8(&asset.raw).ok().map(Arc::from)
+    }
+
+    /// Makes the compressed copies the source did not have, once, on a thread of its own.
+    fn compress_missing(self: &Arc<Self>) {
+        let todo: Vec<(String, Arc<Asset>)> = self
+            .files
+            .iter()
+            .filter(|(path, a)| {
+                a.compressible(path) && (a.brotli.get().is_none() || a.gzip.get().is_none())
+            })
+            .map(|(p, a)| (p.clone(), a.clone()))
+            .collect();
+        if todo.is_empty() {
+            return;
+        }
+        let origin = self.origin.clone();
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let (mut raw, mut br) = (0u64, 0u64);
+            for (_, asset) in todo {
+                if asset.brotli.get().is_none()
+                    && let Some(b) = brotli_bytes(&asset.raw)
+                {
+                    let _ = asset.brotli.set(b);
+                }
+                if asset.gzip.get().is_none()
+                    && let Some(g) = gzip_bytes(&asset.raw)
+                {
+                    let _ = asset.gzip.set(g);
+                }
+                raw += asset.raw.len() as u64;
+                br += asset.brotli.get().map_or(0, |b| b.len() as u64);
+            }
+            tracing::info!(
+                bytes = raw,
+                brotli = br,
+                ms = started.elapsed().as_millis() as u64,
+                origin,
+                "console files compressed"
+            );
         });
     }
 
-    /// Compresses one file (path relative to the directory) and keeps the copies.
-    fn compress(&self, rel: &str) -> Option<Arc<Copies>> {
-        let path = self.dir.join(rel);
-        let media_type = media_type(&path)?;
-        let meta = std::fs::metadata(&path).ok()?;
-        if !worth_compressing(&meta) {
-            return None;
-        }
-        let data = std::fs::read(&path).ok()?;
-        let stamp = Stamp::of(&meta);
-        if data.len() as u64 != stamp.len {
-            return None; // changed while being read: the next request tries again
-        }
-        let copies = Arc::new(Copies {
-            stamp,
-            media_type,
-            brotli: brotli_bytes(&data)?,
-            gzip: gzip_bytes(&data)?,
-        });
-        self.copies
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(rel.to_owned(), copies.clone());
-        Some(copies)
-    }
-
-    /// The compressed response for `uri_path`, if the request accepts it and an up-to-date copy
-    /// exists. A compressible file without a current copy gets one made in the background.
-    pub fn respond(
-        self: &Arc<Self>,
-        method: &Method,
-        uri_path: &str,
-        headers: &HeaderMap,
-    ) -> Option<Response> {
+    /// The response for a GET or HEAD of `uri_path`: the file, else `index.html` (the console's
+    /// own routes, `/s/<id>`, and any unknown path), in the best encoding the request accepts.
+    pub fn respond(&self, method: &Method, uri_path: &str, headers: &HeaderMap) -> Response {
         if method != Method::GET && method != Method::HEAD {
-            return None;
+            return StatusCode::METHOD_NOT_ALLOWED.into_response();
         }
-        let encoding = negotiate(headers)?;
-        let rel = relative(uri_path)?;
-        let path = self.dir.join(&rel);
-        media_type(&path)?;
-        let meta = std::fs::metadata(&path).ok()?;
-        if !worth_compressing(&meta) {
-            return None; // never compressed: no background job for it either
-        }
-        let stamp = Stamp::of(&meta);
-        let cached = self
-            .copies
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&rel)
-            .cloned();
-        let Some(copies) = cached.filter(|c| c.stamp == stamp) else {
-            self.compress_later(rel);
-            return None;
+        let found = relative(uri_path).and_then(|rel| self.files.get(&rel).cloned());
+        let (asset, cache) = match found {
+            Some(a) => (a, cache_control(uri_path)),
+            None => match self.files.get("index.html") {
+                // Never cached under the name asked for: a hashed name must not keep this page.
+                Some(a) => (a.clone(), HeaderValue::from_static("no-cache")),
+                None => return StatusCode::NOT_FOUND.into_response(),
+            },
         };
-        let body = match encoding {
-            Encoding::Brotli => copies.brotli.clone(),
-            Encoding::Gzip => copies.gzip.clone(),
+        let (br_ok, gzip_ok) = accepted(headers);
+        let encoded = br_ok
+            .then(|| asset.brotli.get())
+            .flatten()
+            .map(|b| (Encoding::Brotli, b.clone()))
+            .or_else(|| {
+                gzip_ok
+                    .then(|| asset.gzip.get())
+                    .flatten()
+                    .map(|b| (Encoding::Gzip, b.clone()))
+            });
+        let coding = match encoded {
+            Some((Encoding::Brotli, _)) => "br",
+            Some((Encoding::Gzip, _)) => "gz",
+            None => "id",
         };
-        let etag = copies.etag(encoding);
+        let etag = format!("\"{}-{coding}\"", asset.tag);
         let fresh = headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+        let body = encoded
+            .as_ref()
+            .map_or_else(|| asset.raw.clone(), |(_, b)| b.clone());
         let mut res = if fresh {
             let mut r = Response::new(Body::empty());
             *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -256,40 +346,24 @@ impl Precompressed {
         let h = res.headers_mut();
         // A content-hashed file never changes under its name; everything else (index.html names
         // the files, sw.js, the manifest) is revalidated on every load (a 304 when unchanged), so a
-        // rebuilt console never mixes with cached parts of the old one.
-        h.insert(header::CACHE_CONTROL, cache_control(uri_path));
+        // new console never mixes with cached parts of the old one.
+        h.insert(header::CACHE_CONTROL, cache);
         if let Ok(v) = HeaderValue::from_str(&etag) {
             h.insert(header::ETAG, v);
         }
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
         if fresh {
-            h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-            return Some(res);
+            return res;
         }
         h.insert(
             header::CONTENT_TYPE,
-            HeaderValue::from_static(copies.media_type),
+            HeaderValue::from_static(asset.media_type),
         );
-        h.insert(header::CONTENT_ENCODING, encoding.header());
-        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-        Some(res.into_response())
-    }
-
-    fn compress_later(self: &Arc<Self>, rel: String) {
-        {
-            let mut working = self.working.lock().unwrap_or_else(|e| e.into_inner());
-            if !working.insert(rel.clone()) {
-                return;
-            }
+        if let Some((enc, _)) = &encoded {
+            h.insert(header::CONTENT_ENCODING, enc.header());
         }
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || {
-            me.compress(&rel);
-            me.working
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&rel);
-        });
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        res
     }
 }
 
@@ -335,24 +409,6 @@ pub fn cache_control(uri_path: &str) -> HeaderValue {
     })
 }
 
-/// Sets the `Cache-Control` of a static file served without a compressed copy (`ServeDir`): a
-/// content-hashed file that was found gets [`IMMUTABLE`]; anything else — the index.html fallback
-/// of a missing file above all, which must never be cached under a hashed name — `no-cache`.
-pub fn set_cache_control(uri_path: &str, res: &mut Response) {
-    let found = matches!(res.status(), StatusCode::OK | StatusCode::NOT_MODIFIED)
-        && !res
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/html"));
-    let value = if found {
-        cache_control(uri_path)
-    } else {
-        HeaderValue::from_static("no-cache")
-    };
-    res.headers_mut().insert(header::CACHE_CONTROL, value);
-}
-
 /// The request path as a path relative to the static directory, or `None` when it could leave it.
 fn relative(uri_path: &str) -> Option<String> {
     let trimmed = uri_path.trim_start_matches('/');
@@ -365,21 +421,26 @@ fn relative(uri_path: &str) -> Option<String> {
     ok.then(|| trimmed.to_owned())
 }
 
-fn collect(dir: &Path, prefix: &str, depth: u32, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
+/// Regular files under `dir` (`depth` levels), `/`-separated; symbolic links are not followed.
+fn collect(dir: &Path, prefix: &str, depth: u32, out: &mut Vec<String>) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         let rel = format!("{prefix}{name}");
-        match e.file_type() {
-            Ok(t) if t.is_dir() && depth > 1 => {
-                collect(&e.path(), &format!("{rel}/"), depth - 1, out)
+        let t = e.file_type()?;
+        if t.is_dir() && depth > 1 {
+            collect(&e.path(), &format!("{rel}/"), depth - 1, out)?;
+        } else if t.is_file() {
+            out.push(rel);
+            if out.len() > MAX_FILES {
+                return Err(std::io::Error::other(format!(
+                    "{} holds more than {MAX_FILES} files: not a console build",
+                    dir.display()
+                )));
             }
-            Ok(t) if t.is_file() => out.push(rel),
-            _ => {}
         }
     }
+    Ok(())
 }
 
 fn brotli_bytes(data: &[u8]) -> Option<Bytes> {

@@ -19,6 +19,10 @@ fn main() -> anyhow::Result<()> {
     if rest.first().map(String::as_str) == Some("demo-agent") {
         return bridge_demo_agent::run_cli(rest[1..].to_vec());
     }
+    // `bridge-relay service print|install|uninstall [-- ARGS]`: a systemd user unit (service.rs).
+    if rest.first().map(String::as_str) == Some("service") {
+        return bridge_relay::service::run(&rest[1..]);
+    }
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -34,23 +38,19 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(mut args: Args) -> anyhow::Result<()> {
-    // No --static-dir: ./dist, else dist/ beside this binary. Neither built: the API still works
-    // (scripts, SDK clients, an embedding page elsewhere), the page is a placeholder saying how to
-    // build the console, and the warning names both places looked in.
-    if args.static_dir.is_none() {
-        let start_dir = std::env::current_dir()?;
-        args.static_dir = Some(
-            match bridge_relay::config::default_static_dir(
-                &start_dir,
-                std::env::current_exe().ok().as_deref(),
-            ) {
-                Ok(dir) => dir,
-                Err(e) => {
-                    eprintln!("WARNING: {e:#}");
-                    start_dir.join("dist")
-                }
-            },
-        );
+    // No --static-dir: the console built into this binary, else a dist/ beside it — never the
+    // directory the relay is started in (it may be a repository with a dist/ of its own). Neither:
+    // the API still works (scripts, SDK clients, an embedding page elsewhere), the page is a
+    // placeholder saying how to get the console.
+    if args.static_dir.is_none() && bridge_relay::assets::embedded_build().is_none() {
+        args.static_dir =
+            bridge_relay::config::console_beside(std::env::current_exe().ok().as_deref());
+        if args.static_dir.is_none() {
+            eprintln!(
+                "WARNING: this bridge-relay carries no console and no dist/ lies beside it: the page \
+                 says how to get one (scripts/install.sh builds a relay with the console inside)"
+            );
+        }
     }
     let listener = tokio::net::TcpListener::bind(args.bind)
         .await

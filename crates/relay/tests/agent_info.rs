@@ -2,7 +2,6 @@
 //! `get_context_usage` and `mcp_status` reach the agent and its answers come back on the asker's
 //! stream and stay in the log (where observers, who may not ask, read them).
 
-
 use crate::common::*;
 use serde_json::{Value, json};
 

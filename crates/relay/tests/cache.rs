@@ -3,7 +3,6 @@
 //! sw.js, the manifest and anything unhashed are revalidated (`no-cache`); a missing hashed file (the
 //! index.html fallback) is never cached under its name.
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -120,4 +119,120 @@ async fn hashed_console_files_are_immutable_the_rest_revalidated() {
             .starts_with("text/html")
     );
     assert_eq!(r.headers()["cache-control"], "no-cache");
+}
+
+/// Issue 25, item 2: `cd some-repo && bridge-relay` in a repository that commits `dist/index.html`
+/// must not serve that page (it would run in the relay's origin: the login secret, the API, its own
+/// service worker). This test binary carries no built-in console, so the relay serves its
+/// placeholder page — never the start directory's.
+#[tokio::test]
+async fn a_dist_in_the_start_directory_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("dist")).unwrap();
+    std::fs::write(
+        repo.join("dist/index.html"),
+        "<!doctype html><script>PLANTED()</script>",
+    )
+    .unwrap();
+    std::fs::write(repo.join("dist/sw.js"), "PLANTED_WORKER()").unwrap();
+    let data = dir.path().join("data");
+    let relay = RelayProc::start(Opts {
+        start_dir: Some(&repo),
+        ..Opts::demo(&data)
+    });
+    let c = http();
+    for path in ["/", "/index.html", "/sw.js", "/s/cse_x"] {
+        let body = c
+            .get(relay.url(path))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            !body.contains("PLANTED"),
+            "{path} served the start directory's dist/: {body}"
+        );
+    }
+    let page = c
+        .get(relay.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("no console build was found"), "{page}");
+}
+
+/// A `--static-dir` inside the sessions' working directory is refused at start, with a message
+/// that names it; the relay does not start.
+#[test]
+fn a_static_dir_inside_the_session_cwd_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dist")).unwrap();
+    std::fs::write(dir.path().join("dist/index.html"), "<html>").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
+        .args(["--demo", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--static-dir")
+        .arg(dir.path().join("dist"))
+        .arg("--cwd")
+        .arg(dir.path())
+        .env("BRIDGE_RELAY_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing to serve the console"), "{err}");
+}
+
+/// The console is read once, at start: a file changed or added in the directory afterwards (an
+/// agent writing there, say) is never served.
+#[tokio::test]
+async fn the_console_is_the_copy_read_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = dir.path().join("static");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(
+        stat.join("index.html"),
+        "<!doctype html><title>ORIGINAL</title>",
+    )
+    .unwrap();
+    let relay = RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir.path())
+    });
+    let c = http();
+    let page = c
+        .get(relay.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("ORIGINAL"), "{page}");
+    std::fs::write(
+        stat.join("index.html"),
+        "<!doctype html><title>REPLACED</title>",
+    )
+    .unwrap();
+    std::fs::write(stat.join("added.js"), "ADDED()").unwrap();
+    for path in ["/", "/index.html", "/added.js"] {
+        let body = c
+            .get(relay.url(path))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            body.contains("ORIGINAL") && !body.contains("REPLACED") && !body.contains("ADDED"),
+            "{path}: {body}"
+        );
+    }
 }

@@ -3,7 +3,6 @@
 //! absolute paths, symlinks out of the cwd), the size cap, a directory outside git where the
 //! session's own tool calls say what changed, observers, unknown sessions, and shared computation.
 
-
 use std::path::Path;
 
 use crate::common::*;

@@ -10,7 +10,6 @@
 //! The agent is the demo agent behind a small shell wrapper that copies the agent's stdin to a
 //! file (what the agent really read) and starts a background `sleep` (what a tool leaves behind).
 
-
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

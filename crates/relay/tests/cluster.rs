@@ -4,7 +4,6 @@
 //! wins across gateways; a client resumes through another gateway with nothing lost or repeated.
 //! (Without `--nats` nothing changes: the rest of the suite runs single relays.)
 
-
 use crate::common::cluster::*;
 use crate::common::nats::NatsServer;
 use crate::common::*;

@@ -6,7 +6,6 @@
 //! One NATS server, two `agents` nodes (`boxa`, `boxb`: each its own Claude config dir holding a
 //! transcript, and its own working directory) and one `gateway` (`gw`), all `--demo`.
 
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,6 @@
 //! One NATS server, one `agents` node and one `gateway` (`--demo`). The harness is written here
 //! until the shared one (`tests/common/cluster.rs`) lands.
 
-
 use std::path::Path;
 
 use crate::common::cluster::{create_through_with, node};

@@ -2,7 +2,6 @@
 //! comes back after the cluster took it for dead, relays started before NATS, gateway mirrors
 //! evicted and read again, shared credentials purged after they expire.
 
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

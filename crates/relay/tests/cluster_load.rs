@@ -2,7 +2,6 @@
 //! in order and once (the host keeps one JetStream message in flight per session, carrying what
 //! queued up meanwhile).
 
-
 use std::path::{Path, PathBuf};
 
 use crate::common::cluster::*;

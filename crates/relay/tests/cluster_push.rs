@@ -5,17 +5,13 @@
 //! gateway B, and answers it through B; unsubscribing through B, or a 410 from the push service,
 //! removes the device everywhere; with NATS down a subscription is refused with 503.
 
-#[path = "common/push_service.rs"]
-#[allow(dead_code)]
-mod push_service;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::cluster::{create_through, node_opts};
 use crate::common::nats::NatsServer;
-use crate::common::*;
 use crate::common::push_service::{PushService, Reply};
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn start(nats: &NatsServer, dir: &Path, role: &str, name: &str, ps: &PushService) -> RelayProc {
@@ -237,7 +233,11 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(ps.paths().len(), before, "nothing sent to a removed device");
     let r = b
-        .post(&sid, TOKEN, crate::common::cluster::answer_to(&ask, "echo done"))
+        .post(
+            &sid,
+            TOKEN,
+            crate::common::cluster::answer_to(&ask, "echo done"),
+        )
         .await;
     assert_eq!(r.status(), 200);
     sse.until("the result", is_result).await;

@@ -2,7 +2,6 @@
 //! expiry / logout reach open streams, `--token-file`, one controller credential, every credential
 //! listed and revocable, one-time login codes in the banner, observers see less.
 
-
 use std::time::{Duration, Instant};
 
 use crate::common::*;

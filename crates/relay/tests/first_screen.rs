@@ -4,7 +4,6 @@
 //! precompressed copies; without the secret, with an observer's login, with a bearer token or the
 //! embed / observer switches: the static page.
 
-
 use crate::common::*;
 use serde_json::{Value, json};
 

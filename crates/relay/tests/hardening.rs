@@ -1,7 +1,6 @@
 //! Hardening (issue 13, "Processes and durability") over real HTTP: the `bridge-relay` binary on
 //! 127.0.0.1:0.
 
-
 use crate::common::*;
 
 /// Every page and API answer carries the security headers; the console's inline loader is allowed

@@ -3,14 +3,13 @@
 //! survives any bytes, archived sessions that cost nothing until opened, retention and DELETE.
 //! Each runs the real `bridge-relay` binary.
 
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use bridge_relay::EventStore as _;
 use bridge_relay::session::{SessionMeta, SessionState};
 use bridge_relay::store::{Source, SqliteStore, StoredEvent};
-use crate::common::*;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 

@@ -1,6 +1,5 @@
 //! The integration tests of this crate, one binary (one link): each file is a module.
 
-mod common;
 mod agent_info;
 mod cache;
 mod changes;
@@ -11,8 +10,10 @@ mod cluster_forward;
 mod cluster_lifecycle;
 mod cluster_load;
 mod cluster_push;
+mod common;
 mod credentials;
 mod first_screen;
+mod fuzz_corpus;
 mod hardening;
 mod limits;
 mod push;

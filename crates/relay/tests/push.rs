@@ -3,14 +3,13 @@
 //! VAPID JWT, decrypts each message with the subscription's private key and keeps the payload for the
 //! test to assert.
 
-
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use crate::common::push_service::{PushService, Received, Reply, b64};
 use crate::common::send_json as send;
 use crate::common::*;
-use crate::common::push_service::{PushService, Received, Reply, b64};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 // ------------------------------------------------------------------ helpers

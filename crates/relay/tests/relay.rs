@@ -1,7 +1,6 @@
 //! End-to-end tests over real HTTP: the `bridge-relay` binary on 127.0.0.1:0 driving the demo agent
 //! (spawned as `<relay> demo-agent …`, i.e. through the real child-process path).
 
-
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -550,6 +549,7 @@ async fn agent_crash_is_surfaced_with_exit_status_and_stderr() {
         data_dir: dir.path(),
         static_dir: None,
         token: Some(TOKEN),
+        start_dir: None,
     });
     let started = Instant::now();
     let sid = relay.create_session().await;
@@ -1522,6 +1522,7 @@ async fn worktree_mode_gives_each_session_its_own_checkout() {
         data_dir: &data,
         static_dir: None,
         token: Some(TOKEN),
+        start_dir: None,
     });
     let a = relay.create_session().await;
     let b = relay.create_session().await;

@@ -2,7 +2,6 @@
 //! that trust exactly the local CA it made (`<data-dir>/tls/ca.pem`), as a phone that installed it
 //! does; the CA served at `/tls/ca.crt`; `--behind-proxy`; and the flags the relay refuses.
 
-
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 

@@ -3,13 +3,12 @@
 //! confinement, rights, resume), and resume / fork / rewind with the real CLI against the fake model
 //! (skipped, saying so, when the CLI is not installed).
 
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bridge_relay::transcripts::{Index, parse};
 use crate::common::transcripts::*;
 use crate::common::*;
+use bridge_relay::transcripts::{Index, parse};
 use serde_json::{Value, json};
 
 const ALPHA: &str = "98828372-2247-4c75-aa76-51ba5929b62d";
@@ -548,6 +547,7 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
         data_dir: &dir.path().join("data"),
         static_dir: None,
         token: Some(TOKEN),
+        start_dir: None,
     };
     for (k, v) in &env {
         opts = opts.env(k, v);

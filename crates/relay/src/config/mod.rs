@@ -31,7 +31,11 @@ pub enum SpawnMode {
 
 /// `bridge-relay`: runs Claude Code sessions over stdio and serves them to browsers (CCR v2 wire shapes).
 #[derive(Debug, Clone, Parser)]
-#[command(name = "bridge-relay", version, about)]
+#[command(
+    name = "bridge-relay",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (console: ", env!("BRIDGE_CONSOLE_BUILD"), ")"),
+    about
+)]
 pub struct Args {
     /// Run the built-in scripted demo agent instead of `claude` (no account needed).
     #[arg(long)]
@@ -87,8 +91,10 @@ pub struct Args {
     /// ~/.local/share/bridge-console.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// The built console (Trunk's dist/). Default: ./dist (from the directory the relay is started
-    /// in), else dist/ next to the relay's executable.
+    /// Serve the console from this directory (development; `scripts/build-console.sh` writes one),
+    /// read once at start. Default: the console built into this binary, else a dist/ next to the
+    /// relay's executable — never the directory the relay is started in. Refused when it lies
+    /// inside the sessions' working directory (--cwd), where an agent or a repository could replace it.
     #[arg(long, value_name = "DIR")]
     pub static_dir: Option<PathBuf>,
     /// Deny a permission prompt nobody answered after this many seconds (default: wait forever).
@@ -182,7 +188,8 @@ pub const DEFAULT_SSE_COALESCE_MS: u64 = 2;
 pub struct Config {
     pub addr: SocketAddr,
     pub data_dir: PathBuf,
-    pub static_dir: PathBuf,
+    /// The console's directory; `None`: the console built into the binary (or none).
+    pub static_dir: Option<PathBuf>,
     pub spawn_mode: SpawnMode,
     pub cwd: PathBuf,
     pub permission_timeout: Option<Duration>,
@@ -257,32 +264,30 @@ pub fn default_data_dir() -> PathBuf {
     PathBuf::from(".bridge-console")
 }
 
-/// Where the console is served from without `--static-dir`: `dist/` in `start_dir` (the directory
-/// the relay is started in), else `dist/` next to the executable `exe`: the first holding an
-/// `index.html`. Never a path of the checkout the binary was built in (a copied binary would serve
-/// that, or nothing). None found: an error naming every path tried (the binary prints it as a
-/// warning and serves a placeholder page, the API working as ever).
-pub fn default_static_dir(start_dir: &Path, exe: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let mut tried = vec![start_dir.join("dist")];
-    if let Some(dir) = exe.and_then(Path::parent) {
-        let beside = dir.join("dist");
-        if !tried.contains(&beside) {
-            tried.push(beside);
-        }
+/// The `dist/` next to the executable `exe`, when it holds an `index.html`: where a relay that
+/// carries no console (`cargo install` without a built console) finds one copied beside it. Never
+/// the directory the relay is started in, nor a path of the checkout the binary was built in.
+pub fn console_beside(exe: Option<&Path>) -> Option<PathBuf> {
+    let dir = exe?.parent()?.join("dist");
+    dir.join("index.html").is_file().then_some(dir)
+}
+
+/// Refuses a console directory inside the sessions' working directory: an agent (or a repository
+/// that commits a `dist/`) could put a page there that runs in the relay's origin.
+pub fn check_static_dir(static_dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
+    let dir = std::fs::canonicalize(static_dir)
+        .map_err(|e| anyhow::anyhow!("--static-dir {}: {e}", static_dir.display()))?;
+    if dir.starts_with(cwd) {
+        anyhow::bail!(
+            "refusing to serve the console from {}: it is inside the sessions' working directory {} \
+             (--cwd), where an agent or the repository's own files could replace it with a page that \
+             runs in the relay's origin. Use the console built into the binary (scripts/install.sh), \
+             or build it elsewhere (scripts/build-console.sh OUT_DIR) and pass --static-dir OUT_DIR",
+            dir.display(),
+            cwd.display()
+        );
     }
-    if let Some(found) = tried.iter().find(|d| d.join("index.html").is_file()) {
-        return Ok(found.clone());
-    }
-    anyhow::bail!(
-        "no console build found: tried {} (none holds an index.html). Build it with `trunk build \
-         --release` in the repository and start the relay there, put a dist/ beside the relay \
-         binary, or pass --static-dir DIR",
-        tried
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" and ")
-    )
+    Ok(dir)
 }
 
 impl Args {
@@ -440,9 +445,13 @@ impl Args {
                 .iter()
                 .map(|h| h.trim().to_ascii_lowercase()),
         );
-        // The binary resolves the default before it starts ([`default_static_dir`], a warning when
-        // there is no build); here (library use, tests) it is just ./dist.
-        let static_dir = self.static_dir.unwrap_or_else(|| PathBuf::from("dist"));
+        // The binary resolves the default before it starts (the built-in console, else
+        // [`console_beside`] the binary); a directory inside the sessions' cwd is refused.
+        let static_dir = match &self.static_dir {
+            // A missing directory is a relay without a console page (tests, API-only use).
+            Some(dir) if dir.exists() => Some(check_static_dir(dir, &cwd)?),
+            other => other.clone(),
+        };
         let cluster = self
             .nats
             .as_deref()

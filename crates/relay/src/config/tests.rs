@@ -1,37 +1,44 @@
 use super::*;
 
 #[test]
-fn the_default_console_is_dist_in_the_start_dir_then_beside_the_binary() {
+fn the_console_is_never_taken_from_the_start_dir_and_never_from_inside_the_cwd() {
     let start = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();
     let exe = bin.path().join("bridge-relay");
-    // Neither has a build: the error names both places.
-    let err = default_static_dir(start.path(), Some(&exe))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains(&start.path().join("dist").display().to_string()),
-        "{err}"
-    );
-    assert!(
-        err.contains(&bin.path().join("dist").display().to_string()),
-        "{err}"
-    );
-    assert!(err.contains("--static-dir"), "{err}");
-    // Beside the binary (a copied relay).
+    // A dist/ in the directory the relay is started in is not a candidate at all.
+    std::fs::create_dir_all(start.path().join("dist")).unwrap();
+    std::fs::write(
+        start.path().join("dist/index.html"),
+        "<script>evil()</script>",
+    )
+    .unwrap();
+    assert_eq!(console_beside(Some(&exe)), None);
+    // Beside the binary (a copied relay without a built-in console).
     std::fs::create_dir_all(bin.path().join("dist")).unwrap();
     std::fs::write(bin.path().join("dist/index.html"), "<html>").unwrap();
-    assert_eq!(
-        default_static_dir(start.path(), Some(&exe)).unwrap(),
-        bin.path().join("dist")
-    );
-    // ./dist wins.
-    std::fs::create_dir_all(start.path().join("dist")).unwrap();
-    std::fs::write(start.path().join("dist/index.html"), "<html>").unwrap();
-    assert_eq!(
-        default_static_dir(start.path(), Some(&exe)).unwrap(),
-        start.path().join("dist")
-    );
+    assert_eq!(console_beside(Some(&exe)), Some(bin.path().join("dist")));
+    // An explicit --static-dir inside the sessions' cwd is refused, naming both.
+    let cwd = std::fs::canonicalize(start.path()).unwrap();
+    let err = check_static_dir(&start.path().join("dist"), &cwd)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refusing") && err.contains("--cwd"), "{err}");
+    // ... and through the arguments, as the binary reads them.
+    let args = Args::try_parse_from([
+        "bridge-relay",
+        "--static-dir",
+        start.path().join("dist").to_str().unwrap(),
+        "--cwd",
+        start.path().to_str().unwrap(),
+    ])
+    .unwrap();
+    let err = args
+        .into_config("127.0.0.1:0".parse().unwrap())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("refusing"), "{err}");
+    // Elsewhere it is fine.
+    assert!(check_static_dir(&bin.path().join("dist"), &cwd).is_ok());
 }
 
 #[test]

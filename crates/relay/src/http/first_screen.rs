@@ -19,8 +19,7 @@
 //! index.html's first-visit boot script), so a first visit needs no second fetch of the page:
 //! [`for_principal`] renders it for both, with the same rules.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::body::Body;
@@ -38,35 +37,19 @@ use crate::extract::AppState;
 /// The element of the boot shell the list replaces (`<p … id="boot-list">Loading sessions…</p>`).
 const MARKER: &str = "id=\"boot-list\"";
 
-/// The file's length and modification time: when they change, the file is read again.
-type Stamp = (u64, Option<SystemTime>);
-
-/// The console's `index.html`, read again when it changes (a rebuilt console).
+/// The console's `index.html`, as read at start (see `assets::Console`).
 pub struct Template {
-    path: PathBuf,
-    cached: RwLock<Option<(Stamp, Arc<str>)>>,
+    html: Option<Arc<str>>,
 }
 
 impl Template {
-    /// The template at `path` (read on first use).
-    pub fn new(path: &Path) -> Arc<Self> {
-        Arc::new(Template {
-            path: path.to_path_buf(),
-            cached: RwLock::default(),
-        })
+    /// The console's `index.html`, as read at start.
+    pub fn new(html: Option<Arc<str>>) -> Arc<Self> {
+        Arc::new(Template { html })
     }
 
     fn get(&self) -> Option<Arc<str>> {
-        let meta = std::fs::metadata(&self.path).ok()?;
-        let stamp: Stamp = (meta.len(), meta.modified().ok());
-        if let Some((seen, html)) = &*self.cached.read().unwrap_or_else(|e| e.into_inner())
-            && *seen == stamp
-        {
-            return Some(html.clone());
-        }
-        let html: Arc<str> = std::fs::read_to_string(&self.path).ok()?.into();
-        *self.cached.write().unwrap_or_else(|e| e.into_inner()) = Some((stamp, html.clone()));
-        Some(html)
+        self.html.clone()
     }
 }
 

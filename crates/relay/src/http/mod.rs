@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
 use serde_json::json;
-use tower_http::services::{ServeDir, ServeFile};
 
 use crate::error::ApiError;
 use crate::external::External;
@@ -72,54 +71,43 @@ pub fn app(state: AppState) -> Router {
     if let Some(c) = state.cluster.get() {
         c.set_routes(api.clone().with_state(state.clone()));
     }
-    let static_dir = state.config.static_dir.clone();
-    let index_html = std::fs::read_to_string(static_dir.join("index.html")).ok();
+    // The console, read once (see assets.rs): --static-dir, else the one built into the binary.
+    let console = match &state.config.static_dir {
+        Some(dir) => crate::assets::Console::from_dir(dir)
+            .map_err(
+                |e| tracing::warn!(dir = %dir.display(), error = %e, "cannot read the console"),
+            )
+            .ok(),
+        None => crate::assets::Console::embedded(),
+    }
+    .filter(|c| c.has_index());
+    let index_html = console.as_ref().and_then(|c| c.index_html());
     let csp = HeaderValue::from_str(&crate::headers::content_security_policy_embedded(
         index_html.as_deref(),
         &state.config.embed_origins,
     ))
     .expect("the policy is ASCII");
-    let router = if static_dir.join("index.html").is_file() {
-        let index = static_dir.join("index.html");
-        let copies = crate::assets::Precompressed::new(&static_dir);
-        copies.warm();
-        let template = first_screen::Template::new(&index);
-        let files = ServeDir::new(&static_dir).fallback(ServeFile::new(index));
-        // A signed-in browser's page comes with its session list (see first_screen.rs).
+    let router = if let Some(console) = console {
+        tracing::info!(from = %console.origin, "serving the console");
+        let template = first_screen::Template::new(index_html);
+        // A signed-in browser's page comes with its session list (see first_screen.rs); anything
+        // else is a file of the console (or its index.html for the console's own routes).
         let app_state = state.clone();
-        let first = middleware::from_fn(move |req: Request, next: Next| {
-            let (app, template) = (app_state.clone(), template.clone());
+        api.fallback(move |req: Request| {
+            let (app, template, console) = (app_state.clone(), template.clone(), console.clone());
             async move {
-                let (parts, body) = req.into_parts();
+                let (parts, _body) = req.into_parts();
                 match first_screen::respond(&app, &template, &parts).await {
                     Some(res) => res,
-                    None => next.run(Request::from_parts(parts, body)).await,
+                    None => console.respond(&parts.method, parts.uri.path(), &parts.headers),
                 }
             }
-        });
-        // Brotli / gzip copies made once at startup when the request accepts them (see assets.rs).
-        let compressed = middleware::from_fn(move |req: Request, next: Next| {
-            let copies = copies.clone();
-            async move {
-                let path = req.uri().path().to_owned();
-                match copies.respond(req.method(), &path, req.headers()) {
-                    Some(res) => res,
-                    None => {
-                        let mut res = next.run(req).await;
-                        crate::assets::set_cache_control(&path, &mut res);
-                        res
-                    }
-                }
-            }
-        });
-        api.fallback_service(
-            tower::ServiceBuilder::new()
-                .layer(first)
-                .layer(compressed)
-                .service(files),
-        )
+        })
     } else {
-        tracing::warn!(dir = %static_dir.display(), "no console build found (index.html missing); serving a placeholder page");
+        tracing::warn!(
+            "no console to serve (this binary carries none and no --static-dir with an index.html \
+             was given); serving a placeholder page"
+        );
         api.fallback(placeholder_page)
     };
     router
@@ -145,8 +133,8 @@ async fn placeholder_page(method: Method) -> Response {
     }
     let html = "<!doctype html><meta charset=utf-8><title>Bridge Console relay</title>\
         <h1>Bridge Console relay</h1><p>The relay is running, but no console build was found. \
-        Build it with <code>trunk build --release</code> in the repository root (output: <code>dist/</code>) \
-        or pass <code>--static-dir DIR</code>.</p>";
+        Install a relay that carries it with <code>scripts/install.sh</code> in the repository, or build it \
+        with <code>scripts/build-console.sh</code> and pass <code>--static-dir dist</code>.</p>";
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
 

@@ -37,6 +37,8 @@ pub struct Opts<'a> {
     pub data_dir: &'a Path,
     pub static_dir: Option<&'a Path>,
     pub token: Option<&'a str>,
+    /// Start the relay in this directory, with no `--static-dir` (the default console lookup).
+    pub start_dir: Option<&'a Path>,
 }
 
 impl<'a> Opts<'a> {
@@ -47,6 +49,7 @@ impl<'a> Opts<'a> {
             data_dir,
             static_dir: None,
             token: Some(TOKEN),
+            start_dir: None,
         }
     }
     pub fn arg(mut self, a: &str) -> Self {
@@ -70,7 +73,14 @@ impl RelayProc {
             .static_dir
             .map(Path::to_path_buf)
             .unwrap_or_else(|| o.data_dir.join("no-static"));
-        cmd.arg("--static-dir").arg(static_dir);
+        match o.start_dir {
+            Some(dir) => {
+                cmd.current_dir(dir);
+            }
+            None => {
+                cmd.arg("--static-dir").arg(static_dir);
+            }
+        }
         cmd.args(&o.args);
         // Never the developer's own ~/.claude: its sessions would show in every list.
         if !o.args.iter().any(|a| a == "--claude-config-dir") {

@@ -1,0 +1,9 @@
+//! The fuzz targets' bodies: each `input(data)` is one input. libFuzzer calls them from
+//! `fuzz_targets/`; `crates/relay/tests/fuzz_corpus.rs` replays the committed corpus through them.
+
+pub mod envelope;
+pub mod markdown;
+pub mod ndjson;
+pub mod partial_json;
+pub mod relay_http;
+pub mod sse;
