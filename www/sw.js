@@ -422,9 +422,24 @@ async function answer(notification, data, decision) {
   return { ok: false, decision, status: res.status, message };
 }
 
+/**
+ * The console page a notification's `url` names, or the console's start when it names anything
+ * else: a notification never opens another origin (nor a `javascript:` or `data:` URL).
+ */
+function sameOriginTarget(url) {
+  let target;
+  try {
+    target = new URL(url || '/', self.location.origin);
+  } catch (_) {
+    target = null;
+  }
+  if (!target || target.origin !== self.location.origin) target = new URL('/', self.location.origin);
+  return target;
+}
+
 /** Focuses a console window on `url` (asking it to open the session), or opens one. */
 async function openConsole(url) {
-  const target = new URL(url || '/', self.location.origin);
+  const target = sameOriginTarget(url);
   const path = target.pathname + target.search;
   const wanted = sessionOfUrl(target.href);
   const list = (await windows()).filter((c) => new URL(c.url).origin === self.location.origin);
@@ -456,7 +471,7 @@ async function openConsole(url) {
 
 async function handleClick(notification, action) {
   const data = notification.data || {};
-  if ((action === 'allow' || action === 'deny') && data.request_id && data.session_id) {
+  if ((action === 'allow' || action === 'deny') && data.answerable === true && data.request_id && data.session_id) {
     return answer(notification, data, action);
   }
   notification.close();

@@ -1,5 +1,9 @@
-//! The changes panel's API: what changed in a session's working directory, read-only, for the
-//! controller and observers alike.
+//! The changes panel's API: what changed in a session's working directory, read-only.
+//!
+//! Who sees what: the controller sees every change. An observer (any observer token, scoped or not)
+//! sees tracked files and the files the session's own tools wrote, never other untracked files: an
+//! untracked, non-ignored `.env` beside the code is not the session's work and not the observer's
+//! to read.
 //!
 //! - `GET /v1/code/sessions/{id}/changes`: the changed files under the session's cwd (its worktree in
 //!   worktree mode). Inside a git repository: `git status` (untracked files included) limited to the
@@ -44,6 +48,8 @@ pub const READ_CAP: u64 = 2 * 1024 * 1024;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(300);
 /// A listing is reused this long while the session's log has not moved.
 pub const TTL: Duration = Duration::from_secs(3);
+/// The time one listing outside git may spend reading files (the rest are listed without counts).
+pub const LIST_BUDGET: Duration = Duration::from_secs(3);
 /// Diffs kept per session.
 const DIFFS_KEPT: usize = 16;
 
@@ -173,6 +179,14 @@ async fn listing(
         }
     }
     let cwd = session_cwd(session)?;
+    // The files the session's own tools wrote: the listing outside git, and what an observer may see
+    // of the untracked files inside it (log and file reads: off the runtime's threads).
+    blocking_scan(&mut slot.touched, {
+        let session = session.clone();
+        let cwd = cwd.clone();
+        move |scan| scan.update(&session, &cwd)
+    })
+    .await??;
     let mut l = match git::Repo::find(&cwd).await? {
         Some(repo) => {
             let (files, truncated) = git::changes(&repo, &cwd).await?;
@@ -188,9 +202,11 @@ async fn listing(
             }
         }
         None => {
-            let scan = &mut slot.touched;
-            scan.update(session, &cwd)?;
-            let (files, truncated) = scan.changes(&cwd);
+            let (files, truncated) = blocking_scan(&mut slot.touched, {
+                let cwd = cwd.clone();
+                move |scan| scan.changes(&cwd)
+            })
+            .await?;
             Listing {
                 session_id: session.id.clone(),
                 cwd: cwd.display().to_string(),
@@ -209,6 +225,28 @@ async fn listing(
     Ok((l, slot))
 }
 
+/// Runs `f` on the session's scan on a blocking thread (the scan is moved there and back).
+async fn blocking_scan<T: Send + 'static>(
+    scan: &mut touched::Scan,
+    f: impl FnOnce(&mut touched::Scan) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let mut taken = std::mem::take(scan);
+    let (back, out) = tokio::task::spawn_blocking(move || {
+        let out = f(&mut taken);
+        (taken, out)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("listing the changes failed: {e}")))?;
+    *scan = back;
+    Ok(out)
+}
+
+/// Whether `who` may see changed file `f`: the controller every one; an observer tracked files and
+/// the untracked ones the session's tools wrote.
+fn may_see(who: &Principal, slot: &Slot, f: &ChangedFile) -> bool {
+    who.can_write() || f.status != Status::Untracked || slot.touched.wrote(&f.path)
+}
+
 async fn list(
     State(app): State<AppState>,
     Extension(cache): Extension<Arc<Cache>>,
@@ -216,8 +254,10 @@ async fn list(
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Listing>, ApiError> {
     let session = app.visible_session(&who, &id)?;
-    let (l, _slot) = listing(&app, &cache, &session).await?;
-    Ok(Json((*l).clone()))
+    let (l, slot) = listing(&app, &cache, &session).await?;
+    let mut l = (*l).clone();
+    l.files.retain(|f| may_see(&who, &slot, f));
+    Ok(Json(l))
 }
 
 #[derive(Deserialize)]
@@ -240,7 +280,12 @@ async fn diff(
     };
     let rel = relative_path(&path)?;
     let (l, mut slot) = listing(&app, &cache, &session).await?;
-    let Some(file) = l.files.iter().find(|f| f.path == rel).cloned() else {
+    let Some(file) = l
+        .files
+        .iter()
+        .find(|f| f.path == rel && may_see(&who, &slot, f))
+        .cloned()
+    else {
         return Err(ApiError::not_found(format!(
             "{rel:?} is not among this session's changes (GET /v1/code/sessions/{id}/changes lists them)"
         )));
@@ -270,7 +315,13 @@ async fn diff(
     } else {
         let d = match &l.git {
             Some(repo) => git::diff(repo, &cwd, &file).await?,
-            None => slot.touched.diff(&cwd, &file, &full)?,
+            None => {
+                blocking_scan(&mut slot.touched, {
+                    let (cwd, file, full) = (cwd.clone(), file.clone(), full.clone());
+                    move |scan| scan.diff(&cwd, &file, &full)
+                })
+                .await??
+            }
         };
         answer["truncated"] = json!(d.truncated);
         answer["diff"] = json!(d.text);
@@ -367,6 +418,30 @@ pub fn confined(cwd: &Path, rel: &str) -> Result<PathBuf, ApiError> {
             Err(outside())
         }
     }
+}
+
+/// Reads `full` (at most [`READ_CAP`] bytes) only if the file opened is a regular file inside `cwd`:
+/// the path is opened without following a final symlink and the opened file's own path (from
+/// `/proc/self/fd`) is checked, so a directory or file swapped for a symlink after [`confined`]
+/// looked is refused instead of read.
+pub fn read_confined(cwd: &Path, full: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(full)?;
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))?;
+    if !real.starts_with(cwd) || !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "it resolves outside the session's working directory",
+        ));
+    }
+    let mut out = Vec::new();
+    f.take(READ_CAP).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// Whether `bytes` look binary (a NUL in the first 8000 bytes, as git decides).

@@ -102,9 +102,22 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
         // Scripts read these lines: the login URL first, `listening on ADDR` last.
         let mut out = std::io::stdout().lock();
         let login_url = format!("{public_url}/#login={login}");
-        writeln!(out, "{login_url}")?;
-        if out.is_terminal() {
-            write_qr(&mut out, &login_url)?;
+        // The one-time code goes to a person at a terminal, never into a journal or a log file: with
+        // stdout elsewhere (a service, a pipe) it is written to an owner-only file instead, unless
+        // BRIDGE_PRINT_LOGIN_URL=1 asks for it (scripts that read it).
+        let forced = std::env::var("BRIDGE_PRINT_LOGIN_URL").is_ok_and(|v| v == "1");
+        if out.is_terminal() || forced {
+            writeln!(out, "{login_url}")?;
+            if out.is_terminal() {
+                write_qr(&mut out, &login_url)?;
+            }
+        } else {
+            let path = save_owner_only(&relay.config.data_dir, "login-url", &login_url)?;
+            writeln!(
+                out,
+                "Login link (one-time code) saved to {} (owner-only): stdout is not a terminal, so it is not printed here.",
+                path.display()
+            )?;
         }
         writeln!(
             out,
@@ -197,16 +210,26 @@ fn save_generated_token(
     data_dir: &std::path::Path,
     token: &str,
 ) -> anyhow::Result<std::path::PathBuf> {
+    save_owner_only(data_dir, "controller-token", token)
+}
+
+/// Writes `text` and a newline to `data_dir/name`, readable by the owner only (replacing a file
+/// there; never following a symlink planted in its place).
+fn save_owner_only(
+    data_dir: &std::path::Path,
+    name: &str,
+    text: &str,
+) -> anyhow::Result<std::path::PathBuf> {
     use std::os::unix::fs::OpenOptionsExt as _;
-    let path = data_dir.join("controller-token");
+    let path = data_dir.join(name);
+    let _ = std::fs::remove_file(&path);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(&path)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    writeln!(f, "{token}")?;
+    writeln!(f, "{text}")?;
     Ok(path)
 }
 

@@ -73,6 +73,30 @@ pub async fn keep_reason(wt: &Worktree) -> Option<String> {
     if !status.is_empty() {
         return Some("uncommitted changes".into());
     }
+    // Ignored files (a `.env`, local settings, build output) are not in git: removing the worktree
+    // would delete them with it, so it is kept until the user discards it knowingly.
+    match git(
+        path,
+        &[
+            "status",
+            "--porcelain",
+            "--ignored=matching",
+            "--untracked-files=no",
+        ],
+    )
+    .await
+    {
+        Ok(s) => {
+            let ignored: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("!! ")).collect();
+            if let Some(first) = ignored.first() {
+                return Some(format!(
+                    "{} ignored file(s) git does not keep (such as {first})",
+                    ignored.len()
+                ));
+            }
+        }
+        Err(e) => return Some(format!("its state is unknown (git status failed: {e})")),
+    }
     let base = wt.base.as_deref()?;
     match git(path, &["rev-list", "--count", &format!("{base}..HEAD")]).await {
         Ok(n) if n == "0" => None,

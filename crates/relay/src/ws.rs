@@ -278,6 +278,10 @@ async fn run(
 
     let mut shutdown = app.shutdown_signal();
     let mut revoked = Box::pin(crate::auth::until_revoked(app.clone(), principal.clone()));
+    // Checked before each batch too: `select!` may pick a batch over a revocation that woke at the
+    // same time, and no frame may follow a revocation that was answered.
+    let mut removed = app.auth.revocations();
+    removed.mark_unchanged();
     let mut source_lost = match &lost {
         Some(l) => (l.0)(),
         None => Box::pin(std::future::pending()),
@@ -288,6 +292,13 @@ async fn run(
         tokio::select! {
             batch = follower.next_batch() => {
                 let Some(frames) = batch else { break };
+                if removed.has_changed().unwrap_or(false) {
+                    removed.mark_unchanged();
+                    if !app.auth.is_live(&principal) {
+                        let _ = sink.send(close(CLOSE_UNAUTHORIZED, "credential revoked, expired or logged out")).await;
+                        return;
+                    }
+                }
                 for f in frames {
                     // Observers do not see the account or pid of an initialize answer.
                     let f = if principal.can_write() { f } else { crate::redact::frame_for_observer(&f) };

@@ -405,3 +405,160 @@ async fn observers_read_unknown_sessions_are_404_and_consoles_share_one_computat
         .collect();
     assert_eq!(stamps.len(), 1, "{stamps:?}");
 }
+
+#[tokio::test]
+async fn observers_see_tracked_files_and_what_the_session_wrote_never_other_untracked_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = repo_with_changes(dir.path());
+    write(&proj.join(".env"), "API_KEY=TOP-SECRET-ENV\n");
+    let scenario = dir.path().join("scenario.json");
+    let s = json!({"name": "writes", "replies": [{"steps": [
+        {"type": "tool_use", "name": "Write", "input": {"file_path": "{cwd}/made.txt", "content": "made\n"}},
+        {"type": "text", "text": "done"}
+    ]}]});
+    std::fs::write(&scenario, s.to_string()).unwrap();
+    let relay = RelayProc::start(
+        Opts::demo(&dir.path().join("data"))
+            .arg("--demo-scenario")
+            .arg(scenario.to_str().unwrap()),
+    );
+    let sid = create_in(&relay, &proj, json!({"permission_mode": "acceptEdits"})).await;
+    let mut sse = relay.sse(&sid, None).await;
+    assert_eq!(
+        relay.post(&sid, TOKEN, user("write it")).await.status(),
+        200
+    );
+    sse.until("result", is_result).await;
+    write(&proj.join("made.txt"), "made\n");
+
+    let scoped = relay.mint_observer(json!({"session_id": sid})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let unscoped = relay.mint_observer(json!({"session_id": null})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let url = format!("/v1/code/sessions/{sid}/changes");
+    let (_, all) = get(&relay, &url, TOKEN).await;
+    let all = by_path(&all);
+    assert!(
+        all.contains_key(".env") && all.contains_key("dir/untracked.txt"),
+        "the controller sees every change: {all:?}"
+    );
+    for observer in [&scoped, &unscoped] {
+        let (s, list) = get(&relay, &url, observer).await;
+        assert_eq!(s, 200, "{list}");
+        let files = by_path(&list);
+        for seen in [
+            "modified.txt",
+            "deleted.txt",
+            "new name.txt",
+            "staged.txt",
+            "made.txt",
+        ] {
+            assert!(files.contains_key(seen), "{seen}: {list:#}");
+        }
+        for hidden in [".env", "dir/untracked.txt", "new.bin", "escape.txt"] {
+            assert!(!files.contains_key(hidden), "{hidden}: {list:#}");
+            let (s, body) = diff(&relay, &sid, hidden, observer).await;
+            assert_eq!(s, 404, "{hidden}: {body}");
+        }
+        assert!(!list.to_string().contains("TOP-SECRET"));
+        let (s, d) = diff(&relay, &sid, "made.txt", observer).await;
+        assert_eq!(s, 200, "{d}");
+        assert!(d["diff"].as_str().unwrap().contains("+made"), "{d}");
+    }
+    let (s, d) = diff(&relay, &sid, ".env", TOKEN).await;
+    assert_eq!(s, 200);
+    assert!(d["diff"].as_str().unwrap().contains("TOP-SECRET-ENV"));
+}
+
+#[tokio::test]
+async fn a_repositorys_filter_and_diff_drivers_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo.join("f.txt"), "a\n");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "initial"]);
+    let marker = dir.path().join("ran");
+    let m = marker.display().to_string();
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("touch {m}-clean; cat"),
+        ],
+    );
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.evil.smudge",
+            &format!("touch {m}-smudge; cat"),
+        ],
+    );
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.evil.process",
+            &format!("touch {m}-process; false"),
+        ],
+    );
+    git(
+        &repo,
+        &[
+            "config",
+            "filter.other.dots.process",
+            &format!("touch {m}-dots; false"),
+        ],
+    );
+    git(
+        &repo,
+        &[
+            "config",
+            "diff.evil.textconv",
+            &format!("touch {m}-textconv; cat"),
+        ],
+    );
+    write(
+        &repo.join(".gitattributes"),
+        "* filter=evil diff=evil\n*.md filter=other.dots\n",
+    );
+    write(&repo.join(".git/info/attributes"), "* filter=evil\n");
+    write(&repo.join("f.txt"), "a\nb\n");
+    write(&repo.join("new.md"), "new\n");
+    let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
+    let sid = create_in(&relay, &repo, json!({})).await;
+    let (s, list) = get(&relay, &format!("/v1/code/sessions/{sid}/changes"), TOKEN).await;
+    assert_eq!(s, 200, "{list}");
+    let files = by_path(&list);
+    assert_eq!(files["f.txt"]["status"], "modified", "{list:#}");
+    for p in ["f.txt", "new.md", ".gitattributes"] {
+        let (s, d) = diff(&relay, &sid, p, TOKEN).await;
+        assert_eq!(s, 200, "{p}: {d}");
+    }
+    let ran: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ran"))
+        .collect();
+    assert!(ran.is_empty(), "the repository's drivers ran: {ran:?}");
+    // The drivers do run for git itself here: the test would catch them.
+    std::process::Command::new("git")
+        .args(["diff", "HEAD", "--no-ext-diff", "--no-textconv"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("ran")),
+        "a plain git diff runs the planted driver"
+    );
+}

@@ -129,8 +129,23 @@ async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node
         );
     }
 
-    // Rights as on a single relay: an unscoped observer lists and reads, never resumes.
-    let obs = gw.mint_observer(json!({"session_id": null})).await["token"]
+    // Rights as on a single relay: a plain observer token sees no CLI session; one minted with the
+    // transcripts scope lists and reads, never resumes.
+    let plain = gw.mint_observer(json!({"session_id": null})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(cli_entries(&list(&gw, &plain).await).len(), 0);
+    let r = http()
+        .get(gw.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
+        .bearer_auth(&plain)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let obs = gw
+        .mint_observer(json!({"session_id": null, "transcripts": true}))
+        .await["token"]
         .as_str()
         .unwrap()
         .to_owned();

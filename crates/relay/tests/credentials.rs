@@ -193,6 +193,55 @@ async fn revocation_expiry_and_logout_end_open_streams_within_a_second() {
 }
 
 #[tokio::test]
+async fn no_frame_reaches_a_revoked_observer_after_the_revocation_was_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let sid = relay.create_session().await;
+    let stream = relay.url(&format!("/v1/code/sessions/{sid}/events/stream"));
+    for round in 0..5 {
+        let obs = relay.mint_observer(json!({})).await;
+        let token = obs["token"].as_str().unwrap().to_owned();
+        let mut sse = Sse::connect(&stream, &token, None).await;
+        assert_eq!(sse.status, 200);
+        let bearer = format!("Bearer {token}");
+        let mut w = ws(&relay, &sid, &[("authorization", &bearer)]).await;
+        // Let both streams catch up with the log.
+        while sse.next(Duration::from_millis(300)).await.is_some() {}
+        assert_eq!(revoke(&relay, obs["id"].as_str().unwrap()).await, 204);
+        let marker = format!("posted after the revoke {round}");
+        assert_eq!(relay.post(&sid, TOKEN, user(&marker)).await.status(), 200);
+        let mut seen = Vec::new();
+        while let Some(f) = sse.next(Duration::from_secs(2)).await {
+            seen.push(f.data.to_string());
+        }
+        assert!(sse.ended, "the revoked observer's stream ended");
+        assert!(
+            !seen.iter().any(|d| d.contains(&marker)),
+            "round {round}: a frame posted after the revocation reached the revoked observer: {seen:?}"
+        );
+        let mut ws_seen = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(3), async {
+            while let Some(m) = w.next().await {
+                match m {
+                    Ok(Message::Text(t)) => ws_seen.push(t.to_string()),
+                    Ok(Message::Close(c)) => return c.map(|c| u16::from(c.code)),
+                    Ok(_) => {}
+                    Err(_) => return None,
+                }
+            }
+            None
+        })
+        .await
+        .expect("the revoked observer's socket closed");
+        assert_eq!(closed, Some(4401));
+        assert!(
+            !ws_seen.iter().any(|d| d.contains(&marker)),
+            "round {round}: the socket got a frame posted after the revocation"
+        );
+    }
+}
+
+#[tokio::test]
 async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code() {
     let dir = tempfile::tempdir().unwrap();
     let relay = RelayProc::start(
@@ -523,4 +572,22 @@ async fn agents_never_get_the_controller_token_in_their_environment() {
     let env = std::fs::read_to_string(&path).unwrap();
     assert!(env.contains("MARK_DIR="), "the agent inherits the rest");
     assert!(!env.contains("BRIDGE_RELAY_TOKEN") && !env.contains(TOKEN));
+}
+
+#[tokio::test]
+async fn the_login_link_is_not_printed_when_stdout_is_not_a_terminal() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()).env("BRIDGE_PRINT_LOGIN_URL", "0"));
+    let banner = relay.banner.join("\n");
+    assert!(!banner.contains("#login="), "{banner}");
+    assert!(!banner.contains("brl_"), "{banner}");
+    let file = dir.path().join("login-url");
+    assert!(banner.contains(&file.display().to_string()), "{banner}");
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let url = std::fs::read_to_string(&file).unwrap();
+    let code = url.trim().split("#login=").nth(1).expect("a login URL");
+    let (status, _) = try_login(&relay, code).await;
+    assert_eq!(status, 200, "the saved link logs in");
 }

@@ -269,7 +269,7 @@ async fn archiving_a_worktree_never_destroys_work() {
         panic!("{sid}: worktree {path} should exist: {exists}");
     };
     let mut sessions = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..4 {
         let sid = relay.create_session().await;
         let cwd = relay.session(&sid).await["cwd"]
             .as_str()
@@ -280,7 +280,7 @@ async fn archiving_a_worktree_never_destroys_work() {
         sessions.push((sid, cwd, branch));
     }
     let branches = git(&repo, &["branch", "--list", "bridge/*"]);
-    assert_eq!(branches.lines().count(), 3, "{branches}");
+    assert_eq!(branches.lines().count(), 4, "{branches}");
 
     // Uncommitted work: kept, and said so.
     let (a, cwd_a, _) = &sessions[0];
@@ -321,6 +321,19 @@ async fn archiving_a_worktree_never_destroys_work() {
     assert!(s.get("worktree_kept").is_none(), "{s}");
     assert!(git(&repo, &["branch", "--list", branch_c]).is_empty());
 
+    // Only an ignored file (a `.env`): removing the worktree would delete it, so it is kept.
+    let (d, cwd_d, _) = &sessions[3];
+    std::fs::create_dir_all(repo.join(".git/info")).unwrap();
+    std::fs::write(repo.join(".git/info/exclude"), ".env\n").unwrap();
+    std::fs::write(std::path::Path::new(cwd_d).join(".env"), "KEY=value\n").unwrap();
+    let answer = archive(d, json!({})).await;
+    assert_eq!(
+        answer["worktree_kept"], "1 ignored file(s) git does not keep (such as .env)",
+        "{answer}"
+    );
+    settled(d, cwd_d, true).await;
+    assert!(std::path::Path::new(cwd_d).join(".env").exists());
+
     // The list shows the archived sessions whose worktree was kept only when asked to.
     let listed = async |query: &str| -> Vec<String> {
         let r = http()
@@ -339,17 +352,19 @@ async fn archiving_a_worktree_never_destroys_work() {
         ids.sort();
         ids
     };
-    let mut kept = vec![a.clone(), b.clone()];
+    let mut kept = vec![a.clone(), b.clone(), d.clone()];
     kept.sort();
     assert_eq!(listed("").await, Vec::<String>::new());
     assert_eq!(listed("?kept_worktrees=1").await, kept);
-    assert_eq!(listed("?include_archived=1").await.len(), 3);
+    assert_eq!(listed("?include_archived=1").await.len(), 4);
 
     // Discarded on purpose: removed even with work in it.
     archive(a, json!({"discard_worktree": true})).await;
     let s = settled(a, cwd_a, false).await;
     assert!(s.get("worktree_kept").is_none(), "{s}");
-    assert_eq!(listed("?kept_worktrees=1").await, vec![b.clone()]);
+    let mut left = vec![b.clone(), d.clone()];
+    left.sort();
+    assert_eq!(listed("?kept_worktrees=1").await, left);
 }
 
 /// A cursor past the end of the log is refused explicitly on every read path (it used to skip

@@ -284,8 +284,41 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
         assert!(!body.contains("first prompt alpha"), "{bad}: {body}");
     }
 
-    // Observers: an unscoped one reads, never resumes; a scoped one sees only its session.
-    let obs = relay.mint_observer(json!({"session_id": null})).await["token"]
+    // Observers: the transcripts are the controller's. A plain observer token (unscoped too) neither
+    // lists nor reads them; one minted with the transcripts scope reads, never resumes; a session-
+    // scoped one sees only its session and cannot have the transcripts scope.
+    let plain = relay.mint_observer(json!({"session_id": null})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let list = get_json(&relay.url("/v1/code/sessions"), &plain).await;
+    assert!(
+        !list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["origin"] == "cli"),
+        "{list}"
+    );
+    let r = http()
+        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
+        .bearer_auth(&plain)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    assert!(!r.text().await.unwrap().contains("first prompt alpha"));
+    let r = post_json(
+        &relay,
+        "/v1/observer-tokens",
+        TOKEN,
+        json!({"session_id": relay_sid, "transcripts": true}),
+    )
+    .await;
+    assert_eq!(r.status(), 400, "a scoped token with the transcripts scope");
+    let obs = relay
+        .mint_observer(json!({"session_id": null, "transcripts": true}))
+        .await["token"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -702,4 +735,97 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
     );
     // Its origin is the relay's now (resumed): the fork is listed right after that session.
     assert_eq!(ids[at - 1], sid, "{ids:?}");
+}
+
+#[tokio::test]
+async fn transcript_reads_are_bounded_and_symlinked_project_dirs_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("claude");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work_s = work.canonicalize().unwrap().display().to_string();
+    put(
+        &config,
+        &work_s,
+        FIXTURE_ID,
+        &FIXTURE.replace(FIXTURE_CWD, &work_s),
+    );
+    // A project directory that is a symlink to a directory outside the projects dir.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let hidden = "00000000-0000-4000-8000-0000000000aa";
+    std::fs::write(
+        elsewhere.join(format!("{hidden}.jsonl")),
+        FIXTURE
+            .replace(FIXTURE_ID, hidden)
+            .replace("first prompt alpha", "SECRET PROMPT"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&elsewhere, config.join("projects/-linked")).unwrap();
+    // A transcript past the cap (sparse: its size is what counts).
+    let big = "00000000-0000-4000-8000-0000000000bb";
+    let p = put(
+        &config,
+        &work_s,
+        big,
+        &FIXTURE
+            .replace(FIXTURE_CWD, &work_s)
+            .replace(FIXTURE_ID, big),
+    );
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(100 * 1024 * 1024)
+        .unwrap();
+    let relay = relay_with(&config, &dir.path().join("data"), &work);
+
+    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN)
+        .await
+        .to_string();
+    assert!(
+        !list.contains(hidden) && !list.contains("SECRET PROMPT"),
+        "{list}"
+    );
+    let r = http()
+        .get(relay.url(&format!("/v1/code/cli-sessions/{hidden}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    // Twenty at once: each refused, none read whole.
+    let answers = futures::future::join_all((0..20).map(|_| {
+        http()
+            .get(relay.url(&format!("/v1/code/cli-sessions/{big}")))
+            .bearer_auth(TOKEN)
+            .send()
+    }))
+    .await;
+    for r in answers {
+        let r = r.unwrap();
+        assert_eq!(r.status(), 413);
+        let body = r.text().await.unwrap();
+        assert!(
+            body.contains("100 MB") && body.contains("claude --resume"),
+            "{body}"
+        );
+    }
+    let r = post_json(
+        &relay,
+        &format!("/v1/code/cli-sessions/{big}/resume"),
+        TOKEN,
+        json!({}),
+    )
+    .await;
+    assert_eq!(r.status(), 413);
+    // The ordinary one still opens.
+    let r = http()
+        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
 }

@@ -249,6 +249,22 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     const answers2 = (await events(api, sid)).filter((e) => e.source === 'client' && e.payload.type === 'control_response' && e.payload.response?.request_id === rid2);
     expect(answers2, 'one answer for the second prompt: the console one').toHaveLength(1);
 
+    // A notification never opens another origin, and Allow on one the relay did not mark answerable
+    // (a push that says so only in its actions) opens the console instead of answering.
+    const crafted = { v: 1, type: 'needs_you', session_id: sid, request_id: 'crafted-1', title: 'Claude needs you', body: 'x', url: 'https://evil.example/s/x', answerable: false };
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: relay.base, registrationId: regId, data: JSON.stringify(crafted) });
+    const tag3 = `bridge:${sid}:crafted-1`;
+    await expect.poll(() => notifications(page, tag3).then((n) => n.length)).toBe(1);
+    expect((await notifications(page, tag3))[0].actions, 'no Allow / Deny on a prompt that is not answerable').toEqual([]);
+    const clicked = await sw().evaluate(async (tag) => {
+      const g = self as any;
+      const [n] = await g.registration.getNotifications({ tag });
+      g.dispatchEvent(new g.NotificationEvent('notificationclick', { notification: n, action: 'allow' }));
+      return JSON.stringify(await g.__bridgeLastAction);
+    }, tag3);
+    expect(JSON.parse(clicked), 'the click opened the console, on this origin, and answered nothing').toMatchObject({ url: '/' });
+    expect(JSON.parse(clicked).ok, 'no answer was sent').toBeUndefined();
+
     // A new build lands: the app offers it and waits for a click, so a draft is never lost to a reload.
     fs.appendFileSync(path.join(relay.staticDir, 'sw.js'), `\n// e2e: a new build ${uid}\n`);
     await page.goto(`${relay.base}/s/${sid}`);
@@ -266,6 +282,9 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
       .toBe(true);
     await page.screenshot({ path: shotPath(`flow-19-keyboard--${testInfo.project.name}.png`) });
     await page.setViewportSize(vp);
+    // The relay serves the console it read at start (never files changed under it): the new build
+    // reaches it with a restart, as an upgrade does; the page keeps its draft through it.
+    await relay.restart();
     await page.evaluate(() => navigator.serviceWorker.getRegistration().then((r) => r?.update()));
     await expect(tid(page, 'update-available')).toBeVisible({ timeout: 20_000 });
     let reloaded = false;

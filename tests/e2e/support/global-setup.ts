@@ -141,6 +141,7 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
     BRIDGE_RELAY_TOKEN: token,
+    BRIDGE_PRINT_LOGIN_URL: '1',
     BRIDGE_RELAY_LOG: process.env.BRIDGE_RELAY_LOG ?? 'info',
   };
 

@@ -24,6 +24,11 @@ export interface OwnRelay {
   /** The banner the relay printed on stdout (login line withheld). */
   banner: string[];
   stop(): Promise<void>;
+  /**
+   * Stops the relay and starts it again on the same address, data directory and flags: how a new
+   * build reaches a running relay (it serves the console it read at start, never files changed since).
+   */
+  restart(): Promise<void>;
 }
 
 export interface RelayOptions {
@@ -63,39 +68,47 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
     BRIDGE_RELAY_TOKEN: readState().token,
+    BRIDGE_PRINT_LOGIN_URL: '1',
     BRIDGE_RELAY_LOG: process.env.BRIDGE_RELAY_LOG ?? 'info',
     BRIDGE_DEMO_SPEED: '1',
     HOME: dir,
     ...(backend.agentEnv ?? {}),
   };
   const out = fs.createWriteStream(log);
-  out.write(`$ ${relay} ${args.join(' ')}\n`);
-  const child = spawn(relay, args, { env, cwd: backend.workDir, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stderr!.on('data', (c: Buffer) => out.write(c));
-  const lines: string[] = [];
-  const addr = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s; see ${log}`)), 60_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        out.write(line.includes('#login=') ? '[stdout] <login URL withheld>\n' : `[stdout] ${line}\n`);
-        const m = /^listening on (\S+)/.exec(line);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
+  const launch = async (args: string[]): Promise<{ child: ChildProcess; addr: string; lines: string[] }> => {
+    out.write(`$ ${relay} ${args.join(' ')}\n`);
+    const child = spawn(relay, args, { env, cwd: backend.workDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr!.on('data', (c: Buffer) => out.write(c));
+    const lines: string[] = [];
+    const addr = await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s; see ${log}`)), 60_000);
+      child.stdout!.on('data', (c: Buffer) => {
+        buf += c.toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          lines.push(line);
+          out.write(line.includes('#login=') ? '[stdout] <login URL withheld>\n' : `[stdout] ${line}\n`);
+          const m = /^listening on (\S+)/.exec(line);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
         }
-      }
+      });
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
+      });
     });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
-    });
-  });
+    return { child, addr, lines };
+  };
+  const first = await launch(args);
+  const child = first.child;
+  const addr = first.addr;
+  const lines = first.lines;
   // The banner carries a single-use code; tests may log in more than once: the token works too.
   const login = readState().token;
   const scheme = tls.length ? 'https' : 'http';
@@ -106,6 +119,7 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     spki = crypto.createHash('sha256').update(der).digest('base64');
   }
   const stop = async () => {
+    const child = own.child;
     if (child.exitCode !== null || child.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -116,7 +130,13 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
       child.kill('SIGTERM');
     });
   };
-  return {
+  const restart = async () => {
+    await stop();
+    const at = args.indexOf('--bind');
+    const again = [...args.slice(0, at), '--bind', addr, ...args.slice(at + 2)];
+    own.child = (await launch(again)).child;
+  };
+  const own: OwnRelay = {
     base: `${scheme}://${addr}`,
     login,
     dataDir,
@@ -126,5 +146,7 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     spki,
     banner: lines.filter((l) => !l.includes('#login=')),
     stop,
+    restart,
   };
+  return own;
 }

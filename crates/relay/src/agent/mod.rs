@@ -481,7 +481,7 @@ pub fn spawn(
         let mut lines = StderrLines::default();
         let mut buf = vec![0u8; 8192];
         let mut emit = |line: String| {
-            tracing::info!(target: "bridge_relay::agent_stderr", session = %sid, "{line}");
+            tracing::debug!(target: "bridge_relay::agent_stderr", session = %sid, "{line}");
             tail_w.lock().unwrap_or_else(|p| p.into_inner()).push(&line);
         };
         loop {

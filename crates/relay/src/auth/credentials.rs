@@ -32,6 +32,7 @@ impl Auth {
                         token_id: CONTROLLER_ID.into(),
                         session_scope: None,
                         login_id: None,
+                        transcripts: true,
                     },
                     None,
                 ))
@@ -65,8 +66,16 @@ impl Auth {
         let cookie_hash = sha256_hex(&cookie);
         let secret_hash = sha256_hex(&login_secret);
         self.conn().execute(
-            "INSERT INTO login_cookies (hash, token_id, expires_at, id, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![cookie_hash, principal.token_id, expires_at, id, secret_hash, now],
+            "INSERT INTO login_cookies (hash, token_id, expires_at, id, secret_hash, created_at, mac) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                cookie_hash,
+                principal.token_id,
+                expires_at,
+                id,
+                secret_hash,
+                now,
+                login_mac(&self.row_key, &cookie_hash, &principal.token_id, expires_at, &id, &secret_hash)
+            ],
         )?;
         self.cookies
             .write()
@@ -82,6 +91,7 @@ impl Auth {
                     last_used: AtomicI64::new(now),
                 },
             );
+        self.cap_logins(&principal.token_id, &id);
         principal.login_id = Some(id);
         Ok(LoggedIn {
             cookie,
@@ -91,7 +101,51 @@ impl Auth {
         })
     }
 
+    /// Keeps at most [`MAX_LOGINS_PER_CREDENTIAL`] logins of token `token_id`: the least recently
+    /// used beyond it are logged out (their streams end).
+    fn cap_logins(&self, token_id: &str, new_id: &str) {
+        let evicted: Vec<(String, String)> = {
+            let mut cookies = self.cookies.write().unwrap_or_else(|p| p.into_inner());
+            let mut mine: Vec<(i64, i64, String, String)> = cookies
+                .iter()
+                .filter(|(_, c)| c.token_id == token_id && c.id != new_id)
+                .map(|(h, c)| {
+                    (
+                        c.last_used.load(Ordering::Relaxed),
+                        c.created_at,
+                        h.clone(),
+                        c.id.clone(),
+                    )
+                })
+                .collect();
+            // The new login is one of the allowed.
+            if mine.len() < MAX_LOGINS_PER_CREDENTIAL {
+                return;
+            }
+            mine.sort();
+            let extra = mine.len() + 1 - MAX_LOGINS_PER_CREDENTIAL;
+            mine.truncate(extra);
+            for (_, _, h, _) in &mine {
+                cookies.remove(h);
+            }
+            mine.into_iter().map(|(_, _, h, id)| (h, id)).collect()
+        };
+        let conn = self.conn();
+        for (h, id) in &evicted {
+            let _ = conn.execute("DELETE FROM login_cookies WHERE hash = ?1", params![h]);
+            tracing::info!(login = %id, token = %token_id, "oldest login logged out: at most {MAX_LOGINS_PER_CREDENTIAL} per credential");
+        }
+        drop(conn);
+        self.credentials_removed();
+    }
+
     pub fn logout(&self, cookie_secret: &str) -> Result<(), AuthError> {
+        let r = self.logout_inner(cookie_secret);
+        self.credentials_removed();
+        r
+    }
+
+    fn logout_inner(&self, cookie_secret: &str) -> Result<(), AuthError> {
         let hash = sha256_hex(cookie_secret);
         self.conn()
             .execute("DELETE FROM login_cookies WHERE hash = ?1", params![hash])?;
@@ -103,11 +157,14 @@ impl Auth {
     }
 
     /// Mints an observer token; without `expires_in_secs` it lives [`OBSERVER_DEFAULT_TTL_SECS`].
+    /// `transcripts`: it may also read Claude Code's own transcripts (only without a session scope).
     pub fn mint_observer(
         &self,
         scope: Option<String>,
+        transcripts: bool,
         expires_in_secs: Option<u64>,
     ) -> Result<Minted, AuthError> {
+        let transcripts = transcripts && scope.is_none();
         let id = format!("obs_{}", uuid::Uuid::new_v4().simple());
         let token = random_secret("bro_");
         let hash = sha256_hex(&token);
@@ -115,8 +172,16 @@ impl Auth {
         let ttl = expires_in_secs.unwrap_or(OBSERVER_DEFAULT_TTL_SECS);
         let expires_at = Some(now.saturating_add(i64::try_from(ttl).unwrap_or(i64::MAX)));
         self.conn().execute(
-            "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at) VALUES (?1, 'observer', ?2, ?3, ?4, ?5)",
-            params![id, hash, scope, expires_at, now],
+            "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at, transcripts, mac) VALUES (?1, 'observer', ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id,
+                hash,
+                scope,
+                expires_at,
+                now,
+                i64::from(transcripts),
+                token_mac(&self.row_key, &id, "observer", &hash, scope.as_deref(), expires_at, transcripts)
+            ],
         )?;
         self.tokens
             .write()
@@ -127,6 +192,7 @@ impl Auth {
                     id: id.clone(),
                     role: Role::Observer,
                     scope,
+                    transcripts,
                     expires_at,
                     created_at: now,
                 },
@@ -140,6 +206,12 @@ impl Auth {
 
     /// Revokes an observer token and every cookie obtained with it. `false`: no such observer token.
     pub fn revoke_observer(&self, id: &str) -> Result<bool, AuthError> {
+        let r = self.revoke_observer_inner(id);
+        self.credentials_removed();
+        r
+    }
+
+    fn revoke_observer_inner(&self, id: &str) -> Result<bool, AuthError> {
         if id == CONTROLLER_ID {
             return Ok(false);
         }
@@ -169,6 +241,12 @@ impl Auth {
     /// logged out) or the controller token (every bearer client and login of the controller stops
     /// working until the relay is restarted with a token). `false`: no such credential.
     pub fn revoke(&self, id: &str) -> Result<bool, AuthError> {
+        let r = self.revoke_inner(id);
+        self.credentials_removed();
+        r
+    }
+
+    fn revoke_inner(&self, id: &str) -> Result<bool, AuthError> {
         if id.starts_with("lgn_") {
             let n = self
                 .conn()
@@ -211,7 +289,7 @@ impl Auth {
             .collect();
         out.sort_by_key(|t| t.created_at);
         out.iter()
-            .map(|t| json!({"id": t.id, "session_id": t.scope, "expires_at": t.expires_at, "created_at": t.created_at}))
+            .map(|t| json!({"id": t.id, "session_id": t.scope, "transcripts": t.transcripts, "expires_at": t.expires_at, "created_at": t.created_at}))
             .collect()
     }
 
@@ -234,7 +312,7 @@ impl Auth {
         {
             out.push((
                 t.created_at,
-                json!({"id": t.id, "kind": "token", "role": t.role.as_str(), "session_id": t.scope,
+                json!({"id": t.id, "kind": "token", "role": t.role.as_str(), "session_id": t.scope, "transcripts": t.role == Role::Controller || t.transcripts,
                        "created_at": t.created_at, "expires_at": t.expires_at, "last_used_at": used.get(&t.id)}),
             ));
         }

@@ -2,7 +2,9 @@
 //!
 //! * the **controller** token: `--token-file FILE` (recommended), `BRIDGE_RELAY_TOKEN` (tests and
 //!   scripts), or generated on first start. Only the row with id `controller` is loaded; any other
-//!   row claiming the controller role (planted by someone who can write `relay.db`) is ignored.
+//!   row claiming the controller role (planted by someone who can write `relay.db`) is ignored, and
+//!   every row carries a MAC under the key in `relay.key` beside it: a row the relay did not write
+//!   (a planted controller login, an observer token, a login moved to another token) does not load.
 //! * **observer** tokens minted by a controller: read-only, optionally scoped to one session, expiring
 //!   (24 h unless asked otherwise);
 //! * **login cookies** (`bridge_session`, or `__Host-bridge_session` over HTTPS): a separate random secret
@@ -42,6 +44,9 @@ pub fn cookie_name(https: bool) -> &'static str {
         COOKIE_NAME
     }
 }
+/// The most logins (devices, browsers) one credential keeps; a new one beyond it logs out the least
+/// recently used.
+pub const MAX_LOGINS_PER_CREDENTIAL: usize = 32;
 /// Login cookies live 30 days (or until their token expires or is revoked).
 pub const COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
 pub const CONTROLLER_ID: &str = "controller";
@@ -93,6 +98,9 @@ pub struct Principal {
     pub session_scope: Option<String>,
     /// The login (cookie) this request came through, `lgn_…`; `None` for a bearer token.
     pub login_id: Option<String>,
+    /// May list and read Claude Code's own transcripts on this machine (`~/.claude/projects`): the
+    /// controller, and an unscoped observer token minted with `transcripts: true`. Never a scoped one.
+    pub transcripts: bool,
 }
 
 impl Principal {
@@ -114,6 +122,8 @@ struct TokenRec {
     id: String,
     role: Role,
     scope: Option<String>,
+    /// Minted with the transcripts scope (observers; the controller reads them anyway).
+    transcripts: bool,
     expires_at: Option<i64>,
     created_at: i64,
 }
@@ -128,6 +138,8 @@ impl TokenRec {
             token_id: self.id.clone(),
             session_scope: self.scope.clone(),
             login_id: None,
+            transcripts: self.role == Role::Controller
+                || (self.transcripts && self.scope.is_none()),
         }
     }
 }
@@ -148,6 +160,8 @@ struct CookieRec {
 pub enum AuthError {
     #[error("auth store: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("auth store key: {0}")]
+    Key(String),
 }
 
 pub struct Auth {
@@ -160,6 +174,100 @@ pub struct Auth {
     one_time: Mutex<Vec<(String, i64)>>,
     /// token id → last use (unix seconds), in memory only
     token_used: Mutex<HashMap<String, i64>>,
+    /// Bumped whenever a credential is revoked, logged out or forgotten: open streams wake at once
+    /// and check theirs, so none sends a frame after the revocation was answered.
+    revocations: tokio::sync::watch::Sender<u64>,
+    /// Binds the rows this relay writes ([`token_mac`], [`login_mac`]).
+    row_key: [u8; 32],
+}
+
+/// The row key at `path`, made (32 random bytes, owner-only) when missing.
+fn row_key(path: &Path) -> Result<[u8; 32], AuthError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let io = |e: std::io::Error| AuthError::Key(format!("{}: {e}", path.display()));
+    match std::fs::read(path) {
+        Ok(b) if b.len() == 32 => {
+            let mut k = [0u8; 32];
+            k.copy_from_slice(&b);
+            return Ok(k);
+        }
+        Ok(_) => {
+            return Err(AuthError::Key(format!(
+                "{} is not a relay row key (32 bytes): move it away to start over (every login and observer token is then dropped)",
+                path.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let k: [u8; 32] = rand::random();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(&k).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    Ok(k)
+}
+
+/// HMAC-SHA256 under `key` of `fields`, each length-prefixed, as hex.
+fn mac_of(key: &[u8; 32], fields: &[&str]) -> String {
+    use hmac::Mac as _;
+    let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("any key length");
+    for f in fields {
+        m.update(&(f.len() as u64).to_be_bytes());
+        m.update(f.as_bytes());
+    }
+    hex::encode(m.finalize().into_bytes())
+}
+
+pub(super) fn token_mac(
+    key: &[u8; 32],
+    id: &str,
+    role: &str,
+    hash: &str,
+    scope: Option<&str>,
+    expires_at: Option<i64>,
+    transcripts: bool,
+) -> String {
+    let scope = scope.map_or_else(|| "-".to_owned(), |s| format!("s:{s}"));
+    let exp = expires_at.map_or_else(|| "-".to_owned(), |t| t.to_string());
+    mac_of(
+        key,
+        &[
+            "token",
+            id,
+            role,
+            hash,
+            &scope,
+            &exp,
+            if transcripts { "t" } else { "-" },
+        ],
+    )
+}
+
+pub(super) fn login_mac(
+    key: &[u8; 32],
+    hash: &str,
+    token_id: &str,
+    expires_at: i64,
+    id: &str,
+    secret_hash: &str,
+) -> String {
+    mac_of(
+        key,
+        &[
+            "login",
+            hash,
+            token_id,
+            &expires_at.to_string(),
+            id,
+            secret_hash,
+        ],
+    )
 }
 
 /// A freshly minted observer token (the secret is returned once, never stored).
@@ -190,25 +298,42 @@ pub struct Bootstrap {
 }
 
 impl Auth {
+    /// The store at `path`; its rows are bound with a key kept beside it in `<path>.key`
+    /// (owner-only, made on first use): a row written into the database by anyone else (a planted
+    /// controller login, say) does not load.
     pub fn open(path: &Path) -> Result<Self, AuthError> {
+        let key = row_key(&path.with_extension("key"))?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        Self::from_conn(conn)
+        Self::from_conn(conn, key)
     }
 
     pub fn open_in_memory() -> Result<Self, AuthError> {
-        Self::from_conn(Connection::open_in_memory()?)
+        Self::from_conn(Connection::open_in_memory()?, rand::random())
     }
 
-    fn from_conn(conn: Connection) -> Result<Self, AuthError> {
+    fn from_conn(conn: Connection, row_key: [u8; 32]) -> Result<Self, AuthError> {
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, role TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
                session_scope TEXT, expires_at INTEGER, created_at INTEGER NOT NULL);
              CREATE TABLE IF NOT EXISTS login_cookies (hash TEXT PRIMARY KEY, token_id TEXT NOT NULL, expires_at INTEGER NOT NULL);",
         )?;
+        // Observer tokens gained the transcripts scope (off for the tokens minted before it).
+        let _ = conn.execute(
+            "ALTER TABLE tokens ADD COLUMN transcripts INTEGER NOT NULL DEFAULT 0",
+            [],
+        );
+        // Rows gained a MAC under the relay's row key: rows without one (from before it, or
+        // planted) do not load.
+        let _ = conn.execute("ALTER TABLE tokens ADD COLUMN mac TEXT", []);
         // Logins gained an id and a login secret: cookies from before that are not enough alone.
-        for col in ["id TEXT", "secret_hash TEXT", "created_at INTEGER"] {
+        for col in [
+            "id TEXT",
+            "secret_hash TEXT",
+            "created_at INTEGER",
+            "mac TEXT",
+        ] {
             let _ = conn.execute(&format!("ALTER TABLE login_cookies ADD COLUMN {col}"), []);
         }
         let now = unix_now();
@@ -223,7 +348,7 @@ impl Auth {
         let mut tokens = HashMap::new();
         {
             let mut stmt = conn.prepare(
-                "SELECT id, role, hash, session_scope, expires_at, created_at FROM tokens",
+                "SELECT id, role, hash, session_scope, expires_at, created_at, transcripts, mac FROM tokens",
             )?;
             let rows = stmt.query_map([], |r| {
                 Ok((
@@ -233,10 +358,25 @@ impl Auth {
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, Option<i64>>(4)?,
                     r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)? != 0,
+                    r.get::<_, Option<String>>(7)?,
                 ))
             })?;
             for row in rows {
-                let (id, role, hash, scope, expires_at, created_at) = row?;
+                let (id, role, hash, scope, expires_at, created_at, transcripts, mac) = row?;
+                let want = token_mac(
+                    &row_key,
+                    &id,
+                    &role,
+                    &hash,
+                    scope.as_deref(),
+                    expires_at,
+                    transcripts,
+                );
+                if !mac.is_some_and(|m| m == want) {
+                    tracing::warn!(id = %id, role = %role, "ignoring a credential row the relay did not write (no valid MAC)");
+                    continue;
+                }
                 let role = match (role.as_str(), id == CONTROLLER_ID) {
                     ("controller", true) => Role::Controller,
                     ("observer", false) => Role::Observer,
@@ -253,6 +393,7 @@ impl Auth {
                         id,
                         role,
                         scope,
+                        transcripts,
                         expires_at,
                         created_at,
                     },
@@ -262,10 +403,11 @@ impl Auth {
         let mut cookies = HashMap::new();
         {
             let mut stmt = conn.prepare(
-                "SELECT hash, token_id, expires_at, id, secret_hash, created_at FROM login_cookies",
+                "SELECT hash, token_id, expires_at, id, secret_hash, created_at, mac FROM login_cookies",
             )?;
             let rows = stmt.query_map([], |r| {
                 Ok((
+                    r.get::<_, Option<String>>(6)?,
                     r.get::<_, String>(0)?,
                     CookieRec {
                         token_id: r.get(1)?,
@@ -278,7 +420,19 @@ impl Auth {
                 ))
             })?;
             for row in rows {
-                let (hash, rec) = row?;
+                let (mac, hash, rec) = row?;
+                let want = login_mac(
+                    &row_key,
+                    &hash,
+                    &rec.token_id,
+                    rec.expires_at,
+                    &rec.id,
+                    &rec.secret_hash,
+                );
+                if !mac.is_some_and(|m| m == want) {
+                    tracing::warn!(id = %rec.id, token = %rec.token_id, "ignoring a login row the relay did not write (no valid MAC)");
+                    continue;
+                }
                 cookies.insert(hash, rec);
             }
         }
@@ -288,7 +442,46 @@ impl Auth {
             cookies: RwLock::new(cookies),
             one_time: Mutex::new(Vec::new()),
             token_used: Mutex::new(HashMap::new()),
+            revocations: tokio::sync::watch::Sender::new(0),
+            row_key,
         })
+    }
+
+    /// Tells every open stream to check its credential now.
+    pub(crate) fn credentials_removed(&self) {
+        self.revocations.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Wakes when a credential was revoked, logged out or forgotten ([`until_revoked`]).
+    pub fn revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.revocations.subscribe()
+    }
+
+    /// When `who`'s credential expires on its own (the token's or the login's end, the sooner);
+    /// `None`: never, or it does not hold now.
+    pub fn expiry(&self, who: &Principal) -> Option<i64> {
+        let token = self
+            .tokens
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .find(|t| t.id == who.token_id)
+            .map(|t| t.expires_at)?;
+        let login = match who.login_id.as_deref() {
+            None => None,
+            Some(lid) => Some(
+                self.cookies
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .values()
+                    .find(|c| c.id == lid)
+                    .map(|c| c.expires_at)?,
+            ),
+        };
+        match (token, login) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -347,8 +540,8 @@ impl Auth {
                 params![CONTROLLER_ID],
             )?;
             conn.execute(
-                "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at) VALUES (?1, 'controller', ?2, NULL, NULL, ?3)",
-                params![CONTROLLER_ID, hash, now],
+                "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at, transcripts, mac) VALUES (?1, 'controller', ?2, NULL, NULL, ?3, 1, ?4)",
+                params![CONTROLLER_ID, hash, now, token_mac(&self.row_key, CONTROLLER_ID, "controller", &hash, None, None, true)],
             )?;
         }
         self.cookies
@@ -363,10 +556,13 @@ impl Auth {
                 id: CONTROLLER_ID.into(),
                 role: Role::Controller,
                 scope: None,
+                transcripts: true,
                 expires_at: None,
                 created_at: now,
             },
         );
+        drop(tokens);
+        self.credentials_removed();
         Ok(())
     }
 
@@ -447,15 +643,40 @@ impl Auth {
     }
 }
 
-/// How often an open stream checks that its credential still holds.
-pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often an open stream checks its credential besides being told of every revocation (a
+/// safety net: nothing is expected to need it).
+pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Resolves once `who`'s credential is revoked, expires or is logged out (checked every
-/// [`REVOCATION_CHECK`]): SSE streams end and WebSockets close when it does.
+/// Resolves once `who`'s credential is revoked, expires or is logged out: SSE streams end and
+/// WebSockets close when it does. A revocation wakes it before the request that made it is answered
+/// (a stream polls this before its next frame, so no frame follows a revocation); expiry at its
+/// time. No scan of every credential on a timer: one check per revocation, one every
+/// [`REVOCATION_CHECK`].
 pub async fn until_revoked(app: std::sync::Arc<crate::relay::Relay>, who: Principal) {
-    let mut tick = tokio::time::interval(REVOCATION_CHECK);
+    let mut removed = app.auth.revocations();
+    removed.mark_unchanged();
+    if !app.auth.is_live(&who) {
+        return;
+    }
+    let expiry = app.auth.expiry(&who).map(|t| {
+        let left = u64::try_from(t.saturating_sub(unix_now())).unwrap_or(0);
+        tokio::time::Instant::now() + std::time::Duration::from_secs(left)
+    });
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::now() + REVOCATION_CHECK,
+        REVOCATION_CHECK,
+    );
     loop {
-        tick.tick().await;
+        tokio::select! {
+            r = removed.changed() => if r.is_err() { std::future::pending::<()>().await },
+            () = async {
+                match expiry {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => return,
+            _ = tick.tick() => {}
+        }
         if !app.auth.is_live(&who) {
             return;
         }

@@ -19,6 +19,9 @@ pub enum Shared {
     Observer {
         id: String,
         session_id: Option<String>,
+        /// Minted with the transcripts scope (absent in entries from before it: off).
+        #[serde(default)]
+        transcripts: bool,
         expires_at: Option<i64>,
         created_at: i64,
     },
@@ -75,6 +78,7 @@ impl Auth {
                     Shared::Observer {
                         id: t.id.clone(),
                         session_id: t.scope.clone(),
+                        transcripts: t.transcripts,
                         expires_at: t.expires_at,
                         created_at: t.created_at,
                     },
@@ -133,6 +137,7 @@ impl Auth {
             Shared::Observer {
                 id,
                 session_id,
+                transcripts,
                 expires_at,
                 created_at,
             } => {
@@ -152,6 +157,7 @@ impl Auth {
                     TokenRec {
                         id,
                         role: Role::Observer,
+                        transcripts: transcripts && session_id.is_none(),
                         scope: session_id,
                         expires_at,
                         created_at,
@@ -193,8 +199,13 @@ impl Auth {
     }
 
     /// Forgets an entry deleted from the bucket (revoked or logged out somewhere): open streams of
-    /// it end at their next check ([`until_revoked`]).
+    /// it end at once ([`until_revoked`]).
     pub fn forget_shared(&self, key: &str) {
+        self.forget_shared_inner(key);
+        self.credentials_removed();
+    }
+
+    fn forget_shared_inner(&self, key: &str) {
         if let Some(hash) = hash_of(key, OBSERVER_KEY) {
             let id = {
                 let mut tokens = self.tokens.write().unwrap_or_else(|p| p.into_inner());
@@ -262,6 +273,7 @@ impl Auth {
             token_id: CONTROLLER_ID.into(),
             session_scope: None,
             login_id: None,
+            transcripts: true,
         };
         self.new_login(controller, None).map(Some)
     }
@@ -288,7 +300,7 @@ mod tests {
         let a = Auth::open_in_memory().unwrap();
         a.bootstrap(Some("controller-token-0123456789abcdef"), 60)
             .unwrap();
-        let m = a.mint_observer(Some("cse_x".into()), None).unwrap();
+        let m = a.mint_observer(Some("cse_x".into()), false, None).unwrap();
         let (key, entry) = a.shared_observer(&m.id).unwrap();
         let logged = a.login(&m.token).unwrap().unwrap();
         let login_id = logged.principal.login_id.clone().unwrap();
@@ -339,6 +351,7 @@ mod tests {
         let odd = Shared::Observer {
             id: CONTROLLER_ID.into(),
             session_id: None,
+            transcripts: true,
             expires_at: None,
             created_at: 0,
         };

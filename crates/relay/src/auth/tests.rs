@@ -160,7 +160,7 @@ fn only_the_controller_row_is_loaded_and_every_credential_is_listed_and_revocabl
         auth.authenticate_token(planted).is_none(),
         "planted row ignored"
     );
-    let m = auth.mint_observer(None, None).unwrap();
+    let m = auth.mint_observer(None, false, None).unwrap();
     let l = auth.login(TOK).unwrap().unwrap();
     let list = auth.list_credentials();
     let ids: Vec<&str> = list.iter().filter_map(|c| c["id"].as_str()).collect();
@@ -195,7 +195,7 @@ fn token_checks() {
 fn observers_scope_expiry_and_revocation() {
     let auth = Auth::open_in_memory().unwrap();
     auth.bootstrap(Some(TOK), 600).unwrap();
-    let m = auth.mint_observer(Some("s1".into()), None).unwrap();
+    let m = auth.mint_observer(Some("s1".into()), false, None).unwrap();
     let day = unix_now() + OBSERVER_DEFAULT_TTL_SECS as i64;
     assert!(
         m.expires_at.is_some_and(|t| (day - 5..=day).contains(&t)),
@@ -219,6 +219,123 @@ fn observers_scope_expiry_and_revocation() {
             .is_none()
     );
     assert!(!auth.revoke_observer(&m.id).unwrap());
-    let expired = auth.mint_observer(None, Some(0)).unwrap();
+    let expired = auth.mint_observer(None, false, Some(0)).unwrap();
     assert!(auth.authenticate_token(&expired.token).is_none());
+}
+
+#[test]
+fn rows_the_relay_did_not_write_do_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("relay.db");
+    let (obs, ctl_login, obs_login) = {
+        let auth = Auth::open(&path).unwrap();
+        auth.bootstrap(Some(TOK), 600).unwrap();
+        let obs = auth.mint_observer(None, false, None).unwrap();
+        let ctl_login = auth.login(TOK).unwrap().unwrap();
+        let obs_login = auth.login(&obs.token).unwrap().unwrap();
+        (obs, ctl_login, obs_login)
+    };
+    use std::os::unix::fs::PermissionsExt as _;
+    let key = std::fs::metadata(dir.path().join("relay.key")).unwrap();
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+    assert_eq!(key.len(), 32);
+    // What the relay wrote loads again.
+    let auth = Auth::open(&path).unwrap();
+    assert!(auth.authenticate_token(&obs.token).is_some());
+    assert_eq!(
+        auth.authenticate_cookie(&ctl_login.cookie, Some(&ctl_login.login_secret))
+            .unwrap()
+            .role,
+        Role::Controller
+    );
+    drop(auth);
+    // Someone who can write relay.db (not relay.key): a controller login of their own, an observer
+    // token of their own, and the observer's login moved onto the controller.
+    let conn = Connection::open(&path).unwrap();
+    let planted_cookie = "brs_planted-cookie-0123456789";
+    let planted_secret = "brk_planted-secret-0123456789";
+    conn.execute(
+        "INSERT INTO login_cookies (hash, token_id, expires_at, id, secret_hash, created_at, mac) VALUES (?1, 'controller', ?2, 'lgn_planted', ?3, 0, 'deadbeef')",
+        params![sha256_hex(planted_cookie), unix_now() + 3600, sha256_hex(planted_secret)],
+    )
+    .unwrap();
+    let planted_token = "bro_planted-observer-0123456789";
+    conn.execute(
+        "INSERT INTO tokens (id, role, hash, session_scope, expires_at, created_at, transcripts, mac) VALUES ('obs_planted', 'observer', ?1, NULL, NULL, 0, 1, NULL)",
+        params![sha256_hex(planted_token)],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE login_cookies SET token_id = 'controller' WHERE hash = ?1",
+        params![sha256_hex(&obs_login.cookie)],
+    )
+    .unwrap();
+    drop(conn);
+    let auth = Auth::open(&path).unwrap();
+    assert!(
+        auth.authenticate_cookie(planted_cookie, Some(planted_secret))
+            .is_none()
+    );
+    assert!(auth.authenticate_token(planted_token).is_none());
+    assert!(
+        auth.authenticate_cookie(&obs_login.cookie, Some(&obs_login.login_secret))
+            .is_none(),
+        "a login moved to the controller does not load"
+    );
+    assert!(auth.authenticate_token(&obs.token).is_some());
+    assert!(auth.authenticate_token(TOK).is_some());
+}
+
+#[test]
+fn transcripts_are_read_by_the_controller_and_observers_minted_for_them_only() {
+    let auth = Auth::open_in_memory().unwrap();
+    auth.bootstrap(Some(TOK), 600).unwrap();
+    assert!(auth.authenticate_token(TOK).unwrap().transcripts);
+    let plain = auth.mint_observer(None, false, None).unwrap();
+    assert!(!auth.authenticate_token(&plain.token).unwrap().transcripts);
+    let reader = auth.mint_observer(None, true, None).unwrap();
+    assert!(auth.authenticate_token(&reader.token).unwrap().transcripts);
+    let scoped = auth
+        .mint_observer(Some("cse_1".into()), true, None)
+        .unwrap();
+    assert!(
+        !auth.authenticate_token(&scoped.token).unwrap().transcripts,
+        "a session-scoped token never reads transcripts"
+    );
+    let l = auth.login(&reader.token).unwrap().unwrap();
+    assert!(
+        auth.authenticate_cookie(&l.cookie, Some(&l.login_secret))
+            .unwrap()
+            .transcripts
+    );
+}
+
+#[tokio::test]
+async fn at_most_this_many_logins_per_credential_the_least_recently_used_go() {
+    let auth = Auth::open_in_memory().unwrap();
+    auth.bootstrap(Some(TOK), 600).unwrap();
+    let mut rx = auth.revocations();
+    rx.mark_unchanged();
+    let logins: Vec<_> = (0..MAX_LOGINS_PER_CREDENTIAL + 3)
+        .map(|_| auth.login(TOK).unwrap().unwrap())
+        .collect();
+    let live = logins
+        .iter()
+        .filter(|l| {
+            auth.authenticate_cookie(&l.cookie, Some(&l.login_secret))
+                .is_some()
+        })
+        .count();
+    assert_eq!(live, MAX_LOGINS_PER_CREDENTIAL);
+    assert!(
+        rx.has_changed().unwrap(),
+        "open streams of the evicted logins are told"
+    );
+    assert!(
+        auth.authenticate_cookie(
+            &logins.last().unwrap().cookie,
+            Some(&logins.last().unwrap().login_secret)
+        )
+        .is_some()
+    );
 }

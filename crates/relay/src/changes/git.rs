@@ -1,6 +1,8 @@
 //! The git side of the changes panel: `git status --porcelain=v2 -z` and `git diff` against `HEAD`,
 //! run as a program (never a shell string) with a timeout, no pager, no optional locks, literal
-//! pathspecs, no external diff drivers or text conversions, and output read only up to a cap.
+//! pathspecs, no external diff drivers or text conversions, no filter drivers (every `filter.<name>`
+//! the repository's config defines is emptied for the call: a repository's `.gitattributes` and
+//! `.git/config` cannot make the relay run a command), and output read only up to a cap.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -27,6 +29,8 @@ pub struct Repo {
     /// What changes are measured against: `HEAD`, or the empty tree before the first commit.
     base: String,
     pub branch: Option<String>,
+    /// `-c filter.<name>.{clean,smudge,process}=` for every filter driver the config defines.
+    neutral: Vec<String>,
 }
 
 struct Out {
@@ -39,12 +43,33 @@ struct Out {
 
 /// Runs `git <args>` in `cwd`, reading at most `cap` bytes of its output.
 async fn run<S: AsRef<OsStr>>(cwd: &Path, args: &[S], cap: usize) -> Result<Out, ApiError> {
+    run_with(cwd, &[], args, cap).await
+}
+
+/// [`run`] in `repo`, its filter drivers emptied.
+async fn run_in<S: AsRef<OsStr>>(
+    repo: &Repo,
+    cwd: &Path,
+    args: &[S],
+    cap: usize,
+) -> Result<Out, ApiError> {
+    run_with(cwd, &repo.neutral, args, cap).await
+}
+
+async fn run_with<S: AsRef<OsStr>>(
+    cwd: &Path,
+    config: &[String],
+    args: &[S],
+    cap: usize,
+) -> Result<Out, ApiError> {
     let mut cmd = tokio::process::Command::new("git");
     cmd.arg("--no-pager")
         .arg("--literal-pathspecs")
         .args(["-c", "core.quotepath=off"])
         .args(["-c", "core.fsmonitor=false"])
         .args(["-c", "color.ui=false"])
+        .args(["-c", "core.attributesFile=/dev/null"])
+        .args(config)
         .args(args)
         .current_dir(cwd)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -153,10 +178,20 @@ impl Repo {
         let branch =
             b.ok.then(|| String::from_utf8_lossy(&b.stdout).trim().to_owned())
                 .filter(|s| !s.is_empty());
+        let neutral = filter_drivers(cwd)
+            .await?
+            .iter()
+            .flat_map(|d| {
+                ["clean", "smudge", "process"]
+                    .into_iter()
+                    .flat_map(move |k| ["-c".to_owned(), format!("filter.{d}.{k}=")])
+            })
+            .collect();
         Ok(Some(Repo {
             prefix,
             base,
             branch,
+            neutral,
         }))
     }
 
@@ -169,9 +204,42 @@ impl Repo {
     }
 }
 
+/// The names of the filter drivers git's config defines for `cwd` (every scope, includes followed).
+async fn filter_drivers(cwd: &Path) -> Result<Vec<String>, ApiError> {
+    let o = run(
+        cwd,
+        &["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+        256 * 1024,
+    )
+    .await?;
+    // Exit 1: none defined.
+    if !o.ok && o.code != Some(1) {
+        return Err(failed("config", &o));
+    }
+    if o.truncated {
+        return Err(ApiError::internal(
+            "the repository's git config defines too many filter drivers to neutralize",
+        ));
+    }
+    let mut names: Vec<String> = o
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|k| {
+            let k = std::str::from_utf8(k).ok()?;
+            let rest = k.strip_prefix("filter.")?;
+            let (driver, _key) = rest.rsplit_once('.')?;
+            (!driver.is_empty()).then(|| driver.to_owned())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
 /// The changed files under `cwd` (and whether the list was cut).
 pub async fn changes(repo: &Repo, cwd: &Path) -> Result<(Vec<ChangedFile>, bool), ApiError> {
-    let st = run(
+    let st = run_in(
+        repo,
         cwd,
         &[
             "status",
@@ -190,7 +258,8 @@ pub async fn changes(repo: &Repo, cwd: &Path) -> Result<(Vec<ChangedFile>, bool)
     }
     let mut truncated = st.truncated;
     let mut files = parse_status(repo, &st.stdout);
-    let ns = run(
+    let ns = run_in(
+        repo,
         cwd,
         &[
             "diff",
@@ -354,7 +423,8 @@ pub async fn diff(repo: &Repo, cwd: &Path, file: &ChangedFile) -> Result<DiffTex
                 note: Some("not a regular file (a symlink or special file): not shown".into()),
             });
         }
-        run(
+        run_in(
+            repo,
             cwd,
             &[
                 "diff",
@@ -384,7 +454,7 @@ pub async fn diff(repo: &Repo, cwd: &Path, file: &ChangedFile) -> Result<DiffTex
             args.push(from.as_str());
         }
         args.push(file.path.as_str());
-        run(cwd, &args, DIFF_CAP + 1).await?
+        run_in(repo, cwd, &args, DIFF_CAP + 1).await?
     };
     // `--no-index` answers 1 when the files differ.
     let differ = o.code == Some(1) && o.stderr.is_empty();
@@ -421,6 +491,7 @@ mod tests {
             prefix: prefix.into(),
             base: "HEAD".into(),
             branch: None,
+            neutral: Vec::new(),
         }
     }
 

@@ -130,8 +130,16 @@ impl Scan {
         }
     }
 
-    /// The written files that differ from before, as they are on disk now.
+    /// Whether the session's tools wrote `rel` (relative to the cwd).
+    pub fn wrote(&self, rel: &str) -> bool {
+        self.files.contains_key(rel)
+    }
+
+    /// The written files that differ from before, as they are on disk now. Blocking (run it off
+    /// the runtime's threads). Reading contents stops once [`super::LIST_BUDGET`] is spent: the
+    /// files after that are listed without line counts.
     pub fn changes(&self, cwd: &Path) -> (Vec<ChangedFile>, bool) {
+        let started = std::time::Instant::now();
         let mut out = Vec::new();
         for (rel, before) in &self.files {
             if out.len() >= MAX_FILES {
@@ -164,8 +172,9 @@ impl Scan {
                 out.push(f);
                 continue;
             };
-            let now = (meta.is_file() && meta.len() <= READ_CAP)
-                .then(|| std::fs::read(&full).ok())
+            let in_budget = started.elapsed() < super::LIST_BUDGET;
+            let now = (in_budget && meta.is_file() && meta.len() <= READ_CAP)
+                .then(|| super::read_confined(cwd, &full).ok())
                 .flatten();
             if let Some(bytes) = &now
                 && super::looks_binary(bytes)
@@ -213,36 +222,36 @@ impl Scan {
     }
 
     /// The unified diff of one listed file (`full`: its confined path).
-    pub fn diff(&self, _cwd: &Path, file: &ChangedFile, full: &Path) -> Result<DiffText, ApiError> {
+    pub fn diff(&self, cwd: &Path, file: &ChangedFile, full: &Path) -> Result<DiffText, ApiError> {
         let before = self
             .files
             .get(&file.path)
             .cloned()
             .unwrap_or(Before::Unknown);
         let meta = std::fs::symlink_metadata(full).ok();
-        let now = match &meta {
-            None => None,
-            Some(m) if !m.is_file() => {
-                return Ok(note(
-                    "not a regular file (a symlink or special file): not shown",
-                ));
-            }
-            Some(m) if m.len() > READ_CAP => {
-                return Ok(DiffText {
-                    text: None,
-                    truncated: true,
-                    binary: false,
-                    note: Some(format!(
-                        "the file is larger than {} MiB: not shown",
-                        READ_CAP / (1024 * 1024)
-                    )),
-                });
-            }
-            Some(_) => Some(
-                std::fs::read(full)
-                    .map_err(|e| ApiError::internal(format!("cannot read {:?}: {e}", file.path)))?,
-            ),
-        };
+        let now =
+            match &meta {
+                None => None,
+                Some(m) if !m.is_file() => {
+                    return Ok(note(
+                        "not a regular file (a symlink or special file): not shown",
+                    ));
+                }
+                Some(m) if m.len() > READ_CAP => {
+                    return Ok(DiffText {
+                        text: None,
+                        truncated: true,
+                        binary: false,
+                        note: Some(format!(
+                            "the file is larger than {} MiB: not shown",
+                            READ_CAP / (1024 * 1024)
+                        )),
+                    });
+                }
+                Some(_) => Some(super::read_confined(cwd, full).map_err(|e| {
+                    ApiError::not_found(format!("cannot read {:?}: {e}", file.path))
+                })?),
+            };
         if now.as_deref().is_some_and(super::looks_binary) {
             return Ok(DiffText {
                 text: None,

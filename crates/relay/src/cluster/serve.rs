@@ -106,10 +106,31 @@ where
 /// Replies with `resp` (status + body).
 async fn reply(cluster: &Cluster, msg: &Message, resp: Response) {
     let Some(to) = msg.reply.clone() else { return };
-    let status = resp.status().as_u16();
-    let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-        .await
-        .unwrap_or_default();
+    // Never more than NATS carries in one message (read no further: an answer past it is refused,
+    // not held whole in memory).
+    let cap = cluster
+        .client
+        .server_info()
+        .max_payload
+        .saturating_sub(4096)
+        .max(4096);
+    let mut status = resp.status().as_u16();
+    let body = match axum::body::to_bytes(resp.into_body(), cap).await {
+        Ok(b) => b,
+        Err(_) => {
+            status = 502;
+            let e = ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "api_error",
+                format!(
+                    "the answer is larger than the NATS server's max_payload ({cap} bytes with headers): ask for less (a page, a smaller transcript) or raise max_payload"
+                ),
+            );
+            axum::body::to_bytes(e.into_response().into_body(), cap)
+                .await
+                .unwrap_or_default()
+        }
+    };
     let mut headers = HeaderMap::new();
     headers.insert(wire::STATUS_HEADER, status.to_string().as_str());
     if let Err(e) = cluster.client.publish_with_headers(to, headers, body).await {
@@ -301,8 +322,8 @@ async fn on_cli(cluster: Arc<Cluster>, msg: Message) {
         Err(e) => {
             ApiError::bad_request(format!("malformed request from a gateway: {e}")).into_response()
         }
-        // As on a single relay: a session-scoped observer sees no CLI session.
-        Ok(CliAsk::List { who }) if who.session_scope.is_some() => {
+        // As on a single relay: the CLI's sessions are listed to those who may read them.
+        Ok(CliAsk::List { who }) if !who.principal().transcripts => {
             axum::Json(Vec::<Value>::new()).into_response()
         }
         Ok(CliAsk::List { .. }) => {

@@ -248,6 +248,9 @@ pub struct Who {
     pub token_id: String,
     #[serde(default)]
     pub session_scope: Option<String>,
+    /// May read Claude Code's transcripts (absent: no).
+    #[serde(default)]
+    pub transcripts: bool,
 }
 
 impl Who {
@@ -256,6 +259,7 @@ impl Who {
             controller: p.can_write(),
             token_id: p.token_id.clone(),
             session_scope: p.session_scope.clone(),
+            transcripts: p.transcripts,
         }
     }
 
@@ -269,6 +273,7 @@ impl Who {
             token_id: self.token_id.clone(),
             session_scope: self.session_scope.clone(),
             login_id: None,
+            transcripts: self.controller || (self.transcripts && self.session_scope.is_none()),
         }
     }
 }

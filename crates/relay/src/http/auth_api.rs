@@ -221,6 +221,9 @@ pub(super) fn me_json(who: &Principal) -> Value {
 #[derive(Deserialize)]
 pub(super) struct MintBody {
     session_id: Option<String>,
+    /// Also read Claude Code's own transcripts on this machine (not with `session_id`).
+    #[serde(default)]
+    transcripts: bool,
     expires_in_secs: Option<u64>,
 }
 
@@ -231,6 +234,11 @@ pub(super) async fn mint_observer(
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let body: MintBody = parse_body(body, "observer token request")?;
+    if body.transcripts && body.session_id.is_some() {
+        return Err(ApiError::bad_request(
+            "an observer token scoped to one session cannot also read Claude Code's transcripts: mint one without session_id for that",
+        ));
+    }
     if let Some(sid) = &body.session_id
         && app.get(sid).is_none()
         && !crate::cluster::knows_session(&app, sid).await
@@ -239,7 +247,11 @@ pub(super) async fn mint_observer(
     }
     let m = app
         .auth
-        .mint_observer(body.session_id.clone(), body.expires_in_secs)
+        .mint_observer(
+            body.session_id.clone(),
+            body.transcripts,
+            body.expires_in_secs,
+        )
         .map_err(|e| ApiError::internal(e.to_string()))?;
     if let Some(c) = app.cluster.get() {
         let entries = app.auth.shared_observer(&m.id).into_iter().collect();
@@ -259,7 +271,7 @@ pub(super) async fn mint_observer(
     tracing::info!(id = %m.id, scope = ?body.session_id, "observer token minted");
     Ok((
         StatusCode::CREATED,
-        Json(json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "expires_at": m.expires_at})),
+        Json(json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "transcripts": body.transcripts, "expires_at": m.expires_at})),
     )
         .into_response())
 }

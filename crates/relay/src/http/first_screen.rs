@@ -122,14 +122,7 @@ async fn session_list(app: &AppState, who: &Principal) -> Option<SessionList> {
             .await
             .ok();
     }
-    Some(
-        crate::transcripts::api::list(
-            app,
-            crate::relay::Archived::WorktreeKept,
-            who.session_scope.as_deref(),
-        )
-        .await,
-    )
+    Some(crate::transcripts::api::list(app, crate::relay::Archived::WorktreeKept, who).await)
 }
 
 fn page_response(method: &Method, headers: &HeaderMap, page: String) -> Response {

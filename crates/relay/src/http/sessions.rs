@@ -62,7 +62,7 @@ pub(super) async fn list_sessions(
         (false, true) => crate::relay::Archived::WorktreeKept,
         (false, false) => crate::relay::Archived::None,
     };
-    Json(crate::transcripts::api::list(&app, archived, who.session_scope.as_deref()).await)
+    Json(crate::transcripts::api::list(&app, archived, &who).await)
 }
 
 pub(super) async fn get_session(

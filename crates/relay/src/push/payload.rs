@@ -158,13 +158,33 @@ fn cut_chars(s: &str, max: usize) -> (String, bool) {
     }
 }
 
-/// Characters that can make shown text differ from what runs: controls (other than newline and tab),
-/// bidirectional overrides and invisible format characters. A prompt showing any of them is not
-/// offered for answering from a notification.
-fn deceptive(s: &str) -> bool {
-    s.chars().any(|c| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
+/// The longest tool line a notification may offer Allow / Deny for.
+pub const ANSWERABLE_CHARS: usize = 120;
+
+/// Whether `s` shows whole and as it is on one notification line, so that what the person reads is
+/// what runs: at most [`ANSWERABLE_CHARS`] characters, printable ASCII or letters and digits of other
+/// scripts, words parted by single spaces, no space at either end. Refused: line and paragraph
+/// breaks (`\n`, U+2028/9), tabs and every other control, runs of spaces, spaces that are not U+0020
+/// (U+00A0, U+3000, ...), characters that render blank (U+2800 Braille blank, the Hangul fillers
+/// U+115F/U+1160/U+3164/U+FFA0), invisible format characters and bidirectional overrides, and
+/// combining marks (which can pile up over the text). A prompt failing this opens the console.
+fn shows_on_one_line(s: &str) -> bool {
+    if s.chars().count() > ANSWERABLE_CHARS
+        || s.starts_with(' ')
+        || s.ends_with(' ')
+        || s.contains("  ")
+    {
+        return false;
+    }
+    s.chars().all(|c| {
+        c == ' '
+            || c.is_ascii_graphic()
+            || (!c.is_ascii()
+                && c.is_alphanumeric()
+                && !matches!(
+                    c,
+                    '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+                ))
     })
 }
 
@@ -186,7 +206,7 @@ fn tool_line(tool: &str, input: Option<&Value>) -> String {
                 .map(|(key, v)| (key.clone(), v.clone()))
                 .collect();
             if !rest.is_empty() {
-                s.push('\n');
+                s.push(' ');
                 s.push_str(&Value::Object(rest).to_string());
             }
             s
@@ -226,7 +246,7 @@ pub fn prompt_body(p: &Prompt) -> (String, bool) {
                 &tool_line(tool.unwrap_or("tool"), p.input.as_ref()),
                 BODY_CHARS,
             );
-            let answerable = !cut && !deceptive(&body);
+            let answerable = !cut && shows_on_one_line(&body);
             (body, answerable)
         }
         Some(PersonPrompt::Elicitation) => {

@@ -1,8 +1,9 @@
 //! HTTP: CLI sessions in `GET /v1/code/sessions` (`origin: "cli"`), and
 //! `GET /v1/code/cli-sessions/{id}` (the history as frames), `POST …/{id}/resume`, `POST …/{id}/fork`,
 //! `POST …/{id}/rewind` (refused: not live), plus `POST /v1/code/sessions/{id}/fork` and
-//! `POST /v1/code/sessions/{id}/rewind` for the relay's own sessions. Reading is for controllers and
-//! unscoped observers; resume, fork and rewind for controllers only.
+//! `POST /v1/code/sessions/{id}/rewind` for the relay's own sessions. Claude Code's transcripts are
+//! the controller's: reading them takes the controller or an observer token minted with
+//! `transcripts: true` ([`Principal::transcripts`]); resume, fork and rewind take the controller.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -42,14 +43,15 @@ pub fn routes() -> Router<AppState> {
 
 /// The session list: the relay's sessions (`origin: "relay"`) and the CLI's transcripts that no relay
 /// session owns (`origin: "cli"`), newest first, each fork right after the session it came from.
-/// A session-scoped observer sees only its session.
+/// A session-scoped observer sees only its session; the CLI's transcripts are listed to those who may
+/// read them.
 pub async fn list(
     app: &AppState,
     archived: crate::relay::Archived,
-    scope: Option<&str>,
+    who: &Principal,
 ) -> SessionList {
-    let mut list = app.summaries(archived, scope);
-    if scope.is_none() {
+    let mut list = app.summaries(archived, who.session_scope.as_deref());
+    if who.transcripts {
         list.extend(cli_list(app).await);
     }
     order(&mut list);
@@ -181,9 +183,9 @@ fn to_json(s: &SessionSummary) -> Value {
 }
 
 fn readable(who: &Principal) -> Result<(), ApiError> {
-    if who.session_scope.is_some() {
+    if !who.transcripts {
         return Err(ApiError::forbidden(
-            "this observer token is scoped to one relay session; Claude Code's own sessions need the controller token or an unscoped observer token",
+            "Claude Code's own sessions are the controller's: they need the controller token, or an observer token minted with \"transcripts\": true",
         ));
     }
     Ok(())
@@ -209,14 +211,39 @@ async fn transcript(app: &AppState, id: &str) -> Result<Transcript, ApiError> {
         })
 }
 
-/// Every parsed line of a transcript (read whole: only for opening, resuming or forking one).
-async fn lines(t: &Transcript) -> Result<Vec<Value>, ApiError> {
-    let path = t.path.clone();
-    let text = tokio::task::spawn_blocking(move || std::fs::read(&path))
+/// Whole transcripts read at once: each may hold a large file and its parse in memory.
+pub const WHOLE_READS: usize = 2;
+
+/// Every parsed line of a transcript (read whole: only for opening, resuming or forking one), at
+/// most [`WHOLE_READS`] at a time, from the index's cache when the file has not changed; a file over
+/// [`index::MAX_WHOLE_BYTES`] is refused (413) without being read.
+async fn lines(app: &AppState, t: &Transcript) -> Result<std::sync::Arc<Vec<Value>>, ApiError> {
+    static READS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(WHOLE_READS);
+    let _permit = READS
+        .acquire()
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let app2 = app.clone();
+    let t2 = t.clone();
+    match tokio::task::spawn_blocking(move || app2.transcripts.whole(&t2))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::internal(format!("cannot read the transcript: {e}")))?;
-    Ok(parse::parse_lines(&String::from_utf8_lossy(&text)))
+    {
+        Ok(lines) => Ok(lines),
+        Err(index::WholeError::TooLarge(n)) => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            format!(
+                "this transcript is {} MB; the relay opens, resumes and forks transcripts of up to {} MB (run `claude --resume {}` in a terminal for this one)",
+                n / (1024 * 1024),
+                index::MAX_WHOLE_BYTES / (1024 * 1024),
+                t.id
+            ),
+        )),
+        Err(index::WholeError::Io(e)) => Err(ApiError::internal(format!(
+            "cannot read the transcript: {e}"
+        ))),
+    }
 }
 
 /// The relay session now running CLI session `id`, if any.
@@ -240,7 +267,7 @@ async fn detail(
 ) -> Result<Json<Value>, ApiError> {
     readable(&who)?;
     let t = transcript(&app, &id).await?;
-    let lines = lines(&t).await?;
+    let lines = lines(&app, &t).await?;
     let mut v = to_json(&cli_summary(&t));
     v["frames"] = Value::Array(parse::history(&lines, None));
     v["live_session"] = live_session(&app, &id).into();
@@ -287,7 +314,7 @@ async fn resume(
         return Ok(Json(json!({"session_id": live, "already_running": true})).into_response());
     }
     let cwd = existing_dir(&t)?;
-    let lines = lines(&t).await?;
+    let lines = lines(&app, &t).await?;
     let session = app
         .create_session(CreateSession {
             cwd: Some(cwd),
@@ -329,7 +356,7 @@ async fn fork_from(
         ))
     })?;
     let cwd = existing_dir(t)?;
-    let lines = lines(t).await?;
+    let lines = lines(app, t).await?;
     let cut = parse::fork_point(&lines, &body.message_uuid).map_err(ApiError::bad_request)?;
     let prompt = lines
         .iter()

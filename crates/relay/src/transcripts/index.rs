@@ -49,6 +49,29 @@ pub struct RefreshStats {
 pub struct Index {
     projects: PathBuf,
     entries: Mutex<HashMap<PathBuf, Entry>>,
+    /// Parsed whole transcripts, newest use last, keyed by (path, size, modified): opening,
+    /// resuming and forking the same session parse it once. Their files add up to at most
+    /// [`PARSED_CACHE_BYTES`].
+    parsed: Mutex<
+        Vec<(
+            PathBuf,
+            u64,
+            SystemTime,
+            std::sync::Arc<Vec<serde_json::Value>>,
+        )>,
+    >,
+}
+
+/// The largest transcript the relay reads whole (to show, resume or fork it).
+pub const MAX_WHOLE_BYTES: u64 = 64 * 1024 * 1024;
+/// Parsed transcripts kept, in file bytes.
+pub const PARSED_CACHE_BYTES: u64 = 96 * 1024 * 1024;
+
+/// Why a whole transcript could not be read.
+#[derive(Debug)]
+pub enum WholeError {
+    TooLarge(u64),
+    Io(std::io::Error),
 }
 
 /// A CLI session id: a UUID, nothing else (it names a file; no path can be built from anything else).
@@ -63,7 +86,53 @@ impl Index {
         Index {
             projects: config_dir.join("projects"),
             entries: Mutex::new(HashMap::new()),
+            parsed: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Every parsed line of transcript `t` (read whole, at most [`MAX_WHOLE_BYTES`], through
+    /// [`open_no_follow`]), from the cache while the file's size and time have not changed.
+    /// Blocking: run it off the runtime's threads.
+    pub fn whole(
+        &self,
+        t: &Transcript,
+    ) -> Result<std::sync::Arc<Vec<serde_json::Value>>, WholeError> {
+        {
+            let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = parsed
+                .iter()
+                .position(|(p, size, m, _)| *p == t.path && *size == t.size && *m == t.modified)
+            {
+                let hit = parsed.remove(i);
+                let lines = hit.3.clone();
+                parsed.push(hit);
+                return Ok(lines);
+            }
+        }
+        let mut f = open_no_follow(&t.path).map_err(WholeError::Io)?;
+        let md = f.metadata().map_err(WholeError::Io)?;
+        if md.len() > MAX_WHOLE_BYTES {
+            return Err(WholeError::TooLarge(md.len()));
+        }
+        let mut buf = Vec::with_capacity(md.len() as usize);
+        // Read no more than the cap even if the file grows meanwhile.
+        (&mut f)
+            .take(MAX_WHOLE_BYTES + 1)
+            .read_to_end(&mut buf)
+            .map_err(WholeError::Io)?;
+        if buf.len() as u64 > MAX_WHOLE_BYTES {
+            return Err(WholeError::TooLarge(buf.len() as u64));
+        }
+        let lines = std::sync::Arc::new(parse::parse_lines(&String::from_utf8_lossy(&buf)));
+        drop(buf);
+        let modified = md.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let mut parsed = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
+        parsed.retain(|(p, ..)| *p != t.path);
+        parsed.push((t.path.clone(), md.len(), modified, lines.clone()));
+        while parsed.iter().map(|e| e.1).sum::<u64>() > PARSED_CACHE_BYTES && parsed.len() > 1 {
+            parsed.remove(0);
+        }
+        Ok(lines)
     }
 
     pub fn projects_dir(&self) -> &Path {
@@ -77,7 +146,8 @@ impl Index {
         let mut seen = Vec::new();
         let mut seen_set = HashSet::new();
         for dir in read_dir(&self.projects) {
-            if !dir.is_dir() {
+            // A project directory that is a symlink is not followed (out of the projects dir).
+            if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
             for path in read_dir(&dir) {
@@ -154,6 +224,20 @@ impl Index {
     }
 }
 
+/// Opens a transcript for reading without following a symlink in its place (a link swapped in
+/// after the listing checked the path is refused, not read).
+pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
 fn read_dir(dir: &Path) -> Vec<PathBuf> {
     match std::fs::read_dir(dir) {
         Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
@@ -182,7 +266,7 @@ fn merge(head: &Facts, tail: &Facts) -> Facts {
 }
 
 fn read_entry(path: &Path, size: u64, modified: SystemTime, old: Option<Entry>) -> Option<Entry> {
-    let mut f = File::open(path).ok()?;
+    let mut f = open_no_follow(path).ok()?;
     // A file that only grew keeps its head (its first prompt does not change).
     let keep_head = old
         .as_ref()
@@ -228,6 +312,37 @@ fn read_entry(path: &Path, size: u64, modified: SystemTime, old: Option<Entry>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_transcript_is_parsed_once_until_it_changes_and_links_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("projects/-p");
+        std::fs::create_dir_all(&projects).unwrap();
+        let id = "27784601-dc95-46a5-9f01-072efd77a9f0";
+        let path = projects.join(format!("{id}.jsonl"));
+        let line = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}"#;
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        let index = Index::new(dir.path());
+        let t = index.find(id).expect("listed");
+        let a = index.whole(&t).unwrap();
+        let b = index.whole(&t).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&a, &b),
+            "the second read is the cached parse"
+        );
+        assert_eq!(a.len(), 1);
+        std::fs::write(&path, format!("{line}\n{line}\n")).unwrap();
+        let t = index.find(id).unwrap();
+        let c = index.whole(&t).unwrap();
+        assert_eq!(c.len(), 2, "a changed file is read again");
+        // A symlink swapped in after the listing is not read.
+        let outside = dir.path().join("outside.jsonl");
+        std::fs::write(&outside, format!("{line}\n{line}\n{line}\n")).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let swapped = Transcript { size: 3, ..t };
+        assert!(matches!(index.whole(&swapped), Err(WholeError::Io(_))));
+    }
 
     #[test]
     fn ids_are_uuids_only() {

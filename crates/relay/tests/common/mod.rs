@@ -87,6 +87,8 @@ impl RelayProc {
             cmd.arg("--claude-config-dir")
                 .arg(o.data_dir.join("claude-config"));
         }
+        // The tests read the login URL from stdout (a pipe: it goes to a file otherwise).
+        cmd.env("BRIDGE_PRINT_LOGIN_URL", "1");
         cmd.env("BRIDGE_DEMO_SPEED", "0")
             .env("BRIDGE_RELAY_LOG", "info,bridge_relay=debug");
         cmd.env_remove("BRIDGE_RELAY_TOKEN")

@@ -19,6 +19,7 @@ fn controller() -> Principal {
         token_id: "controller".into(),
         session_scope: None,
         login_id: None,
+        transcripts: true,
     }
 }
 
@@ -170,6 +171,7 @@ async fn bad_batches_change_nothing() {
         token_id: "o".into(),
         session_scope: None,
         login_id: None,
+        transcripts: false,
     };
     assert_eq!(
         r.session.ingest(&observer, vec![good]).unwrap_err().status,
