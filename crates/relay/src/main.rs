@@ -65,7 +65,13 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     let tls_source = args.tls_source();
     // Read before anything else: a bad token file stops the start with a clear message.
     let given_token = args.controller_token()?;
+    let cluster_secret = args.cluster_secret(given_token.as_deref())?;
     let mut config = args.into_config(addr)?;
+    if let (Some(c), Some(secret)) = (config.cluster.as_mut(), cluster_secret) {
+        c.keys = Some(std::sync::Arc::new(
+            bridge_relay::cluster::seal::Keys::derive(secret.as_bytes()),
+        ));
+    }
     let tls = tls_source
         .map(|s| bridge_relay::tls::load(&s, &config.data_dir, &config.tls_names))
         .transpose()?;

@@ -75,17 +75,7 @@ pub async fn keep_reason(wt: &Worktree) -> Option<String> {
     }
     // Ignored files (a `.env`, local settings, build output) are not in git: removing the worktree
     // would delete them with it, so it is kept until the user discards it knowingly.
-    match git(
-        path,
-        &[
-            "status",
-            "--porcelain",
-            "--ignored=matching",
-            "--untracked-files=no",
-        ],
-    )
-    .await
-    {
+    match git(path, &["status", "--porcelain", "--ignored"]).await {
         Ok(s) => {
             let ignored: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("!! ")).collect();
             if let Some(first) = ignored.first() {

@@ -139,14 +139,22 @@ async fn changes_and_diffs_through_a_gateway_are_the_hosts() {
     let (_, d) = get(&c.gw, &diff_path(&sid, "modified.txt"), TOKEN).await;
     assert!(d["diff"].as_str().unwrap().contains("-two\n+TWO\n"), "{d}");
 
-    // An observer of this session reads the same through the gateway.
+    // An observer of this session reads the host's answer for an observer through the gateway:
+    // tracked files only here (the untracked new.txt and escape.txt are not the session's work).
     let minted = c.gw.mint_observer(json!({ "session_id": sid })).await;
     let obs = minted["token"].as_str().unwrap();
     let (s, as_obs) = get(&c.gw, &changes, obs).await;
     assert_eq!(s, 200, "{as_obs}");
-    assert_eq!(listing(as_obs), listing(on_host));
-    let (s, d) = get(&c.gw, &diff_path(&sid, "new.txt"), obs).await;
+    let mut for_obs = on_host.clone();
+    for_obs["files"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|f| f["status"] != "untracked");
+    assert_eq!(listing(as_obs), listing(for_obs));
+    let (s, d) = get(&c.gw, &diff_path(&sid, "modified.txt"), obs).await;
     assert_eq!((s, d["diff"].as_str().is_some()), (200, true), "{d}");
+    let (s, d) = get(&c.gw, &diff_path(&sid, "new.txt"), obs).await;
+    assert_eq!(s, 404, "an untracked file the session did not write: {d}");
 
     // Confinement: the host's answers, statuses and all; nothing of what lies outside.
     let secret = dir.path().join("secret.txt").display().to_string();

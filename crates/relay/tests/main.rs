@@ -10,6 +10,7 @@ mod cluster_forward;
 mod cluster_lifecycle;
 mod cluster_load;
 mod cluster_push;
+mod cluster_trust;
 mod common;
 mod credentials;
 mod first_screen;

@@ -373,7 +373,7 @@ impl Auth {
                     expires_at,
                     transcripts,
                 );
-                if !mac.is_some_and(|m| m == want) {
+                if mac.is_none_or(|m| m != want) {
                     tracing::warn!(id = %id, role = %role, "ignoring a credential row the relay did not write (no valid MAC)");
                     continue;
                 }
@@ -429,7 +429,7 @@ impl Auth {
                     &rec.id,
                     &rec.secret_hash,
                 );
-                if !mac.is_some_and(|m| m == want) {
+                if mac.is_none_or(|m| m != want) {
                     tracing::warn!(id = %rec.id, token = %rec.token_id, "ignoring a login row the relay did not write (no valid MAC)");
                     continue;
                 }

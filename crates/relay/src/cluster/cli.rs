@@ -33,7 +33,7 @@ async fn ask_nodes(
     futures::future::join_all(nodes.iter().map(|node| {
         let body = body.clone();
         async move {
-            let asked = cluster.client.request(wire::cli_subject(node), body);
+            let asked = cluster.call(wire::cli_subject(node), body, CLI_TIMEOUT);
             let answer = match tokio::time::timeout(CLI_TIMEOUT, asked).await {
                 Ok(Ok(m)) => Some((status_of(&m), m.payload)),
                 _ => None,
@@ -137,12 +137,12 @@ pub(super) async fn cli(
         path,
         body,
     };
-    let request = async_nats::Request::new()
-        .payload(serde_json::to_vec(&ask).unwrap_or_default().into())
-        .timeout(Some(FORWARD_TIMEOUT));
     let m = match cluster
-        .client
-        .send_request(wire::cli_subject(&node), request)
+        .call(
+            wire::cli_subject(&node),
+            serde_json::to_vec(&ask).unwrap_or_default().into(),
+            FORWARD_TIMEOUT,
+        )
         .await
     {
         Ok(m) => m,

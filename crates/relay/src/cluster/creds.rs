@@ -45,7 +45,8 @@ impl Cluster {
     ) -> Result<(), ApiError> {
         for (key, entry) in entries {
             let body = serde_json::to_vec(&entry).map_err(|e| ApiError::internal(e.to_string()))?;
-            tokio::time::timeout(WRITE_TIMEOUT, self.ready()?.creds_kv.put(key, body.into()))
+            let sealed = self.seal_kv(CREDENTIALS_BUCKET, &key, &body);
+            tokio::time::timeout(WRITE_TIMEOUT, self.ready()?.creds_kv.put(key, sealed))
                 .await
                 .map_err(|_| unreachable(what, "timed out"))?
                 .map_err(|e| unreachable(what, e))?;
@@ -78,7 +79,10 @@ impl Cluster {
         else {
             return Ok(false);
         };
-        let Ok(Shared::Code { expires_at }) = serde_json::from_slice(&entry.value) else {
+        let Some(value) = self.open_kv(CREDENTIALS_BUCKET, &key, &entry.value) else {
+            return Ok(false);
+        };
+        let Ok(Shared::Code { expires_at }) = serde_json::from_slice(&value) else {
             return Ok(false);
         };
         if expires_at <= crate::util::unix_now() {
@@ -122,6 +126,7 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
         reconnected.mark_unchanged();
         let Some(n) = c.nats() else { return };
         let watch = n.creds_kv.watch_with_history(">").await;
+        let keys = c.keys.clone();
         drop(c);
         match watch {
             Ok(mut watch) => {
@@ -132,7 +137,7 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
                 loop {
                     tokio::select! {
                         next = watch.next() => match next {
-                            Some(Ok(e)) => apply(&relay.auth, e),
+                            Some(Ok(e)) => apply(&relay.auth, &keys, e),
                             Some(Err(e)) => {
                                 tracing::warn!(error = %e, "following the credential bucket");
                                 break;
@@ -150,16 +155,30 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
     }
 }
 
-fn apply(auth: &crate::auth::Auth, e: async_nats::jetstream::kv::Entry) {
+/// One change of the bucket: a put counts only with the cluster's seal (a NATS client without the
+/// cluster secret cannot add a login, an observer token or a code).
+fn apply(auth: &crate::auth::Auth, keys: &super::seal::Keys, e: async_nats::jetstream::kv::Entry) {
     use async_nats::jetstream::kv::Operation;
     match e.operation {
-        Operation::Put => match serde_json::from_slice::<Shared>(&e.value) {
-            Ok(entry) => auth.apply_shared(&e.key, entry),
-            Err(err) => {
-                tracing::warn!(key = %e.key, error = %err, "an unreadable credential entry")
-            }
-        },
+        Operation::Put => {
+            let Some(value) = keys.open_value(CREDENTIALS_BUCKET, &e.key, &e.value) else {
+                tracing::warn!(key = %e.key, "ignoring a credential entry without the cluster's seal");
+                return;
+            };
+            apply_put(auth, &e.key, value);
+        }
         Operation::Delete | Operation::Purge => auth.forget_shared(&e.key),
+    }
+}
+
+fn apply_put(auth: &crate::auth::Auth, key: &str, value: &[u8]) {
+    {
+        match serde_json::from_slice::<Shared>(value) {
+            Ok(entry) => auth.apply_shared(key, entry),
+            Err(err) => {
+                tracing::warn!(key = %key, error = %err, "an unreadable credential entry")
+            }
+        }
     }
 }
 
@@ -230,8 +249,10 @@ impl Cluster {
                 continue;
             };
             let expired = e.operation == async_nats::jetstream::kv::Operation::Put
-                && serde_json::from_slice::<Shared>(&e.value)
-                    .ok()
+                && self
+                    .keys
+                    .open_value(CREDENTIALS_BUCKET, &key, &e.value)
+                    .and_then(|v| serde_json::from_slice::<Shared>(v).ok())
                     .and_then(|s| expiry(&s))
                     .is_some_and(|t| t <= now);
             if expired {

@@ -266,12 +266,8 @@ pub const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// 503 `cluster_unavailable` when no host listens, 504 when it does not answer in time.
 async fn forward(cluster: &Cluster, id: &str, node: &str, input: &Input) -> Response {
     let body = serde_json::to_vec(input).unwrap_or_default();
-    let request = async_nats::Request::new()
-        .payload(body.into())
-        .timeout(Some(FORWARD_TIMEOUT));
     match cluster
-        .client
-        .send_request(wire::input_subject(id), request)
+        .call(wire::input_subject(id), body.into(), FORWARD_TIMEOUT)
         .await
     {
         Ok(m) => verdict_response(status_of(&m), m.payload),
@@ -488,9 +484,11 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
     let node = cluster.pick_node(cwd.as_deref()).await?;
     let sent = tokio::time::timeout(
         REQUEST_TIMEOUT,
-        cluster
-            .client
-            .request(wire::create_subject(&node), body.to_string().into()),
+        cluster.call(
+            wire::create_subject(&node),
+            body.to_string().into(),
+            REQUEST_TIMEOUT,
+        ),
     )
     .await;
     let (status, answer) = match sent {
@@ -534,8 +532,11 @@ impl Cluster {
             && let Ok(mut keys) = kv.keys().await
         {
             while let Some(Ok(k)) = keys.next().await {
+                // Only a heartbeat a relay of this cluster sealed: a forged one wins no session.
                 if let Ok(Some(b)) = kv.get(&k).await
-                    && let Ok(n) = serde_json::from_slice::<NodeEntry>(&b)
+                    && let Some(v) = self.open_kv(wire::NODES_BUCKET, &k, &b)
+                    && let Ok(n) = serde_json::from_slice::<NodeEntry>(&v)
+                    && n.node == k
                     && n.agents
                     && n.at + 10 >= now
                 {

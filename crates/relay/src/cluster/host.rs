@@ -148,7 +148,8 @@ impl Cluster {
                 None => return,
             }
         }
-        if let Err(e) = n.sessions_kv.put(&session.id, Bytes::from(json)).await {
+        let sealed = self.seal_kv(wire::SESSIONS_BUCKET, &session.id, json.as_bytes());
+        if let Err(e) = n.sessions_kv.put(&session.id, sealed).await {
             tracing::warn!(session = %session.id, error = %e, "cannot write the session registry (NATS KV)");
             // Written again on the next round.
             if let Some(last) = self
@@ -189,6 +190,7 @@ impl Cluster {
             expected.to_string().as_str(),
         );
         headers.insert(wire::SEQ_HEADER, last.seq.to_string().as_str());
+        self.keys.sign(&mut headers, &subject, &body);
         let mut backoff = Duration::from_millis(50);
         let Some(n) = self.nats() else {
             return Err(Refused::Fork);
@@ -265,7 +267,19 @@ impl Cluster {
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
         {
-            Ok(m) => Ok(wire::decode_event(id, &m.payload).map(|(ev, _)| (m.sequence, ev))),
+            Ok(m) => {
+                // A message without the cluster's seal is never believed (a forged `ended` stops
+                // nothing): to the host it is another writer's.
+                if let Err(why) = self
+                    .keys
+                    .check_event(&m.subject, Some(&m.headers), &m.payload)
+                {
+                    tracing::warn!(subject = %m.subject, why = why.as_str(),
+                        "the last message on this session's subject is not the cluster's: someone without the cluster secret publishes there (restrict bridge.ev.> to the agents nodes)");
+                    return Ok(None);
+                }
+                Ok(wire::decode_event(id, &m.payload).map(|(ev, _)| (m.sequence, ev)))
+            }
             Err(e)
                 if e.kind()
                     == async_nats::jetstream::stream::LastRawMessageErrorKind::NoMessageFound =>
@@ -463,10 +477,12 @@ async fn publisher(
 /// Live frames of every hosted session to core NATS (not persisted; dropped when NATS is down).
 pub(super) async fn live_publisher(
     client: async_nats::Client,
+    keys: Arc<super::seal::Keys>,
     mut rx: mpsc::Receiver<(String, Bytes)>,
 ) {
     while let Some((subject, body)) = rx.recv().await {
-        if let Err(e) = client.publish(subject, body).await {
+        let headers = keys.signed(&subject, &body);
+        if let Err(e) = client.publish_with_headers(subject, headers, body).await {
             tracing::debug!(error = %e, "live frame not sent to NATS");
         }
     }
@@ -533,7 +549,8 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
                 at: wire::unix_now(),
             };
             if let Ok(json) = serde_json::to_vec(&entry) {
-                match n.nodes_kv.put(&c.config.node, Bytes::from(json)).await {
+                let sealed = c.seal_kv(wire::NODES_BUCKET, &c.config.node, &json);
+                match n.nodes_kv.put(&c.config.node, sealed).await {
                     Ok(_) => {
                         let now = std::time::Instant::now();
                         if let Some(gap) = last_beat.map(|t| now.duration_since(t))

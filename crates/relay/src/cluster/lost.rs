@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
-use bytes::Bytes;
 use futures::StreamExt as _;
 use serde_json::json;
 
@@ -99,7 +98,13 @@ impl Cluster {
         }
         w.last_read = now;
         for k in names {
+            // A heartbeat counts only with the cluster's seal: one a NATS client forged keeps no
+            // node alive.
             if let Ok(Some(e)) = n.nodes_kv.entry(&k).await
+                && self
+                    .keys
+                    .open_value(wire::NODES_BUCKET, &k, &e.value)
+                    .is_some()
                 && w.seen.get(&k).is_none_or(|(rev, _)| *rev != e.revision)
             {
                 w.seen.insert(k, (e.revision, now));
@@ -121,7 +126,10 @@ impl Cluster {
             let Ok(Some(e)) = n.sessions_kv.entry(&id).await else {
                 continue;
             };
-            let Ok(entry) = serde_json::from_slice::<RegistryEntry>(&e.value) else {
+            let Some(value) = self.keys.open_value(wire::SESSIONS_BUCKET, &id, &e.value) else {
+                continue;
+            };
+            let Ok(entry) = serde_json::from_slice::<RegistryEntry>(value) else {
                 continue;
             };
             if entry.node == self.config.node
@@ -174,13 +182,10 @@ impl Cluster {
                     stream_seq.to_string().as_str(),
                 );
                 headers.insert(wire::SEQ_HEADER, ev.seq.to_string().as_str());
-                let sent =
-                    n.js.publish_with_headers(
-                        wire::events_subject(id),
-                        headers,
-                        wire::encode_event(&ev, true),
-                    )
-                    .await;
+                let subject = wire::events_subject(id);
+                let body = wire::encode_event(&ev, true);
+                self.keys.sign(&mut headers, &subject, &body);
+                let sent = n.js.publish_with_headers(subject, headers, body).await;
                 let landed = match sent {
                     Ok(ack) => ack.await.is_ok(),
                     Err(_) => false,
@@ -216,7 +221,8 @@ impl Cluster {
             .insert(LOST_KEY.into(), serde_json::Value::String(why));
         if let Ok(json) = serde_json::to_vec(&entry) {
             // Compare-and-set: one gateway's write lands; the others see it ended next round.
-            let _ = n.sessions_kv.update(id, Bytes::from(json), revision).await;
+            let sealed = self.seal_kv(wire::SESSIONS_BUCKET, id, &json);
+            let _ = n.sessions_kv.update(id, sealed, revision).await;
         }
         if let Some(m) = self.mirrors.lock().await.get(id) {
             let exit = entry.summary.exit.clone().flatten();

@@ -201,7 +201,9 @@ impl Cluster {
         }
         let n = self.nats()?;
         match n.sessions_kv.get(id).await {
-            Ok(Some(b)) => serde_json::from_slice(&b).ok(),
+            Ok(Some(b)) => self
+                .open_kv(wire::SESSIONS_BUCKET, id, &b)
+                .and_then(|v| serde_json::from_slice(&v).ok()),
             Ok(None) => None,
             Err(e) => {
                 tracing::warn!(session = %id, error = %e, "cannot read the session registry");
@@ -215,7 +217,7 @@ impl Cluster {
         let body = serde_json::to_vec(input).unwrap_or_default();
         let sent = tokio::time::timeout(
             REQUEST_TIMEOUT,
-            self.client.request(wire::input_subject(id), body.into()),
+            self.call(wire::input_subject(id), body.into(), REQUEST_TIMEOUT),
         )
         .await;
         verdict(id, sent)
@@ -294,7 +296,8 @@ impl Cluster {
         let (tx, rx) = watch::channel(session.last_seq());
         let bytes = Arc::new(AtomicU64::new(0));
         let tasks = vec![
-            tokio::spawn(feed_live(Arc::downgrade(&session), live)).abort_handle(),
+            tokio::spawn(feed_live(Arc::downgrade(&session), self.keys.clone(), live))
+                .abort_handle(),
             tokio::spawn(feed_log(
                 Arc::downgrade(self),
                 Arc::downgrade(&session),
@@ -391,9 +394,21 @@ fn verdict(
     }
 }
 
-async fn feed_live(session: Weak<Session>, mut live: async_nats::Subscriber) {
+async fn feed_live(
+    session: Weak<Session>,
+    keys: Arc<super::seal::Keys>,
+    mut live: async_nats::Subscriber,
+) {
     while let Some(m) = live.next().await {
         let Some(s) = session.upgrade() else { return };
+        // Live frames are fresh or nothing: one without the cluster's seal is dropped.
+        if keys
+            .check_reply(m.subject.as_str(), m.headers.as_ref(), &m.payload)
+            .is_err()
+        {
+            tracing::debug!(subject = %m.subject, "a live frame without the cluster's seal was dropped");
+            continue;
+        }
         if let Some(f) = wire::decode_live(&m.payload) {
             s.mirror_live(f);
         }
@@ -458,6 +473,14 @@ async fn feed_log(
             };
             if let Ok(info) = m.info() {
                 next_stream_seq = info.stream_sequence + 1;
+            }
+            if let Some(c) = cluster.upgrade()
+                && let Err(why) =
+                    c.keys
+                        .check_event(m.subject.as_str(), m.headers.as_ref(), &m.payload)
+            {
+                tracing::warn!(session = %id, why = why.as_str(), "a message without the cluster's seal on the session's log was skipped");
+                continue;
             }
             let Some(events) = wire::decode_events(&id, &m.payload) else {
                 tracing::warn!(session = %id, "an undecodable event on NATS was skipped");

@@ -34,6 +34,7 @@ mod host;
 mod lost;
 mod mirror;
 pub mod push;
+pub mod seal;
 mod serve;
 pub mod wire;
 
@@ -74,10 +75,38 @@ pub struct ClusterConfig {
     pub role: Role,
     /// This node's name: one NATS subject token.
     pub node: String,
+    /// The keys every message and value is sealed with ([`seal`]): derived from
+    /// `--cluster-secret-file`, else the controller token. Set before [`start`].
+    pub keys: Option<Arc<seal::Keys>>,
+    /// `--nats-creds FILE`: a NATS credentials file (user JWT and nkey seed).
+    pub creds_file: Option<std::path::PathBuf>,
+    /// `--nats-nkey FILE`: an nkey seed file (a user the server knows by its public key).
+    pub nkey_file: Option<std::path::PathBuf>,
+    /// `--nats-tls-ca FILE`: the CA that signed the NATS server's certificate (TLS required then).
+    pub tls_ca: Option<std::path::PathBuf>,
 }
 
 impl ClusterConfig {
     pub fn new(
+        url: &str,
+        role: Role,
+        node_name: Option<&str>,
+        addr: SocketAddr,
+    ) -> anyhow::Result<ClusterConfig> {
+        let url = url.trim();
+        if url.contains('@') {
+            anyhow::bail!(
+                "--nats {:?} holds credentials: anyone on this machine sees a program's arguments (`ps`). \
+                 Give them in a file instead (--nats-creds FILE, --nats-nkey FILE), or the whole URL in \
+                 the environment variable BRIDGE_NATS_URL",
+                redact_url(url)
+            );
+        }
+        Self::from_url(url, role, node_name, addr)
+    }
+
+    /// As [`ClusterConfig::new`], for a URL that may hold credentials (from `BRIDGE_NATS_URL`).
+    pub fn from_url(
         url: &str,
         role: Role,
         node_name: Option<&str>,
@@ -125,6 +154,10 @@ impl ClusterConfig {
             url: url.to_owned(),
             role,
             node,
+            keys: None,
+            creds_file: None,
+            nkey_file: None,
+            tls_ca: None,
         })
     }
 }
@@ -160,6 +193,8 @@ pub(crate) struct Nats {
 pub struct Cluster {
     pub config: ClusterConfig,
     client: async_nats::Client,
+    /// Seals what this relay writes to NATS and checks what it reads ([`seal`]).
+    keys: Arc<seal::Keys>,
     /// Set once NATS first answered ([`start`]); until then the relay answers 503.
     nats: std::sync::OnceLock<Nats>,
     relay: Weak<Relay>,
@@ -197,9 +232,30 @@ const FIRST_CONNECT: Duration = Duration::from_secs(3);
 /// stream (JetStream off) at start.
 pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<()> {
     let shown = redact_url(&config.url);
+    let Some(keys) = config.keys.clone() else {
+        anyhow::bail!(
+            "--nats needs a secret every relay of the cluster shares: --cluster-secret-file FILE, or the same controller token (--token-file / BRIDGE_RELAY_TOKEN) on every relay"
+        );
+    };
     // Counts (re)connections: mirrors restart their consumers after NATS comes back.
     let (connected_tx, connected) = tokio::sync::watch::channel(0u64);
-    let client = async_nats::ConnectOptions::new()
+    let mut options = async_nats::ConnectOptions::new();
+    if let Some(path) = &config.creds_file {
+        options = async_nats::ConnectOptions::with_credentials_file(path)
+            .await
+            .map_err(|e| anyhow::anyhow!("--nats-creds {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &config.nkey_file {
+        let seed = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--nats-nkey {}: {e}", path.display()))?;
+        options = options.nkey(seed.trim().to_owned());
+    }
+    if let Some(path) = &config.tls_ca {
+        options = options
+            .add_root_certificates(path.clone())
+            .require_tls(true);
+    }
+    let client = options
         .name(format!("bridge-relay {}", config.node))
         .retry_on_initial_connect()
         .event_callback(move |ev| {
@@ -233,6 +289,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
     let cluster = Arc::new(Cluster {
         config,
         client,
+        keys,
         nats: std::sync::OnceLock::new(),
         relay: Arc::downgrade(relay),
         health: Health::default(),
@@ -249,7 +306,11 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         anyhow::bail!("the relay is already connected to NATS");
     }
     push::expect(relay);
-    tokio::spawn(host::live_publisher(cluster.client.clone(), live_rx));
+    tokio::spawn(host::live_publisher(
+        cluster.client.clone(),
+        cluster.keys.clone(),
+        live_rx,
+    ));
     let mut first = cluster.connected.clone();
     if tokio::time::timeout(FIRST_CONNECT, first.wait_for(|n| *n > 0))
         .await
@@ -279,6 +340,13 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
 /// Opens the stream and buckets (made if missing), then starts this node's roles.
 async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let shown = redact_url(&cluster.config.url);
+    if !cluster.client.server_info().auth_required {
+        tracing::warn!(nats = %shown,
+            "the NATS server let this relay in without any authentication: anyone who can reach it can read every \
+             session's events (prompts, code, tool output) and fill its streams and buckets. The cluster's MAC keeps \
+             them from acting as the controller, not from reading. Give the server users or nkeys with per-subject \
+             permissions (README: Scale-out, NATS accounts) and connect with --nats-creds / --nats-nkey");
+    }
     let js = jetstream::new(cluster.client.clone());
     let events = js
         .get_or_create_stream(stream::Config {
@@ -356,6 +424,77 @@ impl Cluster {
         self.relay.upgrade()
     }
 
+    /// The cluster's keys ([`seal`]).
+    pub(crate) fn keys(&self) -> &seal::Keys {
+        &self.keys
+    }
+
+    /// Sends a sealed request on `subject` and returns the reply once its seal holds; a reply
+    /// without it (not from a relay of this cluster) becomes a 502 verdict.
+    pub(super) async fn call(
+        &self,
+        subject: String,
+        body: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<async_nats::Message, async_nats::RequestError> {
+        let headers = self.keys.signed(&subject, &body);
+        let request = async_nats::Request::new()
+            .payload(body)
+            .headers(headers)
+            .timeout(Some(timeout));
+        let m = self.client.send_request(subject.clone(), request).await?;
+        let status = m
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(wire::STATUS_HEADER))
+            .and_then(|v| v.as_str().parse::<u16>().ok())
+            .unwrap_or(0);
+        match self.keys.check_reply(
+            m.subject.as_str(),
+            m.headers.as_ref(),
+            &wire::reply_content(status, &m.payload),
+        ) {
+            Ok(()) => Ok(m),
+            Err(why) => {
+                tracing::warn!(subject = %subject, why = why.as_str(), "dropping a reply without the cluster's seal");
+                let mut headers = async_nats::HeaderMap::new();
+                headers.insert(wire::STATUS_HEADER, "502");
+                let body = serde_json::json!({"type": "error", "error": {"type": "api_error",
+                    "message": format!("the answer over NATS was refused: {}", why.as_str())}});
+                Ok(async_nats::Message {
+                    subject: m.subject,
+                    reply: None,
+                    payload: bytes::Bytes::from(body.to_string()),
+                    headers: Some(headers),
+                    status: None,
+                    description: None,
+                    length: 0,
+                })
+            }
+        }
+    }
+
+    /// `value` sealed for `bucket`/`key` ([`seal::Keys::seal_value`]).
+    pub(crate) fn seal_kv(&self, bucket: &str, key: &str, value: &[u8]) -> bytes::Bytes {
+        self.keys.seal_value(bucket, key, value)
+    }
+
+    /// The value a relay of this cluster stored under `bucket`/`key`; anything else is dropped
+    /// (and said once per read).
+    pub(crate) fn open_kv(&self, bucket: &str, key: &str, stored: &[u8]) -> Option<bytes::Bytes> {
+        match self.keys.open_value(bucket, key, stored) {
+            Some(v) => Some(bytes::Bytes::copy_from_slice(v)),
+            None => {
+                tracing::warn!(
+                    bucket,
+                    key,
+                    "ignoring a NATS key-value entry without the cluster's seal"
+                );
+                None
+            }
+        }
+    }
+
     /// The stream and buckets; `None` until NATS first answered.
     fn nats(&self) -> Option<&Nats> {
         self.nats.get()
@@ -389,6 +528,16 @@ impl Cluster {
             .await
         {
             Ok(m) => {
+                if let Err(why) = self
+                    .keys
+                    .check_event(&m.subject, Some(&m.headers), &m.payload)
+                {
+                    anyhow::bail!(
+                        "the last message on {} is not the cluster's ({}): publishing waits (restrict bridge.ev.> to the agents nodes)",
+                        m.subject,
+                        why.as_str()
+                    );
+                }
                 let seq = m
                     .headers
                     .get(wire::SEQ_HEADER)

@@ -42,12 +42,13 @@ pub(super) async fn set_up(
     };
     let subs_kv = super::bucket(js, SUBSCRIPTIONS_BUCKET, Duration::ZERO).await?;
     let keys_kv = super::bucket(js, KEYS_BUCKET, Duration::ZERO).await?;
-    let vapid = agree_vapid(&keys_kv, push.subs.local_vapid()).await?;
+    let vapid = agree_vapid(&keys_kv, &cluster.keys, push.subs.local_vapid()).await?;
     let vapid_is_local = vapid.public_key() == push.subs.local_vapid().public_key();
     let subs = Arc::new(ClusterSubs::new(
         subs_kv,
         cluster.client.clone(),
         Arc::new(vapid),
+        cluster.keys.clone(),
     ));
     subs.load()
         .await

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use async_nats::{HeaderMap, Message};
+use async_nats::Message;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
@@ -44,6 +44,9 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
         let mut lanes: HashMap<String, mpsc::Sender<Message>> = HashMap::new();
         while let Some(msg) = inputs.next().await {
             let Some(cluster) = c.upgrade() else { return };
+            if !sealed(&cluster, &msg).await {
+                continue;
+            }
             let id = msg.subject.as_str().to_owned();
             lanes.retain(|_, tx| !tx.is_closed());
             let mut msg = Some(msg);
@@ -98,9 +101,33 @@ where
     tokio::spawn(async move {
         while let Some(msg) = subscription.next().await {
             let Some(cluster) = c.upgrade() else { return };
+            if !sealed(&cluster, &msg).await {
+                continue;
+            }
             tokio::spawn(handle(cluster, msg));
         }
     });
+}
+
+/// Whether `msg` is a request a relay of this cluster sealed, fresh and not seen before. Anything
+/// else (a NATS client without the cluster secret, a replayed request) is answered 401 and not run.
+async fn sealed(cluster: &Cluster, msg: &Message) -> bool {
+    match cluster
+        .keys()
+        .check_request(msg.subject.as_str(), msg.headers.as_ref(), &msg.payload)
+    {
+        Ok(()) => true,
+        Err(why) => {
+            tracing::warn!(subject = %msg.subject, why = why.as_str(), "refusing a NATS request without the cluster's seal");
+            let e = ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                format!("refused: {}", why.as_str()),
+            );
+            reply(cluster, msg, e.into_response()).await;
+            false
+        }
+    }
 }
 
 /// Replies with `resp` (status + body).
@@ -131,7 +158,10 @@ async fn reply(cluster: &Cluster, msg: &Message, resp: Response) {
                 .unwrap_or_default()
         }
     };
-    let mut headers = HeaderMap::new();
+    // The seal covers the status with the body ([`wire::reply_content`]).
+    let mut headers = cluster
+        .keys()
+        .signed(to.as_str(), &wire::reply_content(status, &body));
     headers.insert(wire::STATUS_HEADER, status.to_string().as_str());
     if let Err(e) = cluster.client.publish_with_headers(to, headers, body).await {
         tracing::warn!(error = %e, "cannot reply to a gateway over NATS");

@@ -27,6 +27,13 @@ pub const SEQ_HEADER: &str = "Bridge-Seq";
 /// The HTTP status of a host's verdict.
 pub const STATUS_HEADER: &str = "Bridge-Status";
 
+/// What a reply's seal covers: its status and its body.
+pub fn reply_content(status: u16, body: &[u8]) -> Vec<u8> {
+    let mut v = format!("{status} ").into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
 pub fn events_subject(session_id: &str) -> String {
     format!("bridge.ev.{session_id}")
 }
@@ -122,7 +129,27 @@ pub fn encode_events(events: &[(StoredEvent, bool)]) -> Bytes {
     out.freeze()
 }
 
+/// Whether `payload` is one line of JSON, as every payload the relay stores is: what comes from NATS
+/// goes into SSE `data:` lines, where a raw CR or LF would start a line of its own (a forged `id:`
+/// or `event:`), so anything else is refused.
+pub fn one_line_json(payload: &[u8]) -> bool {
+    !payload.iter().any(|b| matches!(b, b'\n' | b'\r'))
+        && serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok()
+}
+
+/// Whether `s` (an event's type, id or time) holds no control character.
+fn plain(s: &str) -> bool {
+    !s.chars().any(char::is_control)
+}
+
 fn stored(session_id: &str, m: EventMeta, payload: &[u8]) -> Option<(StoredEvent, bool)> {
+    if !one_line_json(payload)
+        || !plain(&m.event_id)
+        || !plain(&m.event_type)
+        || !plain(&m.created_at)
+    {
+        return None;
+    }
     let payload = std::str::from_utf8(payload).ok()?.to_owned();
     Some((
         StoredEvent {
@@ -221,6 +248,9 @@ pub fn decode_live(body: &[u8]) -> Option<Arc<Frame>> {
     let (head, payload) = split(body)?;
     match serde_json::from_slice(head).ok()? {
         LiveMeta::Ephemeral { ty } => {
+            if !plain(&ty) || !one_line_json(payload) {
+                return None;
+            }
             Some(Frame::ephemeral(&ty, std::str::from_utf8(payload).ok()?))
         }
         LiveMeta::Delivery {
@@ -228,6 +258,9 @@ pub fn decode_live(body: &[u8]) -> Option<Arc<Frame>> {
             status,
             at,
         } => {
+            if !plain(&event_id) || !plain(&at) {
+                return None;
+            }
             let status = [
                 Delivery::Received,
                 Delivery::Processing,
@@ -391,6 +424,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn events_that_would_break_an_sse_line_are_refused() {
+        let ev = |payload: &str, event_type: &str| StoredEvent {
+            session_id: "cse_1".into(),
+            seq: 3,
+            event_id: "e3".into(),
+            event_type: event_type.into(),
+            source: crate::store::Source::Worker,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            payload: payload.into(),
+            client_uuid: None,
+        };
+        let good = encode_event(
+            &ev(r#"{"type":"assistant","text":"a\nb"}"#, "assistant"),
+            false,
+        );
+        assert!(decode_events("cse_1", &good).is_some());
+        for bad in [
+            ev("{\"type\":\"x\"}\nid: 999\nevent: forged", "assistant"),
+            ev("{\"type\":\r\"x\"}", "assistant"),
+            ev("not json", "assistant"),
+            ev(r#"{"type":"x"}"#, "assistant\nevent: forged"),
+        ] {
+            let body = encode_event(&bad, false);
+            assert!(decode_events("cse_1", &body).is_none(), "{:?}", bad.payload);
+        }
+    }
+
+    #[test]
     fn events_and_live_frames_round_trip_byte_for_byte() {
         let ev = StoredEvent {
             session_id: "cse_x".into(),
@@ -445,10 +506,10 @@ mod tests {
             payload: payload.into(),
             client_uuid: None,
         };
-        // Payloads holding newlines and what looks like a meta line.
+        // Payloads holding escaped newlines and what looks like a meta line.
         let batch = vec![
-            (ev(3, "{\"a\":\"x\ny\"}\n{\"seq\":99}"), false),
-            (ev(4, ""), false),
+            (ev(3, "{\"a\":\"x\\ny\",\"b\":\"{\\\"seq\\\":99}\"}"), false),
+            (ev(4, "{}"), false),
             (ev(5, "{\"type\":\"assistant\",\"ü\":1}"), true),
         ];
         let back = decode_events("cse_x", &encode_events(&batch)).unwrap();

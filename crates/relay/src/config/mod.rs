@@ -165,9 +165,34 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub claude_config_dir: Option<PathBuf>,
     /// Scale out through NATS JetStream (`nats://HOST:PORT`): this process shares its sessions with
-    /// the other relays on that server (see --role). Without it nothing is shared.
-    #[arg(long, value_name = "URL")]
+    /// the other relays on that server (see --role). Without it nothing is shared. A URL holding a
+    /// user and password goes in the environment (BRIDGE_NATS_URL), never in the arguments.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "BRIDGE_NATS_URL",
+        hide_env_values = true
+    )]
     pub nats: Option<String>,
+    /// With --nats: a file holding the secret every relay of the cluster shares (owner-only, at least
+    /// 24 characters); every NATS message and value is authenticated with a key derived from it.
+    /// Default: the controller token (the same --token-file / BRIDGE_RELAY_TOKEN on every relay).
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub cluster_secret_file: Option<PathBuf>,
+    /// With --nats: a NATS credentials file (user JWT and nkey seed, `nsc generate creds`).
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub nats_creds: Option<PathBuf>,
+    /// With --nats: a file holding the nkey seed of a NATS user (`nk -gen user`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "nats",
+        conflicts_with = "nats_creds"
+    )]
+    pub nats_nkey: Option<PathBuf>,
+    /// With --nats: the CA certificate (PEM) that signed the NATS server's; TLS is then required.
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub nats_tls_ca: Option<PathBuf>,
     /// With --nats: `agents` runs agent processes and publishes their logs, `gateway` serves every
     /// host's sessions from JetStream and runs no agent, `all` does both.
     #[arg(long, value_enum, default_value = "all", requires = "nats")]
@@ -456,7 +481,36 @@ impl Args {
             .nats
             .as_deref()
             .map(|url| {
-                crate::cluster::ClusterConfig::new(url, self.role, self.node_name.as_deref(), addr)
+                // Credentials are welcome in the environment, refused in the arguments (`ps`).
+                let from_env =
+                    std::env::var("BRIDGE_NATS_URL").is_ok_and(|e| e.trim() == url.trim());
+                let mut c = if from_env {
+                    crate::cluster::ClusterConfig::from_url(
+                        url,
+                        self.role,
+                        self.node_name.as_deref(),
+                        addr,
+                    )
+                } else {
+                    crate::cluster::ClusterConfig::new(
+                        url,
+                        self.role,
+                        self.node_name.as_deref(),
+                        addr,
+                    )
+                }?;
+                for (flag, path) in [
+                    ("--nats-creds", &self.nats_creds),
+                    ("--nats-nkey", &self.nats_nkey),
+                ] {
+                    if let Some(p) = path {
+                        check_private(p, flag)?;
+                    }
+                }
+                c.creds_file = self.nats_creds.clone();
+                c.nkey_file = self.nats_nkey.clone();
+                c.tls_ca = self.nats_tls_ca.clone();
+                anyhow::Ok(c)
             })
             .transpose()?;
         Ok(Config {
@@ -513,21 +567,60 @@ impl Args {
 
 /// Reads a token file: the first line, trimmed. Refuses a file that group or others may read.
 pub fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
+    read_secret_file(path, "--token-file")
+}
+
+/// The first line of an owner-only secret file given with `flag`.
+pub fn read_secret_file(path: &std::path::Path, flag: &str) -> anyhow::Result<String> {
+    check_private(path, flag)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {flag} {}: {e}", path.display()))?;
+    Ok(text.lines().next().unwrap_or("").trim().to_owned())
+}
+
+/// Refuses a secret file other users can read.
+fn check_private(path: &std::path::Path, flag: &str) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     let meta = std::fs::metadata(path)
-        .map_err(|e| anyhow::anyhow!("cannot read --token-file {}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot read {flag} {}: {e}", path.display()))?;
     let mode = meta.permissions().mode();
     if mode & 0o077 != 0 {
         anyhow::bail!(
-            "--token-file {} can be read by other users (mode {:o}); make it private with `chmod 600 {}`",
+            "{flag} {} can be read by other users (mode {:o}); make it private with `chmod 600 {}`",
             path.display(),
             mode & 0o777,
             path.display()
         );
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read --token-file {}: {e}", path.display()))?;
-    Ok(text.lines().next().unwrap_or("").trim().to_owned())
+    Ok(())
+}
+
+impl Args {
+    /// The secret the cluster's keys derive from: `--cluster-secret-file`, else the controller
+    /// token given to this relay. `None` without --nats.
+    pub fn cluster_secret(&self, given_token: Option<&str>) -> anyhow::Result<Option<String>> {
+        if self.nats.is_none() {
+            return Ok(None);
+        }
+        if let Some(path) = &self.cluster_secret_file {
+            let s = read_secret_file(path, "--cluster-secret-file")?;
+            if s.len() < 24 {
+                anyhow::bail!(
+                    "--cluster-secret-file {} holds {} characters: use at least 24 (e.g. `openssl rand -hex 32`)",
+                    path.display(),
+                    s.len()
+                );
+            }
+            return Ok(Some(s));
+        }
+        match given_token {
+            Some(t) => Ok(Some(t.to_owned())),
+            None => anyhow::bail!(
+                "--nats needs a secret every relay of the cluster shares, to authenticate what they send each other: \
+                 give each the same --cluster-secret-file FILE, or the same controller token (--token-file FILE)"
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

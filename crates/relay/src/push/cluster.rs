@@ -63,14 +63,29 @@ async fn timed<T, E: std::fmt::Display>(
 
 /// The cluster's VAPID key: the one in the bucket, or `local` put there first if there is none
 /// (when two nodes start together, one `create` wins and the other reads the winner's).
-pub async fn agree_vapid(keys: &kv::Store, local: &VapidKey) -> anyhow::Result<VapidKey> {
+/// The private key is stored encrypted under the cluster's key ([`crate::cluster::seal`]): a NATS
+/// client without the cluster secret can neither read it nor plant its own.
+pub async fn agree_vapid(
+    keys: &kv::Store,
+    seal: &crate::cluster::seal::Keys,
+    local: &VapidKey,
+) -> anyhow::Result<VapidKey> {
     for _ in 0..CAS_ATTEMPTS {
         let found = timed(keys.entry(VAPID_KEY))
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(e) = found.filter(|e| e.operation == kv::Operation::Put) {
-            let pem = std::str::from_utf8(&e.value).unwrap_or_default();
-            return VapidKey::from_pem(pem).ok_or_else(|| {
+            let pem = seal
+                .decrypt(KEYS_BUCKET, VAPID_KEY, &e.value)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "the cluster's VAPID key ({KEYS_BUCKET}/{VAPID_KEY} on NATS) is not encrypted under this cluster's \
+                         secret (written before the cluster authenticated its values, by a relay with another secret, or \
+                         planted); delete that entry to make a new key pair (every device must then enable notifications again)"
+                    )
+                })?;
+            let pem = String::from_utf8(pem).unwrap_or_default();
+            return VapidKey::from_pem(&pem).ok_or_else(|| {
                 anyhow::anyhow!(
                     "the cluster's VAPID key ({KEYS_BUCKET}/{VAPID_KEY} on NATS) is not a P-256 private key in PEM; \
                      delete that entry to make a new key pair (every device must then enable notifications again)"
@@ -80,7 +95,10 @@ pub async fn agree_vapid(keys: &kv::Store, local: &VapidKey) -> anyhow::Result<V
         let pem = local.to_pem();
         match tokio::time::timeout(
             NATS_TIMEOUT,
-            keys.create(VAPID_KEY, bytes::Bytes::from(pem.as_bytes().to_vec())),
+            keys.create(
+                VAPID_KEY,
+                bytes::Bytes::from(seal.encrypt(KEYS_BUCKET, VAPID_KEY, pem.as_bytes())),
+            ),
         )
         .await
         {
@@ -112,17 +130,40 @@ pub struct ClusterSubs {
     kv: kv::Store,
     client: async_nats::Client,
     vapid: Arc<VapidKey>,
+    /// Subscriptions are stored encrypted (their keys are secrets): [`crate::cluster::seal`].
+    seal: Arc<crate::cluster::seal::Keys>,
     seen: RwLock<HashMap<String, Seen>>,
 }
 
 impl ClusterSubs {
-    pub fn new(kv: kv::Store, client: async_nats::Client, vapid: Arc<VapidKey>) -> Self {
+    pub fn new(
+        kv: kv::Store,
+        client: async_nats::Client,
+        vapid: Arc<VapidKey>,
+        seal: Arc<crate::cluster::seal::Keys>,
+    ) -> Self {
         Self {
             kv,
             client,
             vapid,
+            seal,
             seen: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// A subscription as stored under `key`: encrypted under the cluster's key.
+    fn encode(&self, key: &str, sub: &Subscription) -> bytes::Bytes {
+        let json = serde_json::to_vec(sub).expect("serializes");
+        bytes::Bytes::from(self.seal.encrypt(SUBSCRIPTIONS_BUCKET, key, &json))
+    }
+
+    /// The subscription a relay of this cluster stored under `key`; `None` for anything else.
+    fn decode(&self, key: &str, value: &[u8]) -> Option<Subscription> {
+        let json = self.seal.decrypt(SUBSCRIPTIONS_BUCKET, key, value);
+        if json.is_none() {
+            tracing::warn!(key = %key, "ignoring a push subscription on NATS that this cluster did not write");
+        }
+        serde_json::from_slice(&json?).ok()
     }
 
     pub fn vapid(&self) -> &Arc<VapidKey> {
@@ -153,13 +194,7 @@ impl ClusterSubs {
     /// what this node has.
     pub fn apply(&self, e: kv::Entry) {
         let sub = match e.operation {
-            kv::Operation::Put => match serde_json::from_slice::<Subscription>(&e.value) {
-                Ok(s) => Some(s),
-                Err(err) => {
-                    tracing::warn!(key = %e.key, error = %err, "an unreadable push subscription on NATS");
-                    None
-                }
-            },
+            kv::Operation::Put => self.decode(&e.key, &e.value),
             kv::Operation::Delete | kv::Operation::Purge => None,
         };
         self.set(&e.key, e.revision, sub);
@@ -236,11 +271,7 @@ impl ClusterSubs {
             let current = timed(self.kv.entry(key.clone()))
                 .await?
                 .filter(|e| e.operation == kv::Operation::Put)
-                .and_then(|e| {
-                    serde_json::from_slice::<Subscription>(&e.value)
-                        .ok()
-                        .map(|sub| (e.revision, sub))
-                });
+                .and_then(|e| self.decode(&key, &e.value).map(|sub| (e.revision, sub)));
             let revision = current.as_ref().map(|(r, _)| *r);
             let (sub, created) = match current {
                 Some((_, old)) => (
@@ -280,7 +311,7 @@ impl ClusterSubs {
                     )
                 }
             };
-            let body = bytes::Bytes::from(serde_json::to_vec(&sub).expect("serializes"));
+            let body = self.encode(&key, &sub);
             let written = match revision {
                 Some(rev) => tokio::time::timeout(NATS_TIMEOUT, self.kv.update(&key, body, rev))
                     .await
@@ -319,7 +350,7 @@ impl ClusterSubs {
     /// unless its endpoint is there already: `true` when it was added.
     pub async fn import(&self, sub: &Subscription) -> Result<bool, StoreError> {
         let key = endpoint_key(&sub.endpoint);
-        let body = bytes::Bytes::from(serde_json::to_vec(sub).expect("serializes"));
+        let body = self.encode(&key, sub);
         match tokio::time::timeout(NATS_TIMEOUT, self.kv.create(&key, body)).await {
             Ok(Ok(revision)) => {
                 self.set(&key, revision, Some(sub.clone()));
@@ -353,7 +384,7 @@ impl ClusterSubs {
             return;
         };
         f(&mut sub);
-        let body = bytes::Bytes::from(serde_json::to_vec(&sub).expect("serializes"));
+        let body = self.encode(&key, &sub);
         match tokio::time::timeout(NATS_TIMEOUT, self.kv.update(&key, body, revision)).await {
             Ok(Ok(rev)) => self.set(&key, rev, Some(sub)),
             Ok(Err(e)) => {

@@ -52,15 +52,11 @@ pub struct Index {
     /// Parsed whole transcripts, newest use last, keyed by (path, size, modified): opening,
     /// resuming and forking the same session parse it once. Their files add up to at most
     /// [`PARSED_CACHE_BYTES`].
-    parsed: Mutex<
-        Vec<(
-            PathBuf,
-            u64,
-            SystemTime,
-            std::sync::Arc<Vec<serde_json::Value>>,
-        )>,
-    >,
+    parsed: Mutex<Vec<Parsed>>,
 }
+
+/// A parsed transcript: its path, size and time when read, and its lines.
+type Parsed = (PathBuf, u64, SystemTime, std::sync::Arc<Vec<serde_json::Value>>);
 
 /// The largest transcript the relay reads whole (to show, resume or fork it).
 pub const MAX_WHOLE_BYTES: u64 = 64 * 1024 * 1024;
