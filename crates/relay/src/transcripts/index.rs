@@ -56,7 +56,12 @@ pub struct Index {
 }
 
 /// A parsed transcript: its path, size and time when read, and its lines.
-type Parsed = (PathBuf, u64, SystemTime, std::sync::Arc<Vec<serde_json::Value>>);
+type Parsed = (
+    PathBuf,
+    u64,
+    SystemTime,
+    std::sync::Arc<Vec<serde_json::Value>>,
+);
 
 /// The largest transcript the relay reads whole (to show, resume or fork it).
 pub const MAX_WHOLE_BYTES: u64 = 64 * 1024 * 1024;
