@@ -190,7 +190,9 @@ pub fn peer_ip(
         && let Some(ip) = headers
             .get("x-forwarded-for")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
+            // The hop the trusted proxy added: the last one (the first ones are whatever the
+            // client sent, and a client may send anything).
+            .and_then(|v| v.rsplit(',').next())
             .and_then(|v| v.trim().parse::<std::net::IpAddr>().ok())
     {
         return Some(ip.to_canonical());

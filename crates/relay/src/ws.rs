@@ -94,6 +94,11 @@ pub async fn upgrade(
         Some(p) => Some(app.limits.streams.acquire(&p.token_id)?),
         None => None,
     };
+    // Not authenticated yet: one of a bounded number, in all and from this peer.
+    let pending = match &principal {
+        Some(_) => None,
+        None => Some(app.limits.pending_auth.acquire(peer)?),
+    };
     // The same cap as a POST body, before authentication too.
     let limit = app.config.max_body_bytes;
     let cookie = crate::extract::cookie_value(&headers, ext.cookie_name()).map(str::to_owned);
@@ -103,7 +108,7 @@ pub async fn upgrade(
         .on_upgrade(move |socket| {
             let lost = lost.map(|axum::Extension(l)| l);
             run(
-                app, session, principal, slot, peer, envelope, from, cookie, lost, socket,
+                app, session, principal, slot, peer, envelope, from, cookie, lost, socket, pending,
             )
         }))
 }
@@ -160,6 +165,7 @@ async fn run(
     cookie: Option<String>,
     lost: Option<SourceLost>,
     socket: WebSocket,
+    pending: Option<crate::limits::PendingSlot>,
 ) {
     let (mut sink, mut stream) = socket.split();
     let mut verdicts = Verdicts::new();
@@ -200,6 +206,8 @@ async fn run(
                 }
                 _ => None,
             };
+            // Authenticated or refused: no longer waiting.
+            drop(pending);
             match who {
                 Some(p) if p.can_see(&session.id) => {
                     match app.limits.streams.acquire(&p.token_id) {

@@ -380,16 +380,25 @@ impl Args {
             if !self.allow_remote {
                 anyhow::bail!(
                     "refusing to bind {}: not a loopback address, and the relay is a remote shell. To serve other \
-                     machines add --allow-remote, and either --tls-self-signed (or --tls-cert FILE --tls-key FILE) \
-                     or --behind-proxy when a reverse proxy on this machine terminates TLS",
+                     machines add --allow-remote and --tls-self-signed (or --tls-cert FILE --tls-key FILE), or keep a \
+                     loopback bind with --behind-proxy when a reverse proxy on this machine terminates TLS",
                     self.bind
                 );
             }
-            if !self.tls() && !self.behind_proxy {
+            if self.behind_proxy {
+                anyhow::bail!(
+                    "refusing to serve plain HTTP on {}: with --behind-proxy the proxy on this machine reaches the \
+                     relay over loopback (--bind 127.0.0.1:PORT); a proxy on another machine would carry the \
+                     relay's traffic across the network in clear. There, drop --behind-proxy and give the relay \
+                     its own certificate (--tls-cert FILE --tls-key FILE, or --tls-self-signed)",
+                    self.bind
+                );
+            }
+            if !self.tls() {
                 anyhow::bail!(
                     "refusing to serve plain HTTP on {}: a non-loopback bind needs TLS. Add --tls-self-signed \
-                     (or --tls-cert FILE --tls-key FILE), or --behind-proxy when a reverse proxy on this machine \
-                     terminates TLS",
+                     (or --tls-cert FILE --tls-key FILE), or bind loopback with --behind-proxy when a reverse proxy \
+                     on this machine terminates TLS",
                     self.bind
                 );
             }

@@ -100,10 +100,15 @@ fn remote_bind_needs_the_flag_and_tls_or_a_proxy() {
     }
     let e = refusal(&["--bind", "192.168.1.20:8787", "--tls-self-signed"]);
     assert!(e.contains("--allow-remote"), "{e}");
+    // Behind a proxy, only on loopback: never plain HTTP on the network.
+    let e = refusal(&["--bind", "0.0.0.0:80", "--allow-remote", "--behind-proxy"]);
+    assert!(e.contains("plain HTTP") && e.contains("127.0.0.1"), "{e}");
+    parse(&["--bind", "127.0.0.1:8080", "--behind-proxy"])
+        .validate()
+        .unwrap();
     for ok in [
         &["--tls-self-signed"][..],
         &["--tls-cert", "c.pem", "--tls-key", "k.pem"],
-        &["--behind-proxy"],
     ] {
         let mut flags = vec!["--bind", "0.0.0.0:80", "--allow-remote"];
         flags.extend_from_slice(ok);

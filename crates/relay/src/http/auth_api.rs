@@ -30,9 +30,10 @@ pub(super) async fn login(
     headers: HeaderMap,
     SmallJsonBody(body): SmallJsonBody,
 ) -> Result<Response, ApiError> {
-    // Only failed attempts are charged (guessing is what the limit stops; a person or a test
-    // signing in with a good link many times a minute is not).
-    if let Err(wait) = app.limits.login.peek(peer, std::time::Instant::now()) {
+    // Every attempt is charged before it runs (attempts racing each other cannot all pass one
+    // check); a successful one gets its token back (guessing is what the limit stops, not a
+    // person or a test signing in with a good link many times a minute).
+    if let Err(wait) = app.limits.login.check(peer, std::time::Instant::now()) {
         tracing::warn!(?peer, "login attempts rate-limited");
         return Ok(crate::limits::too_many_login_attempts(wait));
     }
@@ -63,11 +64,11 @@ pub(super) async fn login(
         max_age,
     }) = logged_in
     else {
-        let _ = app.limits.login.check(peer, std::time::Instant::now());
         return Err(ApiError::unauthorized(
             "invalid, expired or already used login token",
         ));
     };
+    app.limits.login.refund(peer);
     tracing::info!(role = principal.role.as_str(), token_id = %principal.token_id, login_id = ?principal.login_id, "login");
     let set = format!(
         "{}={cookie}; {}Max-Age={max_age}",
