@@ -333,3 +333,50 @@ async fn a_nats_url_with_credentials_in_the_arguments_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--cluster-secret-file"), "{err}");
 }
+
+/// An event larger than the server's `max_payload` (1 MB by default): a 5 MB image sent through
+/// one gateway reaches the host through the object store, is published as a reference to it, and
+/// another gateway serves it whole; the session goes on.
+#[tokio::test]
+async fn a_five_megabyte_image_crosses_the_cluster() {
+    let c = cluster();
+    let sid = create_through(&c.a).await;
+    let mut on_b = c.b.sse(&sid, None).await;
+    let bytes: Vec<u8> = (0..5 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let data = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes);
+    let mut msg = user("what is in this picture");
+    msg["message"]["content"] = json!([
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        {"type": "text", "text": "what is in this picture"}
+    ]);
+    let r = c.a.post(&sid, TOKEN, msg).await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
+    let seen = on_b
+        .until("the image on the other gateway", |f| {
+            f.ptype() == "user" && f.payload()["message"]["content"][0]["type"] == "image"
+        })
+        .await
+        .pop()
+        .unwrap();
+    assert_eq!(
+        seen.payload()["message"]["content"][0]["source"]["data"]
+            .as_str()
+            .map(str::len),
+        Some(data.len()),
+        "the whole image"
+    );
+    // The session goes on: the agent answers it, and the next message crosses too.
+    on_b.until("the agent's answer", |f| {
+        f.ptype() == "assistant" || is_can_use_tool(f)
+    })
+    .await;
+    assert_eq!(c.b.post(&sid, TOKEN, user("and now?")).await.status(), 200);
+    on_b.until("the next message", |f| {
+        f.ptype() == "user" && f.payload()["message"]["content"] == "and now?"
+    })
+    .await;
+    let h = get_json(&c.agents.url("/healthz"), TOKEN).await;
+    assert_eq!(h["nats"]["forked_logs"], 0, "{h}");
+}

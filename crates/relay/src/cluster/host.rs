@@ -190,8 +190,23 @@ impl Cluster {
             expected.to_string().as_str(),
         );
         headers.insert(wire::SEQ_HEADER, last.seq.to_string().as_str());
-        self.keys.sign(&mut headers, &subject, &body);
+        headers.insert(wire::EVENT_ID_HEADER, last.event_id.as_str());
         let mut backoff = Duration::from_millis(50);
+        // An event larger than the server's max_payload (an image, a big tool result) goes to the
+        // object store; the log gets a reference to it (never a message NATS refuses forever).
+        let object = format!("ev.{id}.{}-{}", first.seq, last.seq);
+        let body = loop {
+            match self.outsized(&object, body.clone(), &mut headers).await {
+                Ok(b) => break b,
+                Err(e) => {
+                    self.health.publish_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(session = %id, seq = first.seq, error = %e, "storing a large event on NATS failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        };
+        self.keys.sign(&mut headers, &subject, &body);
         let Some(n) = self.nats() else {
             return Err(Refused::Fork);
         };
@@ -278,7 +293,8 @@ impl Cluster {
                         "the last message on this session's subject is not the cluster's: someone without the cluster secret publishes there (restrict bridge.ev.> to the agents nodes)");
                     return Ok(None);
                 }
-                Ok(wire::decode_event(id, &m.payload).map(|(ev, _)| (m.sequence, ev)))
+                let body = self.body_of(Some(&m.headers), &m.payload, false).await?;
+                Ok(wire::decode_event(id, &body).map(|(ev, _)| (m.sequence, ev)))
             }
             Err(e)
                 if e.kind()

@@ -482,7 +482,22 @@ async fn feed_log(
                 tracing::warn!(session = %id, why = why.as_str(), "a message without the cluster's seal on the session's log was skipped");
                 continue;
             }
-            let Some(events) = wire::decode_events(&id, &m.payload) else {
+            // An event larger than max_payload: the object its reference names.
+            let body = match cluster.upgrade() {
+                Some(c) => c.body_of(m.headers.as_ref(), &m.payload, false).await,
+                None => return,
+            };
+            let body = match body {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "cannot read a large event from the NATS object store; retrying");
+                    if let Ok(info) = m.info() {
+                        next_stream_seq = info.stream_sequence;
+                    }
+                    break;
+                }
+            };
+            let Some(events) = wire::decode_events(&id, &body) else {
                 tracing::warn!(session = %id, "an undecodable event on NATS was skipped");
                 continue;
             };

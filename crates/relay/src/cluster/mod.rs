@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream};
 use clap::ValueEnum;
+use sha2::Digest as _;
 
 use crate::audit::AuditLog;
 use crate::relay::Relay;
@@ -188,6 +189,8 @@ pub(crate) struct Nats {
     nodes_kv: kv::Store,
     /// Shared credentials ([`creds`]).
     creds_kv: kv::Store,
+    /// Messages larger than the server's `max_payload` ([`Cluster::outsized`]).
+    objects: jetstream::object_store::ObjectStore,
 }
 
 pub struct Cluster {
@@ -360,6 +363,25 @@ async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
     let sessions_kv = bucket(&js, wire::SESSIONS_BUCKET, Duration::ZERO).await?;
     let nodes_kv = bucket(&js, wire::NODES_BUCKET, Duration::from_secs(30)).await?;
     let creds_kv = creds::bucket(&js).await?;
+    let objects = match js.get_object_store(wire::OBJECTS_BUCKET).await {
+        Ok(o) => o,
+        Err(_) => js
+            .create_object_store(jetstream::object_store::Config {
+                bucket: wire::OBJECTS_BUCKET.into(),
+                description: Some(
+                    "bridge-relay: events and requests larger than max_payload".into(),
+                ),
+                storage: stream::StorageType::File,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot make the NATS object store {}: {e}",
+                    wire::OBJECTS_BUCKET
+                )
+            })?,
+    };
     push::set_up(cluster, &js).await?;
     if cluster.config.role.runs_agents() {
         serve::start(cluster).await?;
@@ -370,6 +392,7 @@ async fn set_up(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
         sessions_kv,
         nodes_kv,
         creds_kv,
+        objects,
     };
     if cluster.nats.set(nats).is_err() {
         return Ok(());
@@ -437,7 +460,16 @@ impl Cluster {
         body: bytes::Bytes,
         timeout: Duration,
     ) -> Result<async_nats::Message, async_nats::RequestError> {
-        let headers = self.keys.signed(&subject, &body);
+        let mut headers = async_nats::HeaderMap::new();
+        let name = format!("req.{}", uuid::Uuid::new_v4().simple());
+        let body = self
+            .outsized(&name, body, &mut headers)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "a large request could not be sent through NATS");
+                async_nats::RequestError::with_source(async_nats::RequestErrorKind::Other, e)
+            })?;
+        self.keys.sign(&mut headers, &subject, &body);
         let request = async_nats::Request::new()
             .payload(body)
             .headers(headers)
@@ -472,6 +504,77 @@ impl Cluster {
                 })
             }
         }
+    }
+
+    /// The most a message body may hold on this server: its `max_payload` less room for headers.
+    pub(crate) fn max_body(&self) -> usize {
+        self.client
+            .server_info()
+            .max_payload
+            .saturating_sub(wire::HEADER_ROOM)
+            .max(wire::HEADER_ROOM)
+    }
+
+    /// `body` as it travels on `subject`: as is when it fits in one message, else put in the object
+    /// store under `name` and replaced by a reference (`Bridge-Object` header; the reference names
+    /// its size and SHA-256, and the message's seal covers the reference).
+    pub(super) async fn outsized(
+        &self,
+        name: &str,
+        body: bytes::Bytes,
+        headers: &mut async_nats::HeaderMap,
+    ) -> anyhow::Result<bytes::Bytes> {
+        if body.len() <= self.max_body() {
+            return Ok(body);
+        }
+        let n = self.nats().ok_or_else(|| {
+            anyhow::anyhow!("NATS has not been reachable since this relay started")
+        })?;
+        let digest = hex::encode(sha2::Sha256::digest(&body));
+        n.objects.put(name, &mut &body[..]).await.map_err(|e| {
+            anyhow::anyhow!(
+                "cannot store a {} byte message in the object store: {e}",
+                body.len()
+            )
+        })?;
+        headers.insert(wire::OBJECT_HEADER, name);
+        let reference = serde_json::json!({"object": name, "size": body.len(), "sha256": digest});
+        Ok(bytes::Bytes::from(reference.to_string()))
+    }
+
+    /// The body a message carries: its payload, or the object its (sealed) reference names, checked
+    /// against the reference's size and SHA-256. `delete`: the object is read once (a request).
+    pub(super) async fn body_of(
+        &self,
+        headers: Option<&async_nats::HeaderMap>,
+        payload: &bytes::Bytes,
+        delete: bool,
+    ) -> anyhow::Result<bytes::Bytes> {
+        if headers.and_then(|h| h.get(wire::OBJECT_HEADER)).is_none() {
+            return Ok(payload.clone());
+        }
+        use tokio::io::AsyncReadExt as _;
+        let r: serde_json::Value = serde_json::from_slice(payload)?;
+        let (Some(name), Some(size), Some(digest)) = (
+            r["object"].as_str(),
+            r["size"].as_u64(),
+            r["sha256"].as_str(),
+        ) else {
+            anyhow::bail!("a malformed object reference");
+        };
+        let n = self.nats().ok_or_else(|| {
+            anyhow::anyhow!("NATS has not been reachable since this relay started")
+        })?;
+        let mut object = n.objects.get(name).await?;
+        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(64 << 20));
+        (&mut object).take(size + 1).read_to_end(&mut out).await?;
+        if out.len() as u64 != size || hex::encode(sha2::Sha256::digest(&out)) != digest {
+            anyhow::bail!("the object {name} is not what its reference says");
+        }
+        if delete {
+            let _ = n.objects.delete(name).await;
+        }
+        Ok(bytes::Bytes::from(out))
     }
 
     /// `value` sealed for `bucket`/`key` ([`seal::Keys::seal_value`]).

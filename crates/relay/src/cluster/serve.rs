@@ -47,6 +47,9 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
             if !sealed(&cluster, &msg).await {
                 continue;
             }
+            let Some(msg) = whole(&cluster, msg).await else {
+                continue;
+            };
             let id = msg.subject.as_str().to_owned();
             lanes.retain(|_, tx| !tx.is_closed());
             let mut msg = Some(msg);
@@ -94,7 +97,7 @@ pub(super) async fn start(cluster: &Arc<Cluster>) -> anyhow::Result<()> {
 /// Runs `handle` on every message of `subscription`, each in its own task, while the cluster lives.
 fn each_at_once<F, Fut>(cluster: &Arc<Cluster>, mut subscription: async_nats::Subscriber, handle: F)
 where
-    F: Fn(Arc<Cluster>, Message) -> Fut + Send + 'static,
+    F: Fn(Arc<Cluster>, Message) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let c = Arc::downgrade(cluster);
@@ -104,7 +107,12 @@ where
             if !sealed(&cluster, &msg).await {
                 continue;
             }
-            tokio::spawn(handle(cluster, msg));
+            let handle = handle.clone();
+            tokio::spawn(async move {
+                if let Some(msg) = whole(&cluster, msg).await {
+                    handle(cluster, msg).await;
+                }
+            });
         }
     });
 }
@@ -126,6 +134,26 @@ async fn sealed(cluster: &Cluster, msg: &Message) -> bool {
             );
             reply(cluster, msg, e.into_response()).await;
             false
+        }
+    }
+}
+
+/// The request with its whole body: a request larger than max_payload came as a reference to the
+/// object store (read once, then deleted). `None`: answered already (the object is not there).
+async fn whole(cluster: &Arc<Cluster>, mut msg: Message) -> Option<Message> {
+    match cluster
+        .body_of(msg.headers.as_ref(), &msg.payload, true)
+        .await
+    {
+        Ok(body) => {
+            msg.payload = body;
+            Some(msg)
+        }
+        Err(e) => {
+            let bad =
+                ApiError::bad_request(format!("a large request could not be read from NATS: {e}"));
+            reply(cluster, &msg, bad.into_response()).await;
+            None
         }
     }
 }

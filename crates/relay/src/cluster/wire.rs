@@ -27,6 +27,16 @@ pub const SEQ_HEADER: &str = "Bridge-Seq";
 /// The HTTP status of a host's verdict.
 pub const STATUS_HEADER: &str = "Bridge-Status";
 
+/// A message whose body is in the object store [`OBJECTS_BUCKET`] under this name (its payload is
+/// the reference: name, size, SHA-256).
+pub const OBJECT_HEADER: &str = "Bridge-Object";
+/// The object store of messages larger than the server's `max_payload`.
+pub const OBJECTS_BUCKET: &str = "bridge_objects";
+/// The id of the last event a log message holds.
+pub const EVENT_ID_HEADER: &str = "Bridge-Event-Id";
+/// Room kept for headers below `max_payload`.
+pub const HEADER_ROOM: usize = 16 * 1024;
+
 /// What a reply's seal covers: its status and its body.
 pub fn reply_content(status: u16, body: &[u8]) -> Vec<u8> {
     let mut v = format!("{status} ").into_bytes();
