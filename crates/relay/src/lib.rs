@@ -25,6 +25,7 @@ pub mod push;
 pub mod record;
 pub mod redact;
 pub mod relay;
+pub mod serve;
 pub mod service;
 pub mod session;
 pub mod sse;

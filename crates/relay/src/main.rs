@@ -1,7 +1,6 @@
 //! `bridge-relay` entry point: parse arguments, bind, serve. See `bridge_relay::config::Args`.
 
 use std::io::{IsTerminal as _, Write as _};
-use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use axum::serve::ListenerExt as _;
@@ -65,6 +64,7 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     let tls_source = args.tls_source();
     // Read before anything else: a bad token file stops the start with a clear message.
     let given_token = args.controller_token()?;
+    let header_read_timeout_secs = args.header_read_timeout_secs;
     let cluster_secret = args.cluster_secret(given_token.as_deref())?;
     let mut config = args.into_config(addr)?;
     if let (Some(c), Some(secret)) = (config.cluster.as_mut(), cluster_secret) {
@@ -169,8 +169,10 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
         out.flush()?;
     }
     let shutdown = shutdown_signal(relay.clone(), relay.exit_requested());
-    // Handlers see the peer address (X-Forwarded-* are trusted from loopback only).
-    let service = app(relay.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    // Handlers see the peer address (X-Forwarded-* are trusted from loopback only); a connection
+    // that does not send its headers in time is closed (bridge_relay::serve).
+    let service = app(relay.clone());
+    let header_timeout = std::time::Duration::from_secs(header_read_timeout_secs.max(1));
     match tls {
         None => {
             // Small SSE frames must not wait for Nagle + delayed ACK (tens of ms).
@@ -179,19 +181,14 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
                     tracing::debug!(error = %e, "cannot set TCP_NODELAY");
                 }
             });
-            axum::serve(listener, service)
-                .with_graceful_shutdown(shutdown)
-                .await
+            bridge_relay::serve::serve(listener, service, header_timeout, shutdown).await;
         }
         Some(tls) => {
-            // TlsListener sets TCP_NODELAY itself; the no-op tap gives axum its ConnectInfo.
-            let listener = TlsListener::new(listener, tls.server_config)?.tap_io(|_| {});
-            axum::serve(listener, service)
-                .with_graceful_shutdown(shutdown)
-                .await
+            // TlsListener sets TCP_NODELAY itself.
+            let listener = TlsListener::new(listener, tls.server_config)?;
+            bridge_relay::serve::serve(listener, service, header_timeout, shutdown).await;
         }
     }
-    .context("server failed")?;
     relay.shutdown().await;
     Ok(())
 }

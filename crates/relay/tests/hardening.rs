@@ -430,3 +430,50 @@ async fn a_cursor_past_the_end_of_the_log_is_refused() {
     let ok = relay.sse(&sid, Some(last)).await;
     assert_eq!(ok.status, 200);
 }
+
+/// A connection that trickles its request headers (slowloris) is closed once the header-read time
+/// is spent; ordinary requests, streams and WebSockets are served as before.
+#[tokio::test]
+async fn a_connection_that_never_finishes_its_headers_is_closed() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(
+        Opts::demo(dir.path())
+            .arg("--header-read-timeout-secs")
+            .arg("1"),
+    );
+    let mut slow = tokio::net::TcpStream::connect(relay.addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut buf = [0u8; 1024];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(8), async {
+        loop {
+            // Keep trickling: one byte every 300 ms never completes the headers.
+            match tokio::time::timeout(std::time::Duration::from_millis(300), slow.read(&mut buf))
+                .await
+            {
+                Ok(r) => return r,
+                Err(_) => {
+                    if slow.write_all(b"a").await.is_err() {
+                        return Ok(0);
+                    }
+                }
+            }
+        }
+    })
+    .await
+    .expect("the relay closed the connection");
+    let n = read.unwrap_or(0);
+    let answer = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(n == 0 || answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
+    // The relay still serves.
+    let r = http().get(relay.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}

@@ -200,6 +200,9 @@ pub struct Args {
     /// With --nats: this process's name among the relays (default: hostname and port).
     #[arg(long, value_name = "NAME", requires = "nats")]
     pub node_name: Option<String>,
+    /// Seconds a connection may take to send a request's headers (then it is closed).
+    #[arg(long, default_value_t = 10, value_name = "SECS", hide = true)]
+    pub header_read_timeout_secs: u64,
     /// Extra arguments for every agent, after `--`.
     #[arg(last = true, value_name = "EXTRA CLAUDE ARGS")]
     pub extra: Vec<String>,
