@@ -152,6 +152,14 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
                     _ => "kept from an earlier start",
                 };
                 writeln!(out, "TLS local CA: {} ({how})", ca.path.display())?;
+                let key = ca.path.with_file_name("ca-key.pem");
+                if key.exists() {
+                    writeln!(
+                        out,
+                        "TLS local CA key: {} — once your devices trust the CA, delete it: the relay keeps its certificate and makes a new CA (devices install it again) only to renew it or for a new --tls-name.",
+                        key.display()
+                    )?;
+                }
                 writeln!(
                     out,
                     "TLS local CA SHA-256 fingerprint: {}",

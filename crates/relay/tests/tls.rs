@@ -377,7 +377,7 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
 }
 
 #[tokio::test]
-async fn the_ca_is_kept_and_the_certificate_made_again_for_new_names() {
+async fn the_ca_is_kept_and_a_new_name_gets_a_new_ca() {
     let dir = tempfile::tempdir().unwrap();
     let first = start_tls(dir.path(), &[]);
     let fp = printed_fingerprint(&first);
@@ -411,8 +411,8 @@ async fn the_ca_is_kept_and_the_certificate_made_again_for_new_names() {
     assert_eq!(r.status(), 200);
     drop(second);
 
-    // A new name: a new server certificate from the same CA, so a phone that installed the CA
-    // keeps trusting the relay under the new name.
+    // A new name: the CA vouches for exactly the names it was made for, so a new CA (devices
+    // install it again) and a new server certificate from it.
     let third = start_tls(dir.path(), &["--tls-name", "new.lan"]);
     assert_ne!(
         printed_fingerprint(&third),
@@ -423,10 +423,10 @@ async fn the_ca_is_kept_and_the_certificate_made_again_for_new_names() {
         printed_fingerprint(&third),
         fingerprint_of(&cert_pem(&third))
     );
-    assert_eq!(printed_ca_fingerprint(&third), ca_fp, "the same CA");
+    assert_ne!(printed_ca_fingerprint(&third), ca_fp, "a new CA");
     has(&third, "(issued now by the local CA)");
-    has(&third, "tls/ca.pem (kept from an earlier start)");
-    assert_eq!(ca_pem(&third), ca);
+    has(&third, "tls/ca.pem (made now)");
+    let ca = ca_pem(&third);
     let port = third.addr.port();
     let r = https_builder(&ca)
         .resolve("new.lan", third.addr)
@@ -547,8 +547,14 @@ async fn the_local_ca_is_served_for_phones_and_is_all_a_client_must_trust() {
     let by_leaf = forge(&leaf, &leaf_key);
     let err = verify(&by_leaf, std::slice::from_ref(&leaf)).unwrap_err();
     assert!(format!("{err:?}").contains("EndEntityUsedAsCa"), "{err:?}");
+    // The CA vouches for exactly the names it was made for: a certificate it signs for another
+    // local name (its key stolen) is refused by its name constraints.
     let by_ca = forge(&ca_der, &ca_key);
-    verify(&by_ca, &[]).expect("the CA signs for local names");
+    let err = verify(&by_ca, &[]).unwrap_err();
+    assert!(
+        format!("{err:?}").contains("NameConstraintViolation"),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

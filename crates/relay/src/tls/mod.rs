@@ -144,26 +144,11 @@ pub fn pem_certificate(der: &[u8]) -> String {
 /// A server certificate from `--tls-self-signed` lives this long. Apple platforms refuse server
 /// certificates valid for more than 825 days, even ones issued by a CA a user trusts by hand.
 pub const SELF_SIGNED_DAYS: i64 = 800;
-/// The local CA lives this long (as mkcert's): installing it on a phone is a chore done rarely.
-pub const CA_DAYS: i64 = 3650;
+/// The local CA lives this long: as long as a server certificate it signs may (Apple's 825 days),
+/// so a stolen CA key is worth as little time as possible.
+pub const CA_DAYS: i64 = 825;
 /// A server certificate (or the CA) is made again when it expires within this time.
 pub const RENEW_BEFORE: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// DNS names (with everything under them) and networks the local CA may vouch for besides the
-/// configured names: this machine's names on a LAN, loopback, private and link-local addresses and
-/// the CGNAT range Tailscale uses. Nothing public, so the CA cannot vouch for a bank.
-const LOCAL_DNS_SUFFIXES: &[&str] = &["localhost", "local", "lan", "home.arpa", "internal"];
-const LOCAL_NETWORKS: &[(&str, u8)] = &[
-    ("127.0.0.0", 8),
-    ("10.0.0.0", 8),
-    ("172.16.0.0", 12),
-    ("192.168.0.0", 16),
-    ("169.254.0.0", 16),
-    ("100.64.0.0", 10),
-    ("::1", 128),
-    ("fc00::", 7),
-    ("fe80::", 10),
-];
 
 /// The certificate directory under a data dir.
 pub fn tls_dir(data_dir: &Path) -> PathBuf {
@@ -225,6 +210,35 @@ fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
             .checked_add(RENEW_BEFORE.as_secs())
             .map_or(Duration::MAX, Duration::from_secs),
     );
+
+    // The CA key was deleted once the devices trusted the CA (the banner offers it): the server
+    // certificate it issued is used until it must be renewed; only then is a new CA made.
+    if ca_path.exists()
+        && !ca_key_path.exists()
+        && cert_path.exists()
+        && key_path.exists()
+        && let Ok(ca_pem) = fs::read_to_string(&ca_path)
+        && let Ok(ca_der) = CertificateDer::from_pem_slice(ca_pem.as_bytes())
+        && not_after(&ca_der).is_some_and(|t| t > renew_at.as_secs())
+    {
+        match reuse_leaf(&cert_path, &key_path, &ca_der, names, renew_at) {
+            Ok((server_config, leaf)) => {
+                return Ok(Tls {
+                    server_config,
+                    cert: leaf,
+                    cert_path,
+                    provenance: Provenance::Reused,
+                    ca: Some(LocalCa {
+                        cert: ca_der,
+                        path: ca_path,
+                        provenance: Provenance::Reused,
+                    }),
+                });
+            }
+            Err(why) => tracing::warn!(reason = %format!("{why:#}"),
+                "the local CA's key was deleted and its server certificate cannot be used: making a new local CA (devices must install it again)"),
+        }
+    }
 
     let kept_ca = if ca_path.exists() || ca_key_path.exists() {
         match read_ca(&ca_path, &ca_key_path, renew_at) {
@@ -335,6 +349,12 @@ fn read_ca(cert_path: &Path, key_path: &Path, renew_at: UnixTime) -> anyhow::Res
         Some(t) if t > renew_at.as_secs() => {}
         _ => anyhow::bail!("the local CA expires within 30 days"),
     }
+    if not_after(&der)
+        .is_some_and(|t| t > UnixTime::now().as_secs() + (CA_DAYS as u64 + 2) * 24 * 3600)
+    {
+        // Made by an older relay: valid for 10 years and for every private network.
+        anyhow::bail!("the local CA is an older one, valid for 10 years and every private network");
+    }
     let ca = CaMaterial {
         pem: pem_certificate(&der),
         der,
@@ -345,7 +365,8 @@ fn read_ca(cert_path: &Path, key_path: &Path, renew_at: UnixTime) -> anyhow::Res
 }
 
 /// A new local CA: ECDSA P-256, CA:TRUE with path length 0 (it signs server certificates only),
-/// keyCertSign, name constraints to `names` and local names and addresses.
+/// keyCertSign, name constraints to exactly `names` (the configured names and bound addresses):
+/// its key, stolen, vouches for nothing else.
 fn make_ca(names: &[String]) -> anyhow::Result<CaMaterial> {
     let mut params = rcgen::CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
@@ -377,37 +398,23 @@ fn make_ca(names: &[String]) -> anyhow::Result<CaMaterial> {
     })
 }
 
-/// Permitted subtrees: the configured names and [`LOCAL_DNS_SUFFIXES`] / [`LOCAL_NETWORKS`].
+/// Permitted subtrees: exactly the configured names (a DNS name with the names under it, as DNS
+/// constraints go) and addresses (one address each).
 fn name_constraints(names: &[String]) -> rcgen::NameConstraints {
-    let mut dns: Vec<String> = LOCAL_DNS_SUFFIXES.iter().map(|s| (*s).to_owned()).collect();
-    let mut nets: Vec<rcgen::CidrSubnet> = LOCAL_NETWORKS
-        .iter()
-        .filter_map(|(ip, prefix)| {
-            let ip: IpAddr = ip.parse().ok()?;
-            Some(rcgen::CidrSubnet::from_addr_prefix(ip, *prefix))
-        })
-        .collect();
-    // Configured names not already inside a local subtree.
+    let mut dns: Vec<String> = Vec::new();
+    let mut nets: Vec<rcgen::CidrSubnet> = Vec::new();
     for n in names {
         match n.parse::<IpAddr>() {
             Ok(ip) => {
-                let inside = |net: &rcgen::CidrSubnet| match (net, ip) {
-                    (rcgen::CidrSubnet::V4(addr, mask), IpAddr::V4(ip)) => {
-                        (ip.octets().iter().zip(mask)).map(|(b, m)| b & m).eq(*addr)
-                    }
-                    (rcgen::CidrSubnet::V6(addr, mask), IpAddr::V6(ip)) => {
-                        (ip.octets().iter().zip(mask)).map(|(b, m)| b & m).eq(*addr)
-                    }
-                    _ => false,
-                };
-                if !nets.iter().any(inside) {
-                    let host = if ip.is_ipv4() { 32 } else { 128 };
-                    nets.push(rcgen::CidrSubnet::from_addr_prefix(ip, host));
+                let host = if ip.is_ipv4() { 32 } else { 128 };
+                let net = rcgen::CidrSubnet::from_addr_prefix(ip, host);
+                if !nets.contains(&net) {
+                    nets.push(net);
                 }
             }
             Err(_) => {
                 let n = n.trim_end_matches('.').to_ascii_lowercase();
-                if !dns.iter().any(|d| n == *d || n.ends_with(&format!(".{d}"))) {
+                if !dns.contains(&n) {
                     dns.push(n);
                 }
             }

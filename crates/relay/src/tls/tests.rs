@@ -46,12 +46,12 @@ fn a_local_ca_issues_the_server_certificate_and_both_are_kept() {
     assert!(covers(&first.cert, &ca.cert, "127.0.0.1", now));
     // Not self-signed: trusting the leaf alone does not make a chain.
     assert!(!covers(&first.cert, &first.cert, "localhost", now));
-    // At most 800 days (Apple's limit is 825), the CA for ten years.
+    // At most 800 days (Apple's limit is 825), the CA for 825 (it was ten years).
     let leaf_end = not_after(&first.cert).unwrap();
     let ca_end = not_after(&ca.cert).unwrap();
     let days = |t: u64| (t - now.as_secs()) / 86_400;
     assert!((799..=800).contains(&days(leaf_end)), "{}", days(leaf_end));
-    assert!((3649..=3650).contains(&days(ca_end)), "{}", days(ca_end));
+    assert!((824..=825).contains(&days(ca_end)), "{}", days(ca_end));
 
     // Same names (or fewer): both reused.
     let again = load(&CertSource::SelfSigned, dir.path(), &names(&["127.0.0.1"])).unwrap();
@@ -60,18 +60,23 @@ fn a_local_ca_issues_the_server_certificate_and_both_are_kept() {
     assert_eq!(ca_of(&again).provenance, Provenance::Reused);
     assert_eq!(ca_of(&again).cert, ca.cert);
 
-    // A new local name: a new leaf from the same CA, covering all of them.
+    // A new name: the CA vouches for exactly the names it was made for, so a new CA (devices
+    // install it again) and a new leaf covering all of them.
     let wider = names(&["mybox.lan", "192.168.1.20", "localhost"]);
     let new = load(&CertSource::SelfSigned, dir.path(), &wider).unwrap();
     assert_eq!(new.provenance, Provenance::Made);
     assert_ne!(new.fingerprint(), first.fingerprint());
-    assert_eq!(ca_of(&new).provenance, Provenance::Reused);
-    assert_eq!(ca_of(&new).cert, ca.cert);
+    assert_eq!(ca_of(&new).provenance, Provenance::Made);
+    assert_ne!(ca_of(&new).cert, ca.cert);
+    let ca = ca_of(&new).clone();
     for n in &wider {
         assert!(covers(&new.cert, &ca.cert, n, now), "{n}");
     }
     assert!(!covers(&new.cert, &ca.cert, "127.0.0.1", now));
     assert!(!covers(&new.cert, &ca.cert, "other.lan", now));
+    // Fewer names: kept as it is.
+    let fewer = load(&CertSource::SelfSigned, dir.path(), &names(&["mybox.lan"])).unwrap();
+    assert_eq!(fewer.provenance, Provenance::Reused);
     // Not valid forever: made again before it expires.
     let later = UnixTime::since_unix_epoch(Duration::from_secs(
         now.as_secs() + (SELF_SIGNED_DAYS as u64 + 1) * 24 * 3600,
@@ -80,7 +85,7 @@ fn a_local_ca_issues_the_server_certificate_and_both_are_kept() {
 }
 
 #[test]
-fn the_ca_vouches_only_for_local_and_configured_names() {
+fn the_ca_vouches_only_for_the_configured_names_and_lives_825_days() {
     let dir = tempfile::tempdir().unwrap();
     let first = load(
         &CertSource::SelfSigned,
@@ -97,15 +102,23 @@ fn the_ca_vouches_only_for_local_and_configured_names() {
     )
     .unwrap();
     let now = UnixTime::now();
-    // What a stolen CA key could sign: anything local, nothing public.
+    // What a stolen CA key could sign: the configured names, nothing else on the LAN or beyond.
+    let end = not_after(&ca.cert).unwrap();
+    let days = (end - now.as_secs()) / (24 * 3600);
+    assert!((823..=825).contains(&days), "{days} days");
     for (name, ok) in [
-        ("printer.lan", true),
-        ("nas.local", true),
-        ("box.home.arpa", true),
-        ("10.1.2.3", true),
-        ("192.168.7.7", true),
-        ("100.101.102.103", true),
-        ("fd00::1", true),
+        ("mybox.lan", true),
+        ("www.mybox.lan", true),
+        ("127.0.0.1", true),
+        ("localhost", true),
+        ("printer.lan", false),
+        ("nas.local", false),
+        ("box.home.arpa", false),
+        ("10.1.2.3", false),
+        ("127.0.0.2", false),
+        ("192.168.7.7", false),
+        ("100.101.102.103", false),
+        ("fd00::1", false),
         ("www.example.com", false),
         ("bank.com", false),
         ("lan.example.com", false),
@@ -133,43 +146,59 @@ fn the_ca_vouches_only_for_local_and_configured_names() {
 }
 
 #[test]
-fn name_constraints_add_only_names_outside_the_local_subtrees() {
+fn name_constraints_are_exactly_the_configured_names() {
     let c = name_constraints(&names(&[
         "mybox.lan",
-        "Box.Example.org",
+        "Box.Example.org.",
         "localhost",
         "127.0.0.1",
         "192.168.1.20",
-        "203.0.113.9",
         "2001:db8::1",
+        "mybox.lan",
     ]));
     assert!(c.excluded_subtrees.is_empty());
-    let extra: Vec<_> = c
-        .permitted_subtrees
-        .iter()
-        .skip(LOCAL_DNS_SUFFIXES.len())
-        .filter(|s| !matches!(s, rcgen::GeneralSubtree::IpAddress(_)))
-        .collect();
     assert_eq!(
-        extra,
-        vec![&rcgen::GeneralSubtree::DnsName("box.example.org".into())]
-    );
-    let ips: Vec<_> = c
-        .permitted_subtrees
-        .iter()
-        .filter_map(|s| match s {
-            rcgen::GeneralSubtree::IpAddress(n) => Some(*n),
-            _ => None,
-        })
-        .skip(LOCAL_NETWORKS.len())
-        .collect();
-    assert_eq!(
-        ips,
+        c.permitted_subtrees,
         vec![
-            rcgen::CidrSubnet::from_v4_prefix([203, 0, 113, 9], 32),
-            rcgen::CidrSubnet::from_addr_prefix("2001:db8::1".parse().unwrap(), 128),
+            rcgen::GeneralSubtree::DnsName("mybox.lan".into()),
+            rcgen::GeneralSubtree::DnsName("box.example.org".into()),
+            rcgen::GeneralSubtree::DnsName("localhost".into()),
+            rcgen::GeneralSubtree::IpAddress(rcgen::CidrSubnet::from_v4_prefix([127, 0, 0, 1], 32)),
+            rcgen::GeneralSubtree::IpAddress(rcgen::CidrSubnet::from_v4_prefix(
+                [192, 168, 1, 20],
+                32
+            )),
+            rcgen::GeneralSubtree::IpAddress(rcgen::CidrSubnet::from_addr_prefix(
+                "2001:db8::1".parse().unwrap(),
+                128
+            )),
         ]
     );
+}
+
+#[test]
+fn with_the_ca_key_deleted_its_certificate_is_used_until_renewal() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = names(&["127.0.0.1", "localhost"]);
+    let first = load(&CertSource::SelfSigned, dir.path(), &n).unwrap();
+    std::fs::remove_file(dir.path().join("tls/ca-key.pem")).unwrap();
+    let again = load(&CertSource::SelfSigned, dir.path(), &n).unwrap();
+    assert_eq!(again.provenance, Provenance::Reused);
+    assert_eq!(again.fingerprint(), first.fingerprint());
+    assert_eq!(ca_of(&again).cert, ca_of(&first).cert);
+    assert!(
+        !dir.path().join("tls/ca-key.pem").exists(),
+        "no key made again"
+    );
+    // A name the kept certificate does not cover: a new CA (and its key) is the only way.
+    let more = load(
+        &CertSource::SelfSigned,
+        dir.path(),
+        &names(&["127.0.0.1", "mybox.lan"]),
+    )
+    .unwrap();
+    assert_eq!(ca_of(&more).provenance, Provenance::Made);
+    assert!(dir.path().join("tls/ca-key.pem").exists());
 }
 
 #[test]
