@@ -50,6 +50,11 @@ fn sse() {
 }
 
 #[test]
+fn cluster() {
+    replay("cluster", bridge_fuzz::targets::cluster::input);
+}
+
+#[test]
 fn envelope() {
     replay("envelope", bridge_fuzz::targets::envelope::input);
 }
