@@ -205,8 +205,9 @@ impl Console {
     }
 
     /// Every file under `dir` (regular files only; symbolic links are not followed), read now. A
-    /// file's `NAME.br` / `NAME.gz` beside it are taken as its compressed copies; copies the
-    /// directory lacks are made on a background thread (until then the file goes out as it is).
+    /// file's `NAME.br` / `NAME.gz` beside it are taken as its compressed copies unless older than
+    /// it; copies the directory lacks are made on a background thread (until then the file goes
+    /// out as it is).
     pub fn from_dir(dir: &Path) -> std::io::Result<Arc<Self>> {
         let mut paths = Vec::new();
         collect(dir, "", 4, &mut paths)?;
@@ -225,10 +226,15 @@ impl Console {
                     MAX_TOTAL >> 20
                 )));
             }
+            // A compressed copy older than the file is stale (the file was changed after the build
+            // wrote it): not served; the file is compressed again instead.
+            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            let original = modified(&dir.join(rel));
             let sibling = |ext: &str| {
                 let name = format!("{rel}.{ext}");
-                paths
-                    .contains(&name)
+                let fresh = paths.contains(&name)
+                    && matches!((modified(&dir.join(&name)), original), (Some(c), Some(o)) if c >= o);
+                fresh
                     .then(|| std::fs::read(dir.join(&name)).ok().map(Bytes::from))
                     .flatten()
             };

@@ -236,3 +236,72 @@ async fn the_console_is_the_copy_read_at_start() {
         );
     }
 }
+
+/// A file changed after the build wrote its compressed copies (`sw.js` edited, `sw.js.br` left
+/// behind): the stale copies are not served, whatever encoding the browser accepts.
+#[tokio::test]
+async fn a_compressed_copy_older_than_its_file_is_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = dir.path().join("dist");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(
+        stat.join("index.html"),
+        "<!doctype html><title>console</title>",
+    )
+    .unwrap();
+    let old = "self.addEventListener('fetch',()=>{}); // old build\n".repeat(40);
+    let mut br = Vec::new();
+    brotli::BrotliCompress(&mut old.as_bytes(), &mut br, &Default::default()).unwrap();
+    std::fs::write(stat.join("sw.js.br"), &br).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, old.as_bytes()).unwrap();
+    std::fs::write(stat.join("sw.js.gz"), gz.finish().unwrap()).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let new = format!("{old}// e2e: a new build\n");
+    std::fs::write(stat.join("sw.js"), &new).unwrap();
+    let relay = RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir.path())
+    });
+    for enc in ["br", "gzip", ""] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut rq = http().get(relay.url("/sw.js"));
+            if !enc.is_empty() {
+                rq = rq.header("accept-encoding", enc);
+            }
+            let r = rq.send().await.unwrap();
+            let coding = r
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body = r.bytes().await.unwrap().to_vec();
+            let text = match coding.as_deref() {
+                Some("br") => {
+                    let mut out = Vec::new();
+                    brotli::BrotliDecompress(&mut &body[..], &mut out).unwrap();
+                    out
+                }
+                Some("gzip") => {
+                    let mut out = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut flate2::read::GzDecoder::new(&body[..]),
+                        &mut out,
+                    )
+                    .unwrap();
+                    out
+                }
+                _ => body,
+            };
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                new,
+                "{enc}: never the stale copy"
+            );
+            if enc.is_empty() || coding.is_some() || Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
