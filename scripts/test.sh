@@ -37,7 +37,7 @@ table() {
 relay_pid=""
 on_exit() {
   local status=$?
-  [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null
+  if [ -n "$relay_pid" ]; then kill "$relay_pid" 2>/dev/null || true; fi
   if [ $status -ne 0 ]; then
     local failed=$current
     table
