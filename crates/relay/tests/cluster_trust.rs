@@ -380,3 +380,94 @@ async fn a_five_megabyte_image_crosses_the_cluster() {
     let h = get_json(&c.agents.url("/healthz"), TOKEN).await;
     assert_eq!(h["nats"]["forked_logs"], 0, "{h}");
 }
+
+/// The README's *NATS accounts* configuration: each role logs in as its own user with the
+/// permissions given there (credentials in BRIDGE_NATS_URL, not in the arguments). A turn runs
+/// through the gateway, no relay warns that it got in without authentication, and a client
+/// without a password is not let in.
+#[tokio::test]
+async fn a_cluster_on_a_server_with_users_and_per_role_permissions() {
+    let config = r#"
+listen: 127.0.0.1:{port}
+jetstream { store_dir: "{store}" }
+accounts {
+  BRIDGE {
+    jetstream: enabled
+    users = [
+      { user: agents, password: "agents-password-0123456789", permissions: {
+          publish:   ["bridge.ev.>", "bridge.live.>", "$JS.API.>", "$KV.bridge_sessions.>", "$KV.bridge_nodes.>",
+                      "$KV.bridge_credentials.>", "$KV.bridge_push.>", "$KV.bridge_push_keys.>",
+                      "$O.bridge_objects.>", "_INBOX.>"]
+          subscribe: ["bridge.in.*", "bridge.create.host1", "bridge.cli.host1", "_INBOX.>", "$KV.>"] } }
+      { user: gateway, password: "gateway-password-0123456789", permissions: {
+          publish:   ["bridge.in.*", "bridge.create.*", "bridge.cli.*", "bridge.ev.>", "$JS.API.>",
+                      "$KV.bridge_sessions.>", "$KV.bridge_credentials.>", "$KV.bridge_push.>",
+                      "$KV.bridge_push_keys.>", "$O.bridge_objects.>", "_INBOX.>"]
+          subscribe: ["bridge.live.>", "_INBOX.>", "$KV.>", "bridge.ev.>"] } }
+    ]
+  }
+}
+"#;
+    let nats = crate::common::nats::NatsServer::with_config(config);
+    let port = nats.url.rsplit(':').next().unwrap().to_owned();
+    let url = |user: &str, pass: &str| format!("nats://{user}:{pass}@127.0.0.1:{port}");
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let agents_url = url("agents", "agents-password-0123456789");
+    let gateway_url = url("gateway", "gateway-password-0123456789");
+    let agents = RelayProc::start(
+        Opts::demo(dirs[0].path())
+            .env("BRIDGE_NATS_URL", &agents_url)
+            .arg("--role")
+            .arg("agents")
+            .arg("--node-name")
+            .arg("host1"),
+    );
+    let gw = RelayProc::start(
+        Opts::demo(dirs[1].path())
+            .env("BRIDGE_NATS_URL", &gateway_url)
+            .arg("--role")
+            .arg("gateway")
+            .arg("--node-name")
+            .arg("gw1"),
+    );
+    let sid = create_through(&gw).await;
+    let mut sse = gw.sse(&sid, None).await;
+    assert_eq!(gw.post(&sid, TOKEN, user("hello")).await.status(), 200);
+    let ask = sse.until("prompt", is_can_use_tool).await.pop().unwrap();
+    assert_eq!(
+        gw.post(&sid, TOKEN, answer_to(&ask, "echo with auth"))
+            .await
+            .status(),
+        200
+    );
+    sse.until("result", is_result).await;
+    for (name, relay) in [("agents", &agents), ("gateway", &gw)] {
+        let err = relay.stderr_text();
+        assert!(!err.contains("without any authentication"), "{name}: {err}");
+        assert!(
+            !err.contains("Permissions Violation"),
+            "{name} hit a permission it needs: {err}"
+        );
+        assert!(
+            !err.contains("password-0123456789"),
+            "{name} logged its NATS password"
+        );
+    }
+    assert!(
+        async_nats::connect(nats.url.as_str()).await.is_err(),
+        "a client without a password is not let in"
+    );
+    // The warning is there where the server lets anyone in.
+    let open = crate::common::nats::NatsServer::start();
+    let d = tempfile::tempdir().unwrap();
+    let unauth = node(&open, d.path(), "all", "open1");
+    let deadline = std::time::Instant::now() + T;
+    while !unauth.stderr_text().contains("without any authentication") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            unauth.stderr_text()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -258,6 +258,14 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
             .add_root_certificates(path.clone())
             .require_tls(true);
     }
+    // A user and password in the URL (from BRIDGE_NATS_URL) are given to the client as such, and
+    // the URL it connects to carries none.
+    let (address, user) = split_credentials(&config.url);
+    match user {
+        Some((user, Some(pass))) => options = options.user_and_password(user, pass),
+        Some((token, None)) => options = options.token(token),
+        None => {}
+    }
     let client = options
         .name(format!("bridge-relay {}", config.node))
         .retry_on_initial_connect()
@@ -276,7 +284,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
                 }
             }
         })
-        .connect(config.url.as_str())
+        .connect(address.as_str())
         .await
         .map_err(|e| anyhow::anyhow!("--nats {shown}: {e} (write nats://HOST:PORT)"))?;
     let mirror_ctx = Arc::new(SessionCtx {
@@ -700,6 +708,41 @@ pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError 
 
 /// The URL without its user and password (`nats://user:pass@host` → `nats://…@host`), for logs
 /// and errors.
+/// `nats://user:pass@host:port` → (`nats://host:port`, `Some((user, Some(pass)))`); a lone user
+/// part is a token. Percent-escapes in them are decoded.
+fn split_credentials(url: &str) -> (String, Option<(String, Option<String>)>) {
+    let decode = |s: &str| {
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%'
+                && i + 2 < b.len()
+                && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+            {
+                out.push(v);
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            let address = format!("{}{}", &url[..s + 3], &url[at + 1..]);
+            let user = match creds.split_once(':') {
+                Some((u, p)) => (decode(u), Some(decode(p))),
+                None => (decode(creds), None),
+            };
+            (address, Some(user))
+        }
+        _ => (url.to_owned(), None),
+    }
+}
+
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => format!("{}…{}", &url[..s + 3], &url[at..]),
@@ -709,6 +752,28 @@ pub fn redact_url(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn credentials_are_taken_out_of_the_url() {
+        assert_eq!(
+            super::split_credentials("nats://relay:p%40ss@nats.example:4222"),
+            (
+                "nats://nats.example:4222".to_owned(),
+                Some(("relay".to_owned(), Some("p@ss".to_owned())))
+            )
+        );
+        assert_eq!(
+            super::split_credentials("nats://s3cret@127.0.0.1:4222"),
+            (
+                "nats://127.0.0.1:4222".to_owned(),
+                Some(("s3cret".to_owned(), None))
+            )
+        );
+        assert_eq!(
+            super::split_credentials("nats://127.0.0.1:4222"),
+            ("nats://127.0.0.1:4222".to_owned(), None)
+        );
+    }
+
     #[test]
     fn credentials_in_the_nats_url_are_never_shown() {
         assert_eq!(

@@ -50,6 +50,43 @@ impl NatsServer {
         server
     }
 
+    /// A server with `config` (nats-server's configuration language; `{port}` and `{store}` are
+    /// filled in): users, accounts and permissions, as the README's *NATS accounts* gives them.
+    pub fn with_config(config: &str) -> NatsServer {
+        let store = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = store.path().join("nats.conf");
+        let js = store.path().join("js");
+        std::fs::write(
+            &conf,
+            config
+                .replace("{port}", &port.to_string())
+                .replace("{store}", &js.display().to_string()),
+        )
+        .unwrap();
+        let bin = binary();
+        let child = Command::new(&bin)
+            .arg("-c")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let mut server = NatsServer {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            port,
+            store,
+        };
+        server.wait_listening();
+        server
+    }
+
     /// Kills the server (what an outage looks like to the relays).
     pub fn stop(&mut self) {
         let _ = self.child.kill();
