@@ -226,17 +226,34 @@ async fn frames_apply_at_once_until_the_frame_budget_then_wait_for_the_animation
     // More deltas within the same animation frame: each is applied at once until the budget
     // (at most 4 flushes per frame) is spent; the rest wait for the next animation frame, together.
     let mut applied = vec![];
+    // Whether an animation frame came while the deltas were applied (a loaded machine may run one
+    // between two of them): the budget starts again there, and the per-frame bound below does not
+    // apply to the loop as a whole.
+    let frame_came = std::rc::Rc::new(std::cell::Cell::new(false));
+    {
+        let came = frame_came.clone();
+        let cb = wasm_bindgen::closure::Closure::once_into_js(move || came.set(true));
+        web_sys::window()
+            .unwrap()
+            .request_animation_frame(cb.unchecked_ref())
+            .unwrap();
+    }
     for i in 0..8 {
         m.store.ingest(stream("msg_1", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("d{i} ")}})));
         microtasks().await;
         applied.push(m.store.session.with_untracked(|s| s.applied()));
     }
-    // [3, 4, 5, 5, 5, 5, 5, 5], or fewer at once when the flushes take over 4 ms (the first
-    // delta's own render does in a debug build: [3, 3, …]); the count and time rules themselves
-    // are unit-tested in src/store/inbox.rs.
+    if frame_came.get() {
+        assert_eq!(applied[0], 3, "the first delta at once: {applied:?}");
+        return;
+    }
+    // [3, 4, 5, 5, …] or [3, 4, 5, 6, 6, …] (four flushes in the frame, the first delta's
+    // included, depending on whether the frame that reset the budget came before it), or fewer at
+    // once when the flushes take over 4 ms (the first delta's own render does in a debug build:
+    // [3, 3, …]); the count and time rules themselves are unit-tested in src/store/inbox.rs.
     assert_eq!(applied[0], 3, "the first delta at once: {applied:?}");
     assert!(
-        applied[7] <= 5,
+        applied[7] <= 6,
         "at most 4 flushes at once per frame: {applied:?}"
     );
     assert_eq!(
