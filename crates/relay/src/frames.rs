@@ -3,10 +3,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use axum::extract::ws::Utf8Bytes;
 use bridge_protocol::MessageType;
 use bytes::Bytes;
 use serde_json::Value;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::store::{Source, StoredEvent};
 use crate::util::json_str;

@@ -15,13 +15,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use futures::{SinkExt as _, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
@@ -30,6 +31,9 @@ use crate::follow::Follower;
 use crate::frames::{FrameKind, WS_CATCH_UP_TRUNCATED};
 use crate::session::Session;
 use crate::store::Source;
+
+mod upgrade;
+pub use upgrade::{ReadBudget, UNAUTHENTICATED_READ_BYTES};
 
 /// Set (as a request extension) by a scale-out gateway on a WebSocket to a mirror: resolves when the
 /// mirror's source, NATS, becomes unreachable. The socket then closes with 1013 ("try again later",
@@ -72,7 +76,7 @@ pub async fn upgrade(
     ext: crate::external::External,
     crate::extract::PeerIp(peer): crate::extract::PeerIp,
     lost: Option<axum::Extension<SourceLost>>,
-    ws: WebSocketUpgrade,
+    ws: upgrade::Upgrade,
 ) -> Result<Response, ApiError> {
     let has_credentials =
         headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE);
@@ -99,24 +103,27 @@ pub async fn upgrade(
         Some(_) => None,
         None => Some(app.limits.pending_auth.acquire(peer)?),
     };
-    // The same cap as a POST body, before authentication too.
+    // The same cap as a POST body; before authentication, a few KB in all.
     let limit = app.config.max_body_bytes;
+    let budget = match &principal {
+        Some(_) => ReadBudget::unlimited(),
+        None => ReadBudget::unauthenticated(),
+    };
     let cookie = crate::extract::cookie_value(&headers, ext.cookie_name()).map(str::to_owned);
-    Ok(ws
-        .max_message_size(limit)
-        .max_frame_size(limit)
-        .on_upgrade(move |socket| {
-            let lost = lost.map(|axum::Extension(l)| l);
-            run(
-                app, session, principal, slot, peer, envelope, from, cookie, lost, socket, pending,
-            )
-        }))
+    let b = budget.clone();
+    Ok(ws.on_upgrade(limit, budget, move |socket| {
+        let lost = lost.map(|axum::Extension(l)| l);
+        let pending = pending.map(|p| (p, b));
+        run(
+            app, session, principal, slot, peer, envelope, from, cookie, lost, socket, pending,
+        )
+    }))
 }
 
 /// A close frame; the reason is cut to the protocol's 123 bytes.
 fn close(code: u16, reason: &str) -> Message {
     Message::Close(Some(CloseFrame {
-        code,
+        code: code.into(),
         reason: Utf8Bytes::from(crate::util::truncate_utf8(reason, 123).to_owned()),
     }))
 }
@@ -164,8 +171,8 @@ async fn run(
     from: Option<u64>,
     cookie: Option<String>,
     lost: Option<SourceLost>,
-    socket: WebSocket,
-    pending: Option<crate::limits::PendingSlot>,
+    socket: upgrade::Socket,
+    pending: Option<(crate::limits::PendingSlot, ReadBudget)>,
 ) {
     let (mut sink, mut stream) = socket.split();
     let mut verdicts = Verdicts::new();
@@ -197,7 +204,7 @@ async fn run(
                         .and_then(|v| auth_message(&app, &v, cookie.as_deref()))
                 }
                 Ok(Some(Err(e))) => {
-                    // Larger than --max-body-bytes (or not WebSocket at all): not read, not checked.
+                    // More than an auth message (or not WebSocket at all): not read, not checked.
                     tracing::debug!(error = %e, "unauthenticated websocket message refused");
                     let _ = sink
                         .send(close(CLOSE_TOO_BIG, "message too big or malformed"))
@@ -207,9 +214,12 @@ async fn run(
                 _ => None,
             };
             // Authenticated or refused: no longer waiting.
-            drop(pending);
+            let budget = pending.map(|(_, b)| b);
             match who {
                 Some(p) if p.can_see(&session.id) => {
+                    if let Some(b) = budget {
+                        b.lift();
+                    }
                     match app.limits.streams.acquire(&p.token_id) {
                         Ok(slot) => (p, Some(slot)),
                         Err(_) => {

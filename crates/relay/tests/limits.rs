@@ -316,6 +316,59 @@ mod ws {
             }
         }
     }
+
+    /// Before authenticating, a socket may send a few KB in all, whatever --max-body-bytes says
+    /// (8 MiB by default: 64 waiting sockets could hold 512 MiB); once it has, large messages pass.
+    #[tokio::test]
+    async fn an_unauthenticated_socket_reads_a_few_kb_then_the_body_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let relay = RelayProc::start(Opts::demo(dir.path()));
+        let sid = relay.create_session().await;
+        // 100 KB: under the 8 MiB cap. Read whole and checked as a credential, it was refused
+        // with 1008 ("authentication required"); it is now cut after a few KB instead.
+        let mut anon = connect(&relay, &sid, None).await;
+        let auth = json!({"type":"auth","credential":{"type":"oauth","token":"z".repeat(100_000)}});
+        let _ = anon.send(Message::text(auth.to_string())).await;
+        let mut closed_with = None;
+        while let Some(m) = anon.next().await {
+            match m {
+                Ok(Message::Close(c)) => {
+                    closed_with = c.map(|c| u16::from(c.code));
+                    break;
+                }
+                Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        assert_ne!(
+            closed_with,
+            Some(1008),
+            "read whole and checked as a credential"
+        );
+        // Authenticated by its first message: a 100 KB message then is read and ingested.
+        let mut ws = connect(&relay, &sid, None).await;
+        let auth = json!({"type":"auth","credential":{"type":"oauth","token":TOKEN}});
+        ws.send(Message::text(auth.to_string())).await.unwrap();
+        let mut big = user(&"b".repeat(100_000));
+        big["uuid"] = json!("large-after-auth");
+        ws.send(Message::text(big.to_string())).await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if relay
+                .events(&sid, 0)
+                .await
+                .to_string()
+                .contains("large-after-auth")
+            {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the 100 KB message sent after authenticating never reached the log"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 #[tokio::test]
