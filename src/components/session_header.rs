@@ -80,6 +80,13 @@ pub fn SessionHeader() -> impl IntoView {
                     </div>
                 }
             })}
+            {move || store.cli.partial.get().map(|(shown, total)| view! {
+                <div class="banner" role="status" data-testid="cli-history-partial">
+                    {format!("Showing the last {shown} of {total} messages of this transcript. ")}
+                    <button type="button" class="link-button" data-testid="cli-show-earlier"
+                        on:click=move |_| store.show_earlier_cli()>"Show earlier"</button>
+                </div>
+            })}
             {move || store.truncated.get().then(|| view! {
                 <div class="banner" role="status">"Older history is no longer kept by the relay; the transcript starts later."</div>
             })}

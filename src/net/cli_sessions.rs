@@ -12,9 +12,15 @@ pub fn is_cli_id(id: &str) -> bool {
     id.len() == 36 && uuid::Uuid::parse_str(id).is_ok()
 }
 
-/// `GET /v1/code/cli-sessions/{id}`: its list entry plus `frames` and `live_session`.
-pub async fn get_cli_session(id: &str) -> Result<Value, NetError> {
-    request_json("GET", &format!("/v1/code/cli-sessions/{}", enc(id)), None).await
+/// `GET /v1/code/cli-sessions/{id}?limit=N`: its list entry plus `live_session` and the last `limit`
+/// frames of its history (`frames`, from index `frames_from` of `frames_total`).
+pub async fn get_cli_session(id: &str, limit: usize) -> Result<Value, NetError> {
+    request_json(
+        "GET",
+        &format!("/v1/code/cli-sessions/{}?limit={limit}", enc(id)),
+        None,
+    )
+    .await
 }
 
 /// `POST /v1/code/cli-sessions/{id}/resume`: the relay session now running it.

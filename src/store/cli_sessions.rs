@@ -53,6 +53,11 @@ pub struct CliUi {
     pub resuming: RwSignal<bool>,
     /// A session to show instead of the open one (resumed, forked): the view navigates there.
     pub moved_to: RwSignal<Option<String>>,
+    /// How many frames of its history to show (the last ones): a long transcript opens on its last
+    /// [`HISTORY_PAGE`], and "Show earlier" adds a page.
+    pub limit: RwSignal<usize>,
+    /// Shown: the last `.0` frames of `.1`, when that is not all of them.
+    pub partial: RwSignal<Option<(usize, usize)>>,
     /// Per prompt uuid: restoring files.
     pub rewind: RwSignal<HashMap<String, RewindUi>>,
     /// Per prompt uuid: forking.
@@ -67,6 +72,8 @@ impl CliUi {
             error: RwSignal::new(None),
             resuming: RwSignal::new(false),
             moved_to: RwSignal::new(None),
+            limit: RwSignal::new(HISTORY_PAGE),
+            partial: RwSignal::new(None),
             rewind: RwSignal::new(HashMap::new()),
             fork: RwSignal::new(HashMap::new()),
         }
@@ -78,6 +85,8 @@ impl CliUi {
         self.detail.try_set(None);
         self.error.try_set(None);
         self.resuming.try_set(false);
+        self.limit.try_set(HISTORY_PAGE);
+        self.partial.try_set(None);
         self.rewind.try_set(HashMap::new());
         self.fork.try_set(HashMap::new());
     }
@@ -90,7 +99,20 @@ fn message(e: &NetError) -> String {
     }
 }
 
+/// Frames of a transcript's history shown at first, and added by each "Show earlier".
+pub const HISTORY_PAGE: usize = 1000;
+
 impl Store {
+    /// Shows a page more of the open CLI session's history (read again with a larger limit: the
+    /// history is applied in order, from its first shown frame).
+    pub fn show_earlier_cli(&self) {
+        let Some(id) = self.cli.open.get_untracked() else {
+            return;
+        };
+        self.cli.limit.update(|l| *l += HISTORY_PAGE);
+        self.open_cli_session(id);
+    }
+
     /// Opens one of Claude Code's own sessions: its history from the transcript, no stream (nothing
     /// runs it). When the relay already runs it, that session opens instead.
     pub(super) fn open_cli_session(&self, id: String) {
@@ -107,7 +129,7 @@ impl Store {
         self.conn.set(ConnState::Connecting);
         let store = *self;
         leptos::task::spawn_local(async move {
-            let r = api::get_cli_session(&id).await;
+            let r = api::get_cli_session(&id, store.cli.limit.get_untracked()).await;
             if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
                 return;
             }
@@ -117,6 +139,17 @@ impl Store {
                         store.cli.moved_to.set(Some(live.to_string()));
                         return;
                     }
+                    let count = |k: &str| {
+                        detail
+                            .get(k)
+                            .and_then(Value::as_u64)
+                            .map_or(0, |n| n as usize)
+                    };
+                    let (from, total) = (count("frames_from"), count("frames_total"));
+                    store
+                        .cli
+                        .partial
+                        .set((from > 0).then_some((total - from.min(total), total)));
                     let frames = detail
                         .get_mut("frames")
                         .map(Value::take)

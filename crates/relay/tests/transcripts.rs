@@ -263,6 +263,29 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
             |f| f["isReplay"] == true && f["message"]["content"] == "please make the file beta"
         )
     );
+    // Paged: the last `limit` frames before `before`; the pages put together are the whole history.
+    let total = detail["frames_total"].as_u64().unwrap() as usize;
+    assert_eq!(total, frames.len(), "a small transcript comes whole");
+    assert_eq!(detail["frames_from"], 0);
+    assert!(total >= 3, "{total} frames");
+    let mut pages: Vec<Value> = Vec::new();
+    let mut before = total;
+    while before > 0 {
+        let page = get_json(
+            &relay.url(&format!(
+                "/v1/code/cli-sessions/{FIXTURE_ID}?limit=2&before={before}"
+            )),
+            TOKEN,
+        )
+        .await;
+        let got = page["frames"].as_array().unwrap();
+        assert_eq!(page["frames_total"], total);
+        assert_eq!(got.len(), before.min(2));
+        assert_eq!(page["frames_from"], before - got.len());
+        pages.splice(0..0, got.iter().cloned());
+        before -= got.len();
+    }
+    assert_eq!(&pages, frames);
 
     // Confinement: only UUIDs name files, and a symlink out of the projects dir is not followed.
     for (bad, status) in [

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { type Page } from '@playwright/test';
 import { test, expect } from '../support/fixtures';
-import { assistantTexts, openConsole, press, sendMessage, tid, userMessages } from '../support/console';
+import { assistantTexts, openConsole, press, scrollTranscriptToTop, sendMessage, tid, userMessages } from '../support/console';
 import { startRelay, type OwnRelay } from '../support/relay';
 import type { BackendInfo } from '../support/state';
 
@@ -163,6 +163,38 @@ test('flow 22 (demo): a transcript is listed, opened and resumed with the script
     await press(userMessages(page).filter({ hasText: `hello again ${uid}` }).getByTestId('message-fork'));
     await expect(tid(page, 'fork-failed')).toContainText('transcript');
     await shot(page, 'demo-resumed', testInfo.project.name);
+
+    // A long transcript opens on its last 1,000 frames; "Show earlier" adds the ones before.
+    const longId = '27784601-dc95-46a5-9f01-0000000000aa';
+    const lines = fs.readFileSync(FIXTURE, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    const userLine = lines.find((v) => v.type === 'user' && v.message?.content === 'first prompt alpha');
+    const answerLine = lines.find((v) => v.type === 'assistant');
+    const long: string[] = [];
+    let parent: string | null = null;
+    const pairs = 600;
+    for (let i = 0; i < pairs; i++) {
+      const u = `00000000-0000-4000-8000-${String(2 * i).padStart(12, '0')}`;
+      const a = `00000000-0000-4000-8000-${String(2 * i + 1).padStart(12, '0')}`;
+      long.push(JSON.stringify({ ...userLine, uuid: u, parentUuid: parent, sessionId: longId, cwd: work, message: { role: 'user', content: `long prompt ${i} kiwi` } }));
+      long.push(JSON.stringify({ ...answerLine, uuid: a, parentUuid: u, sessionId: longId, cwd: work,
+        message: { ...answerLine.message, id: `msg_long_${i}`, content: [{ type: 'text', text: `long answer ${i} kiwi` }] } }));
+      parent = a;
+    }
+    fs.writeFileSync(path.join(dir, `${longId}.jsonl`), long.join('\n') + '\n');
+    await openFromList(page, relay, longId);
+    // 1,200 frames and the closing result and idle: the last 1,000 shown.
+    await expect(tid(page, 'cli-history-partial')).toContainText(`the last 1000 of ${2 * pairs + 2}`);
+    await expect(userMessages(page).filter({ hasText: `long prompt ${pairs - 1} kiwi` })).toHaveCount(1);
+    await expect(userMessages(page).filter({ hasText: 'long prompt 0 kiwi' })).toHaveCount(0);
+    await shot(page, 'demo-long-partial', testInfo.project.name);
+    await press(tid(page, 'cli-show-earlier'));
+    await expect(tid(page, 'cli-history-partial')).toHaveCount(0);
+    // The transcript is virtualized: its top, scrolled to, is the first prompt.
+    await expect(async () => {
+      await scrollTranscriptToTop(page);
+      await expect(userMessages(page).filter({ hasText: 'long prompt 0 kiwi' })).toHaveCount(1, { timeout: 1000 });
+    }).toPass({ timeout: 20_000 });
+    await shot(page, 'demo-long-earlier', testInfo.project.name);
   } finally {
     await relay.stop();
   }

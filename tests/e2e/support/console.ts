@@ -185,6 +185,18 @@ export async function snapshot(page: Page): Promise<Row[]> {
   return order.map((k) => rows.get(k) as Row);
 }
 
+/** Scroll the transcript to its top, as a person does (a wheel turn up, then the move). */
+export async function scrollTranscriptToTop(page: Page): Promise<void> {
+  await tid(page, 'transcript').evaluate((root) => {
+    const all = [root, ...Array.from(root.querySelectorAll('*'))] as HTMLElement[];
+    for (let e = root.parentElement; e; e = e.parentElement) all.push(e);
+    const s = all.find((e) => e.scrollHeight > e.clientHeight + 1 && getComputedStyle(e).overflowY !== 'visible');
+    if (!s) return;
+    s.dispatchEvent(new WheelEvent('wheel', { deltaY: -400, bubbles: true }));
+    s.scrollTop = 0;
+  });
+}
+
 /** Scroll the transcript (and whatever scrolls inside it) to the bottom, where the newest rows are. */
 export async function scrollTranscriptToBottom(page: Page): Promise<void> {
   await tid(page, 'transcript').evaluate((root) => {

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -259,17 +259,40 @@ fn live_session(app: &AppState, id: &str) -> Option<String> {
         .map(|s| s.id.clone())
 }
 
-/// `GET /v1/code/cli-sessions/{id}`: the list entry plus `frames`, the history as stream-json frames.
+/// Frames of a transcript's history sent at once when the client does not say how many.
+pub const HISTORY_PAGE: usize = 1000;
+
+#[derive(serde::Deserialize)]
+pub struct HistoryPage {
+    /// At most this many frames (default [`HISTORY_PAGE`]), the last ones before `before`.
+    limit: Option<usize>,
+    /// Frames before this index of the whole history (default: its end).
+    before: Option<usize>,
+}
+
+/// `GET /v1/code/cli-sessions/{id}[?limit=N][&before=K]`: the list entry plus `frames`, one page of
+/// the history as stream-json frames — the last `limit` before index `before` — with
+/// `frames_from` (the index of the first one sent) and `frames_total`; a client shows earlier
+/// history by asking for the page before `frames_from`.
 async fn detail(
     State(app): State<AppState>,
     who: Principal,
     Path(id): Path<String>,
+    Query(page): Query<HistoryPage>,
 ) -> Result<Json<Value>, ApiError> {
     readable(&who)?;
     let t = transcript(&app, &id).await?;
     let lines = lines(&app, &t).await?;
     let mut v = to_json(&cli_summary(&t));
-    v["frames"] = Value::Array(parse::history(&lines, None));
+    let mut frames = parse::history(&lines, None);
+    let total = frames.len();
+    let end = page.before.unwrap_or(total).min(total);
+    let start = end.saturating_sub(page.limit.unwrap_or(HISTORY_PAGE).max(1));
+    frames.truncate(end);
+    frames.drain(..start);
+    v["frames"] = Value::Array(frames);
+    v["frames_from"] = start.into();
+    v["frames_total"] = total.into();
     v["live_session"] = live_session(&app, &id).into();
     Ok(Json(v))
 }

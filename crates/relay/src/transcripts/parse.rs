@@ -328,6 +328,24 @@ pub fn history(lines: &[Value], leaf: Option<&str>) -> Vec<Value> {
     } else {
         None
     };
+    // Their uuids are the same on every read (a page of the history, read again, is the same frames):
+    // derived from the last line shown.
+    let last = out
+        .iter()
+        .rev()
+        .find_map(|f| f.get("uuid").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_owned();
+    let closing_uuid = |what: &str| {
+        use sha2::Digest as _;
+        let h = sha2::Sha256::digest(format!(
+            "{what}\n{}\n{last}",
+            session_id.unwrap_or_default()
+        ));
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&h[..16]);
+        uuid::Builder::from_random_bytes(b).into_uuid().to_string()
+    };
     out.push(json!({
         "type": "result",
         "subtype": "success",
@@ -335,14 +353,14 @@ pub fn history(lines: &[Value], leaf: Option<&str>) -> Vec<Value> {
         "result": "",
         "total_cost_usd": cost.unwrap_or(0.0),
         "session_id": session_id.unwrap_or_default(),
-        "uuid": uuid::Uuid::new_v4().to_string(),
+        "uuid": closing_uuid("result"),
         "from_transcript": true,
     }));
     out.push(json!({
         "type": "system",
         "subtype": "session_state_changed",
         "state": "idle",
-        "uuid": uuid::Uuid::new_v4().to_string(),
+        "uuid": closing_uuid("idle"),
         "session_id": session_id.unwrap_or_default(),
         "from_transcript": true,
     }));
