@@ -76,6 +76,11 @@ pub struct CliLink {
     /// before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkedFrom>,
+    /// It runs in a terminal, outside the relay, and is followed live through Claude Code's hooks
+    /// (`bridge-relay hooks install`): its prompts are answered here, its messages wait for its
+    /// turn to end. Listed with `origin: "cli"`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
 }
 
 /// The session a fork was cut from (`cli.forked_from`).

@@ -89,8 +89,20 @@ impl Relay {
                 "this observer token is scoped to another session",
             ));
         }
+        if !may_see_terminal(who, &s) {
+            return Err(ApiError::forbidden(
+                "this session runs in a terminal: like Claude Code's transcripts, it is the controller's \
+                 (or an observer token's minted for it, or with transcripts: true)",
+            ));
+        }
         Ok(s)
     }
+}
+
+/// A terminal session ([`crate::hooks::live`]) is a Claude Code session of this machine's user:
+/// seen by those who may read the CLI's transcripts, or by an observer token scoped to it.
+pub fn may_see_terminal(who: &Principal, s: &Session) -> bool {
+    !s.is_terminal() || who.transcripts || who.session_scope.as_deref() == Some(s.id.as_str())
 }
 
 impl FromRequestParts<AppState> for Principal {

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod follow;
 pub mod frames;
 pub mod headers;
+pub mod hooks;
 pub mod http;
 pub mod limits;
 pub mod proto;

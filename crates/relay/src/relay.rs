@@ -52,6 +52,9 @@ pub struct Relay {
     single_session: RwLock<Option<String>>,
     /// Scale-out through NATS (`--nats`), set once it is connected; see [`crate::cluster`].
     pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
+    /// Claude Code sessions started in a terminal, followed through their hooks
+    /// ([`crate::hooks::live`]).
+    pub terminals: crate::hooks::live::Terminals,
 }
 
 impl Relay {
@@ -102,6 +105,10 @@ impl Relay {
         let relay = Arc::new(Relay {
             limits: crate::limits::Limits::new(config.max_streams_per_principal),
             transcripts: crate::transcripts::Index::new(&config.claude_config_dir),
+            terminals: crate::hooks::live::Terminals::new(
+                &config.data_dir,
+                &config.claude_config_dir,
+            ),
             config,
             auth,
             push,
@@ -129,6 +136,11 @@ impl Relay {
     }
 
     /// Adds a session run elsewhere (a scale-out mirror, [`crate::cluster`]); one already known wins.
+    /// What sessions share (a session made outside [`Self::create_session`] needs it).
+    pub fn session_ctx(&self) -> Arc<SessionCtx> {
+        self.ctx.clone()
+    }
+
     pub fn adopt(&self, s: Arc<Session>) -> Arc<Session> {
         self.sessions
             .write()
@@ -453,7 +465,12 @@ impl Relay {
                     }
             })
             .map(|mut v| {
-                v.origin = Some(bridge_protocol::api::Origin::Relay);
+                // A terminal session followed through hooks is Claude Code's own.
+                v.origin = Some(if v.cli.as_ref().is_some_and(|c| c.terminal) {
+                    bridge_protocol::api::Origin::Cli
+                } else {
+                    bridge_protocol::api::Origin::Relay
+                });
                 v
             })
             .collect()

@@ -60,6 +60,22 @@ pub async fn until_true(rx: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|v| *v).await;
 }
 
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, owner-only (0600).
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,7 +216,9 @@ async fn run(
             // Authenticated or refused: no longer waiting.
             let budget = pending.map(|(_, b)| b);
             match who {
-                Some(p) if p.can_see(&session.id) => {
+                Some(p)
+                    if p.can_see(&session.id) && crate::extract::may_see_terminal(&p, &session) =>
+                {
                     if let Some(b) = budget {
                         b.lift();
                     }

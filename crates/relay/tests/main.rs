@@ -19,6 +19,7 @@ mod hardening;
 mod limits;
 mod push;
 mod relay;
+mod terminal;
 mod tls;
 mod transcript_frames;
 mod transcripts;

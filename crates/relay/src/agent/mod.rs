@@ -350,6 +350,14 @@ impl AgentControl {
         })
     }
 
+    /// An in-process agent (a control made by [`Self::detached`]) is done: waiters wake, and the
+    /// session no longer counts as running.
+    pub fn mark_exited(&self) {
+        if let Some(tx) = &self._detached {
+            let _ = tx.send(true);
+        }
+    }
+
     pub fn has_exited(&self) -> bool {
         *self.exited.borrow()
     }

@@ -247,6 +247,9 @@ impl Auth {
     }
 
     fn revoke_inner(&self, id: &str) -> Result<bool, AuthError> {
+        if id.starts_with(super::HOOK_ID_PREFIX) {
+            return self.revoke_hook(id);
+        }
         if id.starts_with("lgn_") {
             let n = self
                 .conn()
@@ -330,6 +333,7 @@ impl Auth {
                        "expires_at": c.expires_at, "last_used_at": (last > 0).then_some(last)}),
             ));
         }
+        out.extend(self.list_hooks());
         out.sort_by_key(|(t, _)| *t);
         out.into_iter().map(|(_, v)| v).collect()
     }

@@ -27,7 +27,10 @@ use serde_json::{Value, json};
 use crate::util::{random_secret, sha256_hex, unix_now};
 
 mod credentials;
+mod hook_tokens;
 pub mod shared;
+
+pub use hook_tokens::HOOK_ID_PREFIX;
 
 pub const COOKIE_NAME: &str = "bridge_session";
 /// The login cookie's name over HTTPS: the `__Host-` prefix makes browsers insist on `Secure`,
@@ -179,6 +182,9 @@ pub struct Auth {
     revocations: tokio::sync::watch::Sender<u64>,
     /// Binds the rows this relay writes ([`token_mac`], [`login_mac`]).
     row_key: [u8; 32],
+    /// Hook-only credentials (`hk_…`), hash → record: kept apart from `tokens` so that no path
+    /// that authenticates a person can ever accept one ([`hook_tokens`]).
+    hook_tokens: RwLock<HashMap<String, hook_tokens::HookRec>>,
 }
 
 /// The row key at `path`, made (32 random bytes, owner-only) when missing.
@@ -346,6 +352,7 @@ impl Auth {
             params![now],
         )?;
         let mut tokens = HashMap::new();
+        let mut hooks = HashMap::new();
         {
             let mut stmt = conn.prepare(
                 "SELECT id, role, hash, session_scope, expires_at, created_at, transcripts, mac FROM tokens",
@@ -380,6 +387,10 @@ impl Auth {
                 let role = match (role.as_str(), id == CONTROLLER_ID) {
                     ("controller", true) => Role::Controller,
                     ("observer", false) => Role::Observer,
+                    ("hook", false) if id.starts_with(HOOK_ID_PREFIX) => {
+                        hooks.insert(hash, hook_tokens::HookRec { id, created_at });
+                        continue;
+                    }
                     _ => {
                         // Only the one controller credential is loaded: anything else claiming the
                         // role (or the controller's id with another role) was not written by the relay.
@@ -444,6 +455,7 @@ impl Auth {
             token_used: Mutex::new(HashMap::new()),
             revocations: tokio::sync::watch::Sender::new(0),
             row_key,
+            hook_tokens: RwLock::new(hooks),
         })
     }
 

@@ -63,6 +63,7 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::changes::routes())
         .merge(crate::push::routes())
         .merge(crate::transcripts::api::routes())
+        .merge(crate::hooks::api::routes())
         .merge(crate::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));

@@ -351,6 +351,11 @@ impl Session {
         }
     }
 
+    /// It runs in a terminal and is followed through Claude Code's hooks (`cli.terminal`).
+    pub fn is_terminal(&self) -> bool {
+        self.lock().meta.cli.as_ref().is_some_and(|c| c.terminal)
+    }
+
     pub fn agent_running(&self) -> bool {
         self.agent
             .lock()

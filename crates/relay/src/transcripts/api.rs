@@ -51,6 +51,12 @@ pub async fn list(
     who: &Principal,
 ) -> SessionList {
     let mut list = app.summaries(archived, who.session_scope.as_deref());
+    // Terminal sessions: like the transcripts, unless the token is scoped to that very session.
+    list.retain(|s| {
+        !s.cli.as_ref().is_some_and(|c| c.terminal)
+            || who.transcripts
+            || who.session_scope.as_deref() == Some(s.id.as_str())
+    });
     if who.transcripts {
         list.extend(cli_list(app).await);
     }
@@ -351,7 +357,7 @@ async fn resume(
             cli: Some(CliLink {
                 session_id: Some(id.clone()),
                 resumed: Some(id.clone()),
-                forked_from: None,
+                ..CliLink::default()
             }),
             ..CreateSession::default()
         })
@@ -411,6 +417,7 @@ async fn fork_from(
                     title,
                     before_message: body.message_uuid.clone(),
                 }),
+                ..CliLink::default()
             }),
             ..CreateSession::default()
         })
