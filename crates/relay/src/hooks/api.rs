@@ -97,7 +97,7 @@ pub fn parse_input(v: &Value) -> Result<HookInput, String> {
 }
 
 /// The relay session for a terminal session, made on its first hook.
-fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, ApiError> {
+async fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, ApiError> {
     let made = app.terminals.get_or_make(&h.session_id, || {
         let id = format!("cse_{}", uuid::Uuid::new_v4().simple());
         let mut meta = SessionMeta::new(id, h.cwd.clone(), None, h.permission_mode.clone(), None);
@@ -124,8 +124,10 @@ fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, ApiError>
         .as_deref()
         .and_then(|p| app.terminals.confine(p))
     {
-        t.follow(p);
+        t.follow(p).await;
     }
+    // What the CLI wrote before this event shows before what the event adds.
+    t.pump().await;
     Ok(t)
 }
 
@@ -157,7 +159,7 @@ async fn hook(
         Ok(h) => h,
         Err(e) => return ApiError::bad_request(e).into_response(),
     };
-    let t = match terminal_of(&app, &h) {
+    let t = match terminal_of(&app, &h).await {
         Ok(t) => t,
         Err(e) => return e.into_response(),
     };

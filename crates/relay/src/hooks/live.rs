@@ -56,7 +56,9 @@ impl Default for HookSettings {
     fn default() -> Self {
         Self {
             send_to_phone: true,
-            wait_secs: 120,
+            // An interactive terminal shows its own dialog meanwhile (checked with CLI 2.1.332):
+            // the person there answers as usual; the wait only bounds a headless (`-p`) run.
+            wait_secs: MAX_WAIT_SECS,
         }
     }
 }
@@ -86,6 +88,8 @@ pub struct Terminal {
     /// followed (archived, deleted, the relay stopping).
     control: Arc<AgentControl>,
     state: Mutex<TermState>,
+    /// The followed transcript; one read at a time ([`Terminal::pump`]).
+    follow: tokio::sync::Mutex<Option<Follow>>,
 }
 
 #[derive(Default)]
@@ -95,8 +99,6 @@ struct TermState {
     /// Messages from the console for the next `Stop`: (uuid, text).
     queued: VecDeque<(Option<String>, String)>,
     turn_started: Option<Instant>,
-    /// The followed transcript and how far it was read.
-    transcript: Option<PathBuf>,
 }
 
 /// Every live terminal session, by Claude Code session id.
@@ -166,6 +168,7 @@ impl Terminals {
             session,
             control: AgentControl::detached(),
             state: Mutex::new(TermState::default()),
+            follow: tokio::sync::Mutex::new(None),
         });
         map.insert(cli_id.to_owned(), t.clone());
         Some((t, true))
@@ -219,15 +222,60 @@ impl Terminal {
     }
 
     /// Follows `path` (already confined) from now on, once.
-    pub fn follow(self: &Arc<Self>, path: PathBuf) {
+    pub async fn follow(self: &Arc<Self>, path: PathBuf) {
         {
-            let mut st = self.lock();
-            if st.transcript.is_some() {
+            let mut f = self.follow.lock().await;
+            if f.is_some() {
                 return;
             }
-            st.transcript = Some(path.clone());
+            *f = Some(Follow {
+                path,
+                offset: 0,
+                first: true,
+                partial: Vec::new(),
+            });
         }
-        tokio::spawn(follow(Arc::downgrade(self), path));
+        tokio::spawn(follow(Arc::downgrade(self)));
+    }
+
+    /// Reads what was appended to the transcript since the last read and emits it. Each hook
+    /// event does this first, so what the CLI wrote before it (the tool call a prompt is about,
+    /// the last answer of a turn) is shown before what the event adds.
+    pub async fn pump(&self) {
+        let mut guard = self.follow.lock().await;
+        let Some(f) = guard.as_mut() else { return };
+        let (path, from, first) = (f.path.clone(), f.offset, f.first);
+        let read = tokio::task::spawn_blocking(move || read_from(&path, from, first)).await;
+        let Ok(Ok((bytes, start, end))) = read else {
+            return;
+        };
+        if start != f.offset {
+            // Started past the history cap (or the file was replaced): a new line start.
+            f.partial.clear();
+        }
+        let skip_first_line = f.first && start > 0;
+        f.first = false;
+        f.offset = end;
+        f.partial.extend_from_slice(&bytes);
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        while let Some(i) = f.partial.iter().position(|b| *b == b'\n') {
+            let rest = f.partial.split_off(i + 1);
+            let mut line = std::mem::replace(&mut f.partial, rest);
+            line.pop();
+            lines.push(line);
+        }
+        for (i, line) in lines.iter().enumerate() {
+            if i == 0 && skip_first_line {
+                continue;
+            }
+            if let Some(frame) = serde_json::from_slice::<Value>(line)
+                .ok()
+                .filter(|v| v.get("isSidechain").and_then(Value::as_bool) != Some(true))
+                .and_then(|v| crate::transcripts::parse::to_frame(&v))
+            {
+                self.emit(&frame);
+            }
+        }
     }
 
     /// A frame from the terminal (as the CLI would have written it).
@@ -517,52 +565,27 @@ async fn bridge(t: Weak<Terminal>, mut rx: mpsc::Receiver<Bytes>) {
     }
 }
 
-/// Follows a transcript: what it holds now (its last [`HISTORY_BYTES`]), then each line appended,
-/// every [`FOLLOW_EVERY`], until the session ends.
-async fn follow(t: Weak<Terminal>, path: PathBuf) {
-    let mut offset: u64 = 0;
-    let mut first = true;
-    let mut partial: Vec<u8> = Vec::new();
+/// Follows a transcript: [`Terminal::pump`] every [`FOLLOW_EVERY`] until the session ends.
+async fn follow(t: Weak<Terminal>) {
     loop {
         let Some(term) = t.upgrade() else { return };
         if !term.session.agent_running() {
             return;
         }
-        let p = path.clone();
-        let from = offset;
-        let read = tokio::task::spawn_blocking(move || read_from(&p, from, first)).await;
-        if let Ok(Ok((bytes, start, end))) = read {
-            if start != offset {
-                // Started past the history cap (or the file was replaced): skip to a line start.
-                partial.clear();
-            }
-            let skip_first_line = first && start > 0;
-            first = false;
-            offset = end;
-            partial.extend_from_slice(&bytes);
-            let mut lines: Vec<Vec<u8>> = Vec::new();
-            while let Some(i) = partial.iter().position(|b| *b == b'\n') {
-                let rest = partial.split_off(i + 1);
-                let mut line = std::mem::replace(&mut partial, rest);
-                line.pop();
-                lines.push(line);
-            }
-            for (i, line) in lines.iter().enumerate() {
-                if i == 0 && skip_first_line {
-                    continue;
-                }
-                if let Some(frame) = serde_json::from_slice::<Value>(line)
-                    .ok()
-                    .filter(|v| v.get("isSidechain").and_then(Value::as_bool) != Some(true))
-                    .and_then(|v| crate::transcripts::parse::to_frame(&v))
-                {
-                    term.emit(&frame);
-                }
-            }
-        }
+        term.pump().await;
         drop(term);
         tokio::time::sleep(FOLLOW_EVERY).await;
     }
+}
+
+/// How far a followed transcript was read.
+struct Follow {
+    path: PathBuf,
+    offset: u64,
+    /// The first read is to come (it starts at most [`HISTORY_BYTES`] before the end).
+    first: bool,
+    /// The start of a line not complete yet.
+    partial: Vec<u8>,
 }
 
 /// The bytes of `path` from `offset` to its end (on the first read, at most its last
