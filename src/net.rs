@@ -14,6 +14,7 @@ pub use bridge_transport::Payload;
 pub mod changes;
 pub mod cli_sessions;
 mod connection;
+pub mod hooks;
 mod push;
 
 pub use connection::{Subscription, conn_state, send_error, stream_event, subscribe};
@@ -282,6 +283,7 @@ pub(super) async fn request_json(
     use gloo_net::http::Request;
     let mut builder = match method {
         "POST" => Request::post(url),
+        "PUT" => Request::put(url),
         "DELETE" => Request::delete(url),
         _ => Request::get(url),
     }

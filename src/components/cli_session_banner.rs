@@ -60,3 +60,41 @@ pub fn CliSessionBanner() -> impl IntoView {
         })
     }
 }
+
+/// Over a session that runs in a terminal and is followed live through Claude Code's hooks
+/// (`data-testid="terminal-live-banner"`): where it runs, that its prompts can be answered here
+/// (the first answer wins, here or at the terminal), and that a message waits for its turn to end.
+#[component]
+pub fn TerminalLiveBanner() -> impl IntoView {
+    let store = Store::expect();
+    let terminal = move || store.session.with(|s| s.info().terminal);
+    let cwd = move || {
+        store
+            .session
+            .with(|s| s.info().cwd.clone().unwrap_or_default())
+    };
+    let ended = move || {
+        store
+            .session
+            .with(|s| s.state() == bridge_protocol::SessionState::Ended)
+    };
+    move || {
+        terminal().then(|| {
+            view! {
+                <div class="cli-banner" data-testid="terminal-live-banner" role="note">
+                    <strong>{move || if ended() { "Ran in a terminal" } else { "Live from a terminal" }}</strong>
+                    <span class="muted">{cwd}</span>
+                    <span>
+                        {move || if ended() {
+                            "The session ended there."
+                        } else if store.can_act() {
+                            "Answer its prompts here or at the terminal (the first answer wins); a message waits for its turn to end."
+                        } else {
+                            "Read-only."
+                        }}
+                    </span>
+                </div>
+            }
+        })
+    }
+}

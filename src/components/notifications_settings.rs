@@ -1,6 +1,7 @@
 //! The Notifications panel.
 
 pub mod device_row;
+pub mod terminal;
 
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
@@ -224,6 +225,7 @@ fn NotificationsPanel() -> impl IntoView {
                             </section>
                         }
                     })}
+                    {move || controller.get().then(|| view! { <terminal::TerminalPromptsSwitch /> })}
                     {move || controller.get().then(|| view! {
                         <section class="notif-devices" aria-labelledby="notif-devices-title">
                             <h3 id="notif-devices-title">"Devices with push on"</h3>

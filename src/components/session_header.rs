@@ -63,7 +63,8 @@ pub fn SessionHeader() -> impl IntoView {
                     {move || format::cost(cost())}
                 </span>
             </div>
-            {move || (!observer.get()).then(|| view! {
+            // A terminal session's model, mode and interrupt are the terminal's.
+            {move || (!observer.get() && !store.session.with(|s| s.info().terminal)).then(|| view! {
                 <div class="header-row controls">
                     <ModelSelect />
                     <PermissionModeSelect />

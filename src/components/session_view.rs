@@ -44,6 +44,7 @@ pub fn SessionView() -> impl IntoView {
         <section class="session-view" aria-label="Session">
             <SessionHeader />
             <crate::components::cli_session_banner::CliSessionBanner />
+            <crate::components::cli_session_banner::TerminalLiveBanner />
             {move || observer.get().then(|| view! { <ObserverBanner /> })}
             <TaskListPanel />
             <Transcript />

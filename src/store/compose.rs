@@ -50,9 +50,13 @@ impl Store {
         }
         let sid = self.session_id.get_untracked()?;
         let uuid = Uuid::new_v4().to_string();
-        let wait = self.session.with_untracked(queue::busy)
-            || !self.queue.with_untracked(Queue::is_empty)
-            || self.restoring.get_untracked() > 0;
+        // A session running in a terminal takes a message at any time: the relay keeps it for the
+        // end of the running turn (the Stop hook), where the console's queue would send it too late.
+        let terminal = self.session.with_untracked(|s| s.info().terminal);
+        let wait = !terminal
+            && (self.session.with_untracked(queue::busy)
+                || !self.queue.with_untracked(Queue::is_empty)
+                || self.restoring.get_untracked() > 0);
         let entry = Entry {
             uuid: uuid.clone(),
             text: text.to_string(),

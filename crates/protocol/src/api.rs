@@ -83,6 +83,18 @@ pub struct CliLink {
     pub terminal: bool,
 }
 
+/// `GET`/`PUT /v1/hooks/settings`: what the relay does with the permission prompts of sessions that
+/// run in a terminal (followed through Claude Code's hooks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookSettings {
+    /// Hold a terminal's permission prompts for an answer from the console or a notification
+    /// (the terminal shows its own dialog meanwhile; the first answer wins). Off: its prompts are
+    /// answered at the terminal only.
+    pub send_to_phone: bool,
+    /// How long a prompt waits for an answer from here before it is left to the terminal (1–300).
+    pub wait_secs: u64,
+}
+
 /// The session a fork was cut from (`cli.forked_from`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkedFrom {

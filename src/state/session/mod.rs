@@ -153,6 +153,9 @@ pub struct SessionInfo {
     pub model_choice: Option<String>,
     /// Slash commands.
     pub commands: Vec<SlashCommand>,
+    /// It runs in a terminal, followed live through Claude Code's hooks (`cli.terminal`): its
+    /// model, mode and interrupt are the terminal's; a message waits for its turn to end.
+    pub terminal: bool,
 }
 
 /// Rate-limit banner state.
@@ -423,6 +426,9 @@ impl Session {
         }
         if let Some(c) = &d.cwd {
             self.info.cwd.get_or_insert_with(|| c.clone());
+        }
+        if d.cli.as_ref().is_some_and(|c| c.terminal) {
+            self.info.terminal = true;
         }
         match d.state {
             SessionState::Ended => self.ended = true,

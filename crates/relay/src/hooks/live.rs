@@ -43,23 +43,14 @@ const MAX_QUEUED: usize = 32;
 
 /// The controller's choices for terminal sessions (`GET`/`PUT /v1/hooks/settings`), kept in
 /// `<data dir>/hooks.json`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HookSettings {
-    /// Hold a terminal's permission prompts for an answer from here (the console, a push). Off:
-    /// terminal sessions are followed live, their prompts answered at the terminal only.
-    pub send_to_phone: bool,
-    /// How long a prompt waits for an answer from here before the terminal's own prompt takes over.
-    pub wait_secs: u64,
-}
+pub use bridge_protocol::api::HookSettings;
 
-impl Default for HookSettings {
-    fn default() -> Self {
-        Self {
-            send_to_phone: true,
-            // An interactive terminal shows its own dialog meanwhile (checked with CLI 2.1.332):
-            // the person there answers as usual; the wait only bounds a headless (`-p`) run.
-            wait_secs: MAX_WAIT_SECS,
-        }
+fn default_settings() -> HookSettings {
+    HookSettings {
+        send_to_phone: true,
+        // An interactive terminal shows its own dialog meanwhile (checked with CLI 2.1.332): the
+        // person there answers as usual; the wait only bounds a headless (`-p`) run.
+        wait_secs: MAX_WAIT_SECS,
     }
 }
 
@@ -116,7 +107,7 @@ impl Terminals {
         let settings = std::fs::read(&settings_path)
             .ok()
             .and_then(|b| serde_json::from_slice::<HookSettings>(&b).ok())
-            .unwrap_or_default();
+            .unwrap_or_else(default_settings);
         Self {
             by_cli: Mutex::new(HashMap::new()),
             settings: Mutex::new(settings),
@@ -322,10 +313,12 @@ impl Terminal {
                 tx,
             });
         }
+        // The hook names no tool use (reference/HOOKS.md): a stand-in id of its own.
         let mut request = json!({
             "subtype": "can_use_tool",
             "tool_name": tool_name,
             "input": tool_input,
+            "tool_use_id": format!("toolu_{}", &request_id["hook_".len()..]),
             "decision_reason": "asked by Claude Code in a terminal",
         });
         if let Some(s) = input.get("permission_suggestions").filter(|s| s.is_array()) {
