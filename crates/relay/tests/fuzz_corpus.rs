@@ -55,6 +55,11 @@ fn cluster() {
 }
 
 #[test]
+fn hooks() {
+    replay("hooks", bridge_fuzz::targets::hooks::input);
+}
+
+#[test]
 fn envelope() {
     replay("envelope", bridge_fuzz::targets::envelope::input);
 }

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod envelope;
+pub mod hooks;
 pub mod markdown;
 pub mod ndjson;
 pub mod partial_json;
