@@ -75,6 +75,8 @@ if [ $want_test = 1 ]; then
   command -v chromedriver >/dev/null || apt_pkgs+=(chromium-driver)
   # The scale-out tests (crates/relay/tests/cluster.rs) start a NATS server with JetStream.
   command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_pkgs+=(nats-server)
+  # The real CLI run interactively (terminal sessions through hooks, crates/relay/tests/terminal_cli.rs).
+  command -v tmux >/dev/null || apt_pkgs+=(tmux)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   say "installing Debian packages: ${apt_pkgs[*]}"

@@ -22,6 +22,10 @@ fn main() -> anyhow::Result<()> {
     if rest.first().map(String::as_str) == Some("service") {
         return bridge_relay::service::run(&rest[1..]);
     }
+    // `bridge-relay hooks install|uninstall|status`: Claude Code's hooks for terminal sessions.
+    if rest.first().map(String::as_str) == Some("hooks") {
+        return bridge_relay::hooks::install::run(&rest[1..]);
+    }
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(

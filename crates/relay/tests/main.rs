@@ -20,6 +20,7 @@ mod limits;
 mod push;
 mod relay;
 mod terminal;
+mod terminal_cli;
 mod tls;
 mod transcript_frames;
 mod transcripts;

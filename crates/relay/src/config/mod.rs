@@ -18,6 +18,9 @@ pub use hosts::{
     tls_names,
 };
 
+/// Where the relay listens unless `--bind` says otherwise (also what `hooks install` points at).
+pub const DEFAULT_BIND: &str = "127.0.0.1:8787";
+
 /// How sessions map to agent processes and directories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SpawnMode {
@@ -44,7 +47,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME|FILE")]
     pub demo_scenario: Option<String>,
     /// Address to listen on. Anything but loopback needs --allow-remote and TLS (or --behind-proxy).
-    #[arg(long, default_value = "127.0.0.1:8787")]
+    #[arg(long, default_value = DEFAULT_BIND)]
     pub bind: SocketAddr,
     /// Allow binding a non-loopback address (the relay is a remote shell: it then also needs
     /// --tls-self-signed, --tls-cert/--tls-key or --behind-proxy).
