@@ -552,3 +552,101 @@ async fn an_unanswered_or_dropped_terminal_prompt_goes_back_to_the_terminal() {
         0
     );
 }
+
+/// In a cluster: the hooks go to the node that runs agents on the CLI's machine; the terminal
+/// session shows on every gateway, and an answer given on a gateway reaches the waiting hook. A
+/// gateway refuses hooks (it hosts nothing), clearly.
+#[tokio::test]
+async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
+    use crate::common::cluster::node_opts;
+    use crate::common::nats::NatsServer;
+    let nats = NatsServer::start();
+    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let config = dirs[0].path().join("claude-config");
+    let work = dirs[0].path().canonicalize().unwrap();
+    let agents = RelayProc::start(
+        node_opts(&nats.url, &dirs[0].path().join("data"), "agents", "host1")
+            .arg("--claude-config-dir")
+            .arg(config.to_str().unwrap()),
+    );
+    let gw = RelayProc::start(node_opts(&nats.url, dirs[1].path(), "gateway", "gwa"));
+    let r = http()
+        .post(gw.url("/v1/hooks/credentials"))
+        .bearer_auth(TOKEN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    assert!(r.text().await.unwrap().contains("runs agents"));
+    let (_, hook_token) = mint_hook(&agents).await;
+    let term = FakeTerminal::new(&agents, &config, &work, &hook_token);
+    term.append(&[term.prompt_line("cluster prompt")]);
+    let (s, _) = term
+        .hook("UserPromptSubmit", json!({"prompt": "cluster prompt"}))
+        .await;
+    assert_eq!(s, 200);
+    // Listed on the gateway, from the registry.
+    let sid = {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let list = get_json(&gw.url("/v1/code/sessions"), TOKEN).await;
+            if let Some(s) = list["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["cli"]["session_id"] == term.id.as_str())
+            {
+                assert_eq!(s["cli"]["terminal"], true);
+                break s["id"].as_str().unwrap().to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not listed on the gateway: {list}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let hook = {
+        let t = FakeTerminal {
+            id: term.id.clone(),
+            cwd: term.cwd.clone(),
+            transcript: term.transcript.clone(),
+            url: term.url.clone(),
+            token: term.token.clone(),
+        };
+        tokio::spawn(async move {
+            t.hook(
+                "PermissionRequest",
+                json!({"tool_name": "Bash", "tool_input": {"command": "touch a"}}),
+            )
+            .await
+        })
+    };
+    let req = wait_event(&gw, &sid, "the prompt on the gateway", |p| {
+        p["type"] == "control_request"
+    })
+    .await;
+    let rid = req["request_id"].as_str().unwrap();
+    let r = gw
+        .post(&sid, TOKEN, allow(rid, "", json!({"command": "touch b"})))
+        .await;
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    let (_, a) = tokio::time::timeout(Duration::from_secs(20), hook)
+        .await
+        .expect("the hook was answered")
+        .unwrap();
+    assert_eq!(
+        a["hookSpecificOutput"]["decision"]["updatedInput"]["command"],
+        "touch b"
+    );
+    // And a gateway refuses the hooks themselves.
+    let r = http()
+        .post(gw.url("/v1/hooks"))
+        .bearer_auth(&hook_token)
+        .json(&term.input("Stop", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status() == 401 || r.status() == 409, "{}", r.status());
+}

@@ -37,6 +37,20 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/hooks/settings", get(get_settings).put(put_settings))
 }
 
+/// In a cluster, terminal sessions are hosted by the node on the machine where `claude` runs, and
+/// reach every gateway from there: a node that runs no agents (`--role gateway`) refuses hooks.
+fn runs_terminals(app: &AppState) -> Result<(), ApiError> {
+    match app.cluster.get() {
+        Some(c) if !c.config.role.runs_agents() => Err(ApiError::conflict(
+            "gateway_only",
+            "this relay is a cluster gateway and hosts no session: point the hooks at the relay that runs \
+             agents on the machine where claude runs (bridge-relay hooks install --url); every gateway then \
+             shows its terminal sessions and takes their answers",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The hook credential's id, from `Authorization: Bearer …`.
 fn hook_credential(app: &AppState, headers: &HeaderMap) -> Result<String, ApiError> {
     let token = headers
@@ -137,7 +151,7 @@ async fn hook(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    if let Err(e) = hook_credential(&app, &headers) {
+    if let Err(e) = hook_credential(&app, &headers).and_then(|_| runs_terminals(&app)) {
         return e.into_response();
     }
     if body.len() > app.config.max_body_bytes {
@@ -237,6 +251,7 @@ async fn mint(
     State(app): State<AppState>,
     Controller(who): Controller,
 ) -> Result<Response, ApiError> {
+    runs_terminals(&app)?;
     let m = app
         .auth
         .mint_hook()
