@@ -180,6 +180,16 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
         writeln!(out, "listening on {addr}")?;
         out.flush()?;
     }
+    // Where this relay answers on this machine: `bridge-relay hooks install` points Claude Code's
+    // hooks here unless told otherwise.
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Err(e) = save_owner_only(
+        &relay.config.data_dir,
+        "relay-url",
+        &format!("{scheme}://{addr}"),
+    ) {
+        tracing::warn!(error = %e, "cannot record the relay's URL for `hooks install`");
+    }
     let shutdown = shutdown_signal(relay.clone(), relay.exit_requested());
     // Handlers see the peer address (X-Forwarded-* are trusted from loopback only); a connection
     // that does not send its headers in time is closed (bridge_relay::serve).

@@ -155,11 +155,9 @@ async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed
             .arg("--claude-config-dir")
             .arg(home.join(".claude").to_str().unwrap()),
     );
-    let base = relay.url("");
-    let base = base.trim_end_matches('/');
-
-    // Installed once, as the README says.
-    let out = hooks_cmd(&["install", "--url", base], &home);
+    // Installed once, as the README says (the relay's URL found in its data dir).
+    let data = relay.data_dir.display().to_string();
+    let out = hooks_cmd(&["install", "--data-dir", &data], &home);
     assert!(
         out.status.success(),
         "{}{}",
@@ -182,6 +180,16 @@ async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed
         "the person's hook is kept"
     );
     assert!(written["hooks"]["PermissionRequest"].is_array());
+    assert!(
+        written
+            .to_string()
+            .contains(&format!("{}/v1/hooks", relay.url("").trim_end_matches('/'))),
+        "{written}"
+    );
+    let out = hooks_cmd(&["status"], &home);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("the credential is valid"), "{said}");
+    assert!(!said.contains("brh_"), "{said}");
 
     // Print mode: the prompt answered here, with an edited command.
     let mut cli = print_mode(&bin, &env, &work, "please make the file");

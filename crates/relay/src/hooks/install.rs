@@ -282,12 +282,40 @@ struct Where {
 
 #[derive(clap::Args, Debug)]
 struct Relay {
-    /// The relay's URL [default: http://<the relay's default --bind>]
+    /// The relay's URL [default: the one the relay of --data-dir last listened on, else
+    /// http://127.0.0.1:8787]
     #[arg(long)]
     url: Option<String>,
-    /// The controller token's file (else BRIDGE_RELAY_TOKEN)
+    /// The controller token's file [default: BRIDGE_RELAY_TOKEN, else the token the relay of
+    /// --data-dir generated]
     #[arg(long)]
     token_file: Option<PathBuf>,
+    /// The relay's data directory (where it records its URL and a token it generated)
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+impl Relay {
+    fn data_dir(&self) -> PathBuf {
+        self.data_dir
+            .clone()
+            .unwrap_or_else(crate::config::default_data_dir)
+    }
+
+    /// `--url`, else what the relay recorded in its data dir, else the default address.
+    fn url(&self) -> String {
+        self.url
+            .clone()
+            .or_else(|| {
+                std::fs::read_to_string(self.data_dir().join("relay-url"))
+                    .ok()
+                    .map(|u| u.trim().to_owned())
+                    .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+            })
+            .unwrap_or_else(default_url)
+            .trim_end_matches('/')
+            .to_owned()
+    }
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -328,16 +356,25 @@ fn default_url() -> String {
     format!("http://{}", crate::config::DEFAULT_BIND)
 }
 
+/// The controller token the way the relay reads it: `--token-file`, else `BRIDGE_RELAY_TOKEN`, else
+/// the one it generated on its first start (`<data dir>/controller-token`).
 fn controller_token(r: &Relay) -> anyhow::Result<String> {
     if let Some(f) = &r.token_file {
         return crate::config::read_token_file(f);
     }
-    match std::env::var("BRIDGE_RELAY_TOKEN") {
-        Ok(t) if !t.trim().is_empty() => Ok(t.trim().to_owned()),
-        _ => bail!(
-            "the controller token is needed: --token-file FILE (as the relay is started with), or BRIDGE_RELAY_TOKEN"
-        ),
+    if let Ok(t) = std::env::var("BRIDGE_RELAY_TOKEN")
+        && !t.trim().is_empty()
+    {
+        return Ok(t.trim().to_owned());
     }
+    let generated = r.data_dir().join("controller-token");
+    if generated.is_file() {
+        return crate::config::read_token_file(&generated);
+    }
+    bail!(
+        "the controller token is needed: --token-file FILE (as the relay is started with), BRIDGE_RELAY_TOKEN, \
+         or --data-dir of a relay that generated one"
+    )
 }
 
 fn client() -> reqwest::Client {
@@ -378,8 +415,7 @@ fn ids(entries: &[Installed]) -> Vec<String> {
 
 async fn run_install(at: &Where, relay: &Relay) -> anyhow::Result<()> {
     let path = settings_path(at)?;
-    let url = relay.url.clone().unwrap_or_else(default_url);
-    let url = url.trim_end_matches('/').to_owned();
+    let url = relay.url();
     let token = controller_token(relay)?;
     let current = read(&path)?;
     // Checked before anything is minted: a file of a shape we cannot extend stops here.
@@ -473,11 +509,11 @@ async fn run_uninstall(at: &Where, relay: &Relay) -> anyhow::Result<()> {
     if let Some(b) = backup {
         println!("  the file before: {}", b.display());
     }
-    let url = relay
-        .url
-        .clone()
-        .or_else(|| entries.first().map(|e| e.url.clone()))
-        .unwrap_or_else(default_url);
+    let url = match (&relay.url, entries.first()) {
+        (Some(u), _) => u.trim_end_matches('/').to_owned(),
+        (None, Some(e)) => e.url.clone(),
+        (None, None) => relay.url(),
+    };
     match controller_token(relay) {
         Ok(token) => {
             for (id, why) in revoke(&url, &token, &ids(&entries)).await {
