@@ -707,3 +707,56 @@ async fn a_crashing_agent_is_reported_and_its_prompt_resolved() {
             .all(|r| !(r.device == "d2" && r.payload["type"] == "agent_exited"))
     );
 }
+
+/// A terminal session's prompt (issue 28) pushes `needs_you`; answered at the terminal (a later
+/// `PostToolUse`), it pushes `resolved`; its `Stop` pushes `turn_done`.
+#[tokio::test]
+async fn a_terminal_sessions_prompt_is_pushed_and_resolved_when_the_terminal_answers() {
+    use crate::terminal::{FakeTerminal, mint_hook};
+    let ps = PushService::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("claude-config");
+    let work = dir.path().canonicalize().unwrap();
+    let relay = start(
+        &dir.path().join("data"),
+        &ps,
+        &[
+            "--push-min-turn-secs",
+            "0",
+            "--claude-config-dir",
+            config.to_str().unwrap(),
+        ],
+    );
+    let (s, _) = subscribe(&relay, ps.device("phone")).await;
+    assert_eq!(s, 201);
+    let (_, hook_token) = mint_hook(&relay).await;
+    let term = FakeTerminal::new(&relay, &config, &work, &hook_token);
+    term.hook("UserPromptSubmit", json!({"prompt": "go"})).await;
+    let asked = json!({"tool_name": "Bash", "tool_input": {"command": "make test"}});
+    let held = {
+        let t = term.clone();
+        let asked = asked.clone();
+        tokio::spawn(async move { t.hook("PermissionRequest", asked).await })
+    };
+    let needs = ps
+        .wait_for("needs_you", |r| r.payload["type"] == "needs_you")
+        .await;
+    assert_eq!(needs.payload["tool_name"], "Bash");
+    assert_eq!(needs.payload["body"], "Bash: make test");
+    let mut post = asked.clone();
+    post["tool_response"] = json!({"stdout": "ok"});
+    post["tool_use_id"] = json!("toolu_1");
+    term.hook("PostToolUse", post).await;
+    let resolved = ps
+        .wait_for("resolved", |r| r.payload["type"] == "resolved")
+        .await;
+    assert_eq!(resolved.payload["request_id"], needs.payload["request_id"]);
+    assert_eq!(held.await.unwrap().1, json!({}));
+    term.hook(
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    )
+    .await;
+    ps.wait_for("turn_done", |r| r.payload["type"] == "turn_done")
+        .await;
+}

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 /// A scripted Claude Code session: its id, cwd and transcript under `<config>/projects/`.
+#[derive(Clone)]
 pub struct FakeTerminal {
     pub id: String,
     pub cwd: PathBuf,
@@ -253,13 +254,7 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     let asked = json!({"tool_name": "Bash", "tool_input": {"command": "touch original.txt", "description": "make a file"},
         "permission_suggestions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]});
     let hook = {
-        let t = FakeTerminal {
-            id: term.id.clone(),
-            cwd: term.cwd.clone(),
-            transcript: term.transcript.clone(),
-            url: term.url.clone(),
-            token: term.token.clone(),
-        };
+        let t = term.clone();
         let asked = asked.clone();
         tokio::spawn(async move { t.hook("PermissionRequest", asked).await })
     };
@@ -304,13 +299,7 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     // Answered at the terminal: a PostToolUse of that tool and input settles the prompt here.
     let asked2 = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
     let hook = {
-        let t = FakeTerminal {
-            id: term.id.clone(),
-            cwd: term.cwd.clone(),
-            transcript: term.transcript.clone(),
-            url: term.url.clone(),
-            token: term.token.clone(),
-        };
+        let t = term.clone();
         let asked2 = asked2.clone();
         tokio::spawn(async move { t.hook("PermissionRequest", asked2).await })
     };
@@ -608,13 +597,7 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
         }
     };
     let hook = {
-        let t = FakeTerminal {
-            id: term.id.clone(),
-            cwd: term.cwd.clone(),
-            transcript: term.transcript.clone(),
-            url: term.url.clone(),
-            token: term.token.clone(),
-        };
+        let t = term.clone();
         tokio::spawn(async move {
             t.hook(
                 "PermissionRequest",
