@@ -67,25 +67,26 @@ pub fn CliSessionBanner() -> impl IntoView {
 #[component]
 pub fn TerminalLiveBanner() -> impl IntoView {
     let store = Store::expect();
-    let terminal = move || store.session.with(|s| s.info().terminal);
-    let cwd = move || {
+    // Memos: the banner is built again when these change, not on every frame of the session.
+    let terminal = Memo::new(move |_| store.session.with(|s| s.info().terminal));
+    let cwd = Memo::new(move |_| {
         store
             .session
             .with(|s| s.info().cwd.clone().unwrap_or_default())
-    };
-    let ended = move || {
+    });
+    let ended = Memo::new(move |_| {
         store
             .session
             .with(|s| s.state() == bridge_protocol::SessionState::Ended)
-    };
+    });
     move || {
-        terminal().then(|| {
+        terminal.get().then(|| {
             view! {
                 <div class="cli-banner" data-testid="terminal-live-banner" role="note">
-                    <strong>{move || if ended() { "Ran in a terminal" } else { "Live from a terminal" }}</strong>
-                    <span class="muted">{cwd}</span>
+                    <strong>{move || if ended.get() { "Ran in a terminal" } else { "Live from a terminal" }}</strong>
+                    <span class="muted">{move || cwd.get()}</span>
                     <span>
-                        {move || if ended() {
+                        {move || if ended.get() {
                             "The session ended there."
                         } else if store.can_act() {
                             "Answer its prompts here or at the terminal (the first answer wins); a message waits for its turn to end."

@@ -17,6 +17,7 @@ pub fn SessionHeader() -> impl IntoView {
     let store = Store::expect();
     let nav = Nav::expect();
     let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
+    let terminal = Memo::new(move |_| store.session.with(|s| s.info().terminal));
     let title = move || {
         let id = store.session_id.get().unwrap_or_default();
         let from_list = store.sessions.with(|l| {
@@ -63,8 +64,9 @@ pub fn SessionHeader() -> impl IntoView {
                     {move || format::cost(cost())}
                 </span>
             </div>
-            // A terminal session's model, mode and interrupt are the terminal's.
-            {move || (!observer.get() && !store.session.with(|s| s.info().terminal)).then(|| view! {
+            // A terminal session's model, mode and interrupt are the terminal's. (A memo: the row is
+            // built again only when that changes, not on every frame of the session.)
+            {move || (!observer.get() && !terminal.get()).then(|| view! {
                 <div class="header-row controls">
                     <ModelSelect />
                     <PermissionModeSelect />

@@ -633,3 +633,38 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
         .unwrap();
     assert!(r.status() == 401 || r.status() == 409, "{}", r.status());
 }
+
+/// A hook credential cannot make sessions without bound: 64 terminal sessions at once, then 429.
+#[tokio::test]
+async fn terminal_sessions_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("claude-config");
+    let work = dir.path().canonicalize().unwrap();
+    let relay = RelayProc::start(
+        Opts::demo(&dir.path().join("data"))
+            .arg("--claude-config-dir")
+            .arg(config.to_str().unwrap()),
+    );
+    let (_, hook_token) = mint_hook(&relay).await;
+    for i in 0..64 {
+        let t = FakeTerminal::new(&relay, &config, &work, &hook_token);
+        let (s, _) = t.hook("SessionStart", json!({})).await;
+        assert_eq!(s, 200, "terminal {i}");
+    }
+    let t = FakeTerminal::new(&relay, &config, &work, &hook_token);
+    let (s, body) = t.hook("SessionStart", json!({})).await;
+    assert_eq!(s, 429, "{body}");
+    assert!(body.to_string().contains("64 terminal sessions"), "{body}");
+    // One ends: room for the next.
+    let first =
+        get_json(&relay.url("/v1/code/sessions"), TOKEN).await["sessions"][0]["cli"]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let ended = FakeTerminal {
+        id: first,
+        ..t.clone()
+    };
+    assert_eq!(ended.hook("SessionEnd", json!({})).await.0, 200);
+    assert_eq!(t.hook("SessionStart", json!({})).await.0, 200);
+}

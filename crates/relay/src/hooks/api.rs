@@ -128,7 +128,17 @@ async fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, Api
             }
         }
     });
-    let (t, new) = made.ok_or_else(|| ApiError::internal("cannot record the terminal session"))?;
+    let (t, new) = made.map_err(|e| match e {
+        super::live::MakeError::TooMany => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            format!(
+                "{} terminal sessions are followed already: end or archive one",
+                super::live::MAX_TERMINALS
+            ),
+        ),
+        super::live::MakeError::Store => ApiError::internal("cannot record the terminal session"),
+    })?;
     if new {
         t.attach();
         tracing::info!(session = %t.session.id, cli_session = %h.session_id, cwd = %h.cwd, "terminal session followed through hooks");

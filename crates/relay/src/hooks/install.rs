@@ -89,7 +89,7 @@ pub fn uninstall(settings: &Value) -> (Value, usize) {
             !(before > 0 && list.is_empty())
         });
         if before_groups > 0 && groups.is_empty() {
-            hooks.remove(&event);
+            hooks.shift_remove(&event);
         }
     }
     if removed > 0
@@ -99,7 +99,7 @@ pub fn uninstall(settings: &Value) -> (Value, usize) {
             .is_some_and(Map::is_empty)
         && let Some(o) = out.as_object_mut()
     {
-        o.remove("hooks");
+        o.shift_remove("hooks");
     }
     (out, removed)
 }

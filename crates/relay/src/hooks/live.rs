@@ -40,6 +40,19 @@ pub const HISTORY_BYTES: u64 = 8 << 20;
 pub const MAX_WAIT_SECS: u64 = 300;
 /// Messages queued for a terminal session's next `Stop`.
 const MAX_QUEUED: usize = 32;
+/// Terminal sessions followed at once: a hook credential cannot make sessions without bound.
+pub const MAX_TERMINALS: usize = 64;
+/// Prompts one terminal session may have waiting here at once (more are left to the terminal).
+const MAX_WAITING: usize = 16;
+
+/// Why a terminal session could not be followed.
+#[derive(Debug)]
+pub enum MakeError {
+    /// [`MAX_TERMINALS`] are followed already.
+    TooMany,
+    /// Its relay session could not be recorded.
+    Store,
+}
 
 /// The controller's choices for terminal sessions (`GET`/`PUT /v1/hooks/settings`), kept in
 /// `<data dir>/hooks.json`.
@@ -146,14 +159,18 @@ impl Terminals {
         &self,
         cli_id: &str,
         make: impl FnOnce() -> Option<Arc<Session>>,
-    ) -> Option<(Arc<Terminal>, bool)> {
+    ) -> Result<(Arc<Terminal>, bool), MakeError> {
         let mut map = self.by_cli.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = map.get(cli_id)
             && t.session.agent_running()
         {
-            return Some((t.clone(), false));
+            return Ok((t.clone(), false));
         }
-        let session = make()?;
+        map.retain(|_, t| t.session.agent_running());
+        if map.len() >= MAX_TERMINALS {
+            return Err(MakeError::TooMany);
+        }
+        let session = make().ok_or(MakeError::Store)?;
         let t = Arc::new(Terminal {
             cli_id: cli_id.to_owned(),
             session,
@@ -162,7 +179,7 @@ impl Terminals {
             follow: tokio::sync::Mutex::new(None),
         });
         map.insert(cli_id.to_owned(), t.clone());
-        Some((t, true))
+        Ok((t, true))
     }
 
     pub fn forget(&self, cli_id: &str) {
@@ -293,7 +310,7 @@ impl Terminal {
         input: &Value,
         settings: &HookSettings,
     ) -> Option<(String, oneshot::Receiver<Verdict>)> {
-        if !settings.send_to_phone {
+        if !settings.send_to_phone || self.lock().waiting.len() >= MAX_WAITING {
             return None;
         }
         let tool_name = input
