@@ -250,6 +250,10 @@ async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed
         ev.contains("tool_result") && ev.contains("Done here."),
         "{ev}"
     );
+    assert!(
+        !ev.contains("stop_hook_summary"),
+        "the relay's own hooks are not news: {ev}"
+    );
     std::fs::remove_file(work.join("edited.txt")).unwrap();
 
     // Interactive, in tmux: answered at the terminal first, then from here.

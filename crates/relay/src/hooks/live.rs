@@ -279,6 +279,7 @@ impl Terminal {
             if let Some(frame) = serde_json::from_slice::<Value>(line)
                 .ok()
                 .filter(|v| v.get("isSidechain").and_then(Value::as_bool) != Some(true))
+                .filter(|v| !is_hook_bookkeeping(v))
                 .and_then(|v| crate::transcripts::parse::to_frame(&v))
             {
                 self.emit(&frame);
@@ -518,6 +519,13 @@ impl Terminal {
             _ => {}
         }
     }
+}
+
+/// The CLI's record of the hooks it ran at the end of a turn (`system/stop_hook_summary`): in a
+/// terminal session those are the relay's own hooks, written after every turn — not shown.
+fn is_hook_bookkeeping(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("system")
+        && v.get("subtype").and_then(Value::as_str) == Some("stop_hook_summary")
 }
 
 /// A message's text (its text blocks joined; images cannot go through a hook).
