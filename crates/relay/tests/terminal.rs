@@ -93,6 +93,35 @@ impl FakeTerminal {
     }
 }
 
+/// A demo relay reading Claude Code's config from a temp dir: (the dir, the relay, the config dir,
+/// a working directory).
+fn relay_with_config() -> (tempfile::TempDir, RelayProc, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("claude-config");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize().unwrap();
+    let relay = RelayProc::start(
+        Opts::demo(&dir.path().join("data"))
+            .arg("--claude-config-dir")
+            .arg(config.to_str().unwrap()),
+    );
+    (dir, relay, config, work)
+}
+
+/// `PUT /v1/hooks/settings` with `token`: the status.
+async fn put_settings(relay: &RelayProc, token: &str, send_to_phone: bool, wait_secs: u64) -> u16 {
+    http()
+        .put(relay.url("/v1/hooks/settings"))
+        .bearer_auth(token)
+        .json(&json!({"send_to_phone": send_to_phone, "wait_secs": wait_secs}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 pub async fn mint_hook(relay: &RelayProc) -> (String, String) {
     let r = http()
         .post(relay.url("/v1/hooks/credentials"))
@@ -156,16 +185,7 @@ pub async fn wait_event(
 
 #[tokio::test]
 async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("claude-config");
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work = work.canonicalize().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(&dir.path().join("data"))
-            .arg("--claude-config-dir")
-            .arg(config.to_str().unwrap()),
-    );
+    let (_dir, relay, config, work) = relay_with_config();
     let (hook_id, hook_token) = mint_hook(&relay).await;
 
     // The hook credential does hook events and nothing else; nothing else does hook events.
@@ -406,22 +426,10 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     );
 
     // The switch off: prompts are not held (the terminal asks at once).
-    let r = http()
-        .put(relay.url("/v1/hooks/settings"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"send_to_phone": false, "wait_secs": 30}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let r = http()
-        .put(relay.url("/v1/hooks/settings"))
-        .bearer_auth(&plain)
-        .json(&json!({"send_to_phone": true, "wait_secs": 30}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403, "an observer changes no setting");
+    let r = put_settings(&relay, TOKEN, false, 30).await;
+    assert_eq!(r, 200);
+    let r = put_settings(&relay, &plain, true, 30).await;
+    assert_eq!(r, 403, "an observer changes no setting");
     let t0 = Instant::now();
     let (_, a) = term.hook("PermissionRequest", asked.clone()).await;
     assert_eq!(a, json!({}));
@@ -468,23 +476,10 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
 /// (Esc at the terminal, its own timeout) leaves the console at once.
 #[tokio::test]
 async fn an_unanswered_or_dropped_terminal_prompt_goes_back_to_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("claude-config");
-    let work = dir.path().canonicalize().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(&dir.path().join("data"))
-            .arg("--claude-config-dir")
-            .arg(config.to_str().unwrap()),
-    );
+    let (_dir, relay, config, work) = relay_with_config();
     let (_, hook_token) = mint_hook(&relay).await;
-    let r = http()
-        .put(relay.url("/v1/hooks/settings"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"send_to_phone": true, "wait_secs": 1}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let r = put_settings(&relay, TOKEN, true, 1).await;
+    assert_eq!(r, 200);
     let term = FakeTerminal::new(&relay, &config, &work, &hook_token);
     let t0 = Instant::now();
     let (_, a) = term
@@ -509,14 +504,8 @@ async fn an_unanswered_or_dropped_terminal_prompt_goes_back_to_the_terminal() {
     .await;
 
     // Dropped by the CLI: the request ends, the prompt leaves the console.
-    let r = http()
-        .put(relay.url("/v1/hooks/settings"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"send_to_phone": true, "wait_secs": 60}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let r = put_settings(&relay, TOKEN, true, 60).await;
+    assert_eq!(r, 200);
     let dropped = http()
         .post(relay.url("/v1/hooks"))
         .bearer_auth(&hook_token)
@@ -637,14 +626,7 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
 /// A hook credential cannot make sessions without bound: 64 terminal sessions at once, then 429.
 #[tokio::test]
 async fn terminal_sessions_are_bounded() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("claude-config");
-    let work = dir.path().canonicalize().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(&dir.path().join("data"))
-            .arg("--claude-config-dir")
-            .arg(config.to_str().unwrap()),
-    );
+    let (_dir, relay, config, work) = relay_with_config();
     let (_, hook_token) = mint_hook(&relay).await;
     for i in 0..64 {
         let t = FakeTerminal::new(&relay, &config, &work, &hook_token);

@@ -5,7 +5,7 @@
 //! the relay (the terminal says the hook allowed it); with the relay stopped, the CLI finishes
 //! unheld; `hooks uninstall` leaves the settings as they were.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -13,22 +13,6 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 use crate::terminal::terminal_session;
-
-const PINNED: &str = "2.1.332";
-
-fn claude_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CLAUDE_BIN") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let cache = std::env::var_os("BRIDGE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bridge-console"))
-        })?;
-    let p = cache.join("claude").join(PINNED).join("package/claude");
-    p.is_file().then_some(p)
-}
 
 fn cli_env(home: &Path, base_url: &str) -> Vec<(&'static str, String)> {
     vec![

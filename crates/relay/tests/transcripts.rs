@@ -3,7 +3,7 @@
 //! confinement, rights, resume), and resume / fork / rewind with the real CLI against the fake model
 //! (skipped, saying so, when the CLI is not installed).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::transcripts::*;
@@ -464,22 +464,6 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     .unwrap();
     assert_eq!(again["session_id"], sid.as_str());
     assert_eq!(again["already_running"], true);
-}
-
-const PINNED: &str = "2.1.332";
-
-fn claude_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CLAUDE_BIN") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let cache = std::env::var_os("BRIDGE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bridge-console"))
-        })?;
-    let p = cache.join("claude").join(PINNED).join("package/claude");
-    p.is_file().then_some(p)
 }
 
 /// What the relay (and the CLI run outside it) get: a temporary HOME, the fake model.

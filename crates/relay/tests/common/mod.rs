@@ -583,3 +583,21 @@ pub async fn gone_within(pid: u32, secs: u64) -> bool {
     }
     false
 }
+
+/// The Claude Code CLI version the real-CLI tests run (scripts/install-claude.sh installs it).
+pub const PINNED: &str = "2.1.332";
+
+/// The real CLI: `CLAUDE_BIN`, else the pinned version in the tool cache; `None` when missing.
+pub fn claude_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CLAUDE_BIN") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    let cache = std::env::var_os("BRIDGE_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bridge-console"))
+        })?;
+    let p = cache.join("claude").join(PINNED).join("package/claude");
+    p.is_file().then_some(p)
+}
