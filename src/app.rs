@@ -129,6 +129,7 @@ fn loading_session() -> AnyView {
 /// worker, offers a new build once it is installed, and holds the Notifications panel.
 #[component]
 pub fn App() -> impl IntoView {
+    crate::components::register_lazy_parts();
     let store = Store::http().provide();
     let nav = Nav::install();
     store.watch_visibility();
@@ -276,7 +277,7 @@ pub fn App() -> impl IntoView {
                             // The session view is a lazily loaded part: opening a session (a deep
                             // link too) loads it at once if the idle prefetch has not.
                             lazy::ready(Part::Session)
-                                .then(lazy::session_view)
+                                .then(crate::components::session_view::lazy_session_view)
                                 .flatten()
                                 .unwrap_or_else(loading_session)
                         } else {

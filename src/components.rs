@@ -65,3 +65,21 @@ pub use tool_card::ToolCard;
 pub use transcript::Transcript;
 pub use update_banner::UpdateBanner;
 pub use user_dialog::UserDialog;
+
+/// Tells `crate::lazy` how the parts whose entry points live beside their views load (the dialogs,
+/// the settings panel, the session view). Called by `crate::app::App` before any view asks; later
+/// calls do nothing.
+pub fn register_lazy_parts() {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    {
+        thread_local! {
+            static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+        if DONE.replace(true) {
+            return;
+        }
+        prompt_dock::split_entry::register();
+        notifications_settings::split_entry::register();
+        session_view::split_entry::register();
+    }
+}

@@ -10,6 +10,10 @@
 //! [`prefetch_when_idle`] loads every part after the first paint, and [`prefetch`] is called again
 //! as soon as a prompt arrives, so online a dialog never waits on the network.
 //!
+//! The views' own entry points (the dialogs, the settings panel, the session view) live beside
+//! their views and tell this module how their part loads ([`register`], called once at start by
+//! `crate::components::register_lazy_parts`): this module names no view.
+//!
 //! Without the `split` feature (`trunk serve`, native tests) the same functions call the code
 //! directly, every part is ready from the start, and nothing changes.
 //!
@@ -21,12 +25,14 @@
 use std::rc::Rc;
 
 use bridge_transport::Payload;
-use leptos::prelude::{AnyView, Signal};
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;
 use crate::net::{StreamEvent, Subscription};
-use crate::state::{Prompt, Session, Source};
+use crate::state::{Session, Source};
+
+#[cfg(all(feature = "split", target_family = "wasm"))]
+pub use split::{Preload, now, register};
 
 /// True when the build is split (the `split` feature, wasm only).
 pub const SPLIT: bool = cfg!(all(feature = "split", target_family = "wasm"));
@@ -69,6 +75,8 @@ impl Part {
 mod split {
     //! The split build: the entry points, and a ready flag per part.
     use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::Pin;
 
     use futures::FutureExt as _;
     use leptos::prelude::*;
@@ -82,7 +90,7 @@ mod split {
     use crate::diff::DiffLine;
     use crate::markdown::MdNode;
     use crate::net::{StreamEvent, Subscription};
-    use crate::state::{Prompt, Session, Source};
+    use crate::state::{Session, Source};
 
     #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks), fallible)]
     fn md_blocks(text: String) -> Result<Vec<String>, SplitLoaderError> {
@@ -100,21 +108,6 @@ mod split {
     #[leptos::wasm_split::wasm_split(diff, wasm_split_path = ::leptos::wasm_split, preload(preload_diff), fallible)]
     fn diff(old: String, new: String, context: usize) -> Result<Vec<DiffLine>, SplitLoaderError> {
         Ok(crate::diff::diff_lines(&old, &new, context))
-    }
-
-    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog), fallible)]
-    fn dialog(prompt: Prompt, queued: Signal<usize>) -> Result<AnyView, SplitLoaderError> {
-        Ok(crate::components::prompt_dock::dialog_view(prompt, queued))
-    }
-
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings), fallible)]
-    fn settings() -> Result<AnyView, SplitLoaderError> {
-        Ok(crate::components::notifications_settings::settings_view())
-    }
-
-    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_session), fallible)]
-    fn session() -> Result<AnyView, SplitLoaderError> {
-        Ok(crate::components::session_view::session_view())
     }
 
     /// Decodes and applies frames to the open session's model (`Session::apply_from`): the typed
@@ -194,26 +187,49 @@ mod split {
         flag(part, |fl| fl.then.push(Box::new(f)));
     }
 
+    /// Loads a part's chunk: what an entry point's `preload(..)` names.
+    pub type Preload = fn() -> Pin<Box<dyn Future<Output = Result<(), SplitLoaderError>>>>;
+
+    thread_local! {
+        /// The entry points that live beside their views (the dialogs, the settings panel, the
+        /// session view) say here how their part loads ([`super::register`]).
+        static PRELOADS: RefCell<Vec<(Part, Preload)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn register(part: Part, preload: Preload) {
+        PRELOADS.with_borrow_mut(|p| p.push((part, preload)));
+    }
+
+    /// What loads `part`: the entry points of this file, then those registered for it.
+    fn preloads(part: Part) -> Vec<Preload> {
+        let mut steps: Vec<Preload> = match part {
+            Part::Markdown => vec![|| Box::pin(preload_md_blocks()), || {
+                Box::pin(preload_md_parse())
+            }],
+            Part::Diff => vec![|| Box::pin(preload_diff())],
+            Part::Live => vec![|| Box::pin(preload_subscribe())],
+            Part::Session => vec![|| Box::pin(preload_apply())],
+            Part::Dialogs | Part::Settings => Vec::new(),
+        };
+        PRELOADS.with_borrow(|p| {
+            steps.extend(p.iter().filter(|(q, _)| *q == part).map(|(_, f)| *f));
+        });
+        steps
+    }
+
     pub fn prefetch(part: Part) {
         let start = flag(part, |f| !std::mem::replace(&mut f.loading, true));
         if !start {
             return;
         }
         leptos::task::spawn_local(async move {
-            let loaded = match part {
-                Part::Markdown => match preload_md_blocks().await {
-                    Ok(()) => preload_md_parse().await,
-                    Err(e) => Err(e),
-                },
-                Part::Diff => preload_diff().await,
-                Part::Dialogs => preload_dialog().await,
-                Part::Settings => preload_settings().await,
-                Part::Live => preload_subscribe().await,
-                Part::Session => match preload_session().await {
-                    Ok(()) => preload_apply().await,
-                    Err(e) => Err(e),
-                },
-            };
+            let mut loaded = Ok(());
+            for step in preloads(part) {
+                loaded = step().await;
+                if loaded.is_err() {
+                    break;
+                }
+            }
             match loaded {
                 Ok(()) => {
                     let (ready, then) =
@@ -231,7 +247,7 @@ mod split {
     }
 
     /// Runs a loaded entry point at once (its chunk's load future is already complete).
-    fn now<T>(f: impl std::future::Future<Output = Result<T, SplitLoaderError>>) -> Option<T> {
+    pub fn now<T>(f: impl std::future::Future<Output = Result<T, SplitLoaderError>>) -> Option<T> {
         f.now_or_never().and_then(Result::ok)
     }
 
@@ -245,18 +261,6 @@ mod split {
 
     pub fn diff_now(old: &str, new: &str, context: usize) -> Option<Vec<DiffLine>> {
         now(diff(old.to_string(), new.to_string(), context))
-    }
-
-    pub fn dialog_now(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
-        now(dialog(prompt, queued))
-    }
-
-    pub fn settings_now() -> Option<AnyView> {
-        now(settings())
-    }
-
-    pub fn session_now() -> Option<AnyView> {
-        now(session())
     }
 
     pub fn subscribe_now(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
@@ -413,30 +417,4 @@ pub fn diff_lines(old: &str, new: &str, context: usize) -> Option<Vec<DiffLine>>
     return split::diff_now(old, new, context);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     Some(crate::diff::diff_lines(old, new, context))
-}
-
-/// The dialog for `prompt` ([`crate::components::prompt_dock::dialog_view`]), or `None` while the
-/// dialogs part is not loaded.
-pub fn dialog(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::dialog_now(prompt, queued);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(crate::components::prompt_dock::dialog_view(prompt, queued))
-}
-
-/// The notification settings panel, or `None` while the settings part is not loaded.
-pub fn settings() -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::settings_now();
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(crate::components::notifications_settings::settings_view())
-}
-
-/// The open session's view ([`crate::components::session_view::session_view`]), or `None` while
-/// the session part is not loaded.
-pub fn session_view() -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::session_now();
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(crate::components::session_view::session_view())
 }

@@ -18,7 +18,7 @@ pub use worker::*;
 
 use serde::{Deserialize, Serialize};
 
-use crate::net::SessionSummary;
+use bridge_protocol::api::SessionSummary;
 
 /// The service worker's script URL (scope `/`).
 pub const SW_URL: &str = "/sw.js";

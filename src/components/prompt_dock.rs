@@ -72,7 +72,7 @@ pub fn PromptDock() -> impl IntoView {
         if !lazy::ready(Part::Dialogs) {
             return Some(loading_dialog());
         }
-        Some(lazy::dialog(prompt, queued).unwrap_or_else(loading_dialog))
+        Some(lazy_dialog(prompt, queued).unwrap_or_else(loading_dialog))
     }
 }
 
@@ -83,6 +83,38 @@ fn loading_dialog() -> AnyView {
         <div class="prompt-loading" role="status" data-testid="prompt-loading">"Loading the dialog…"</div>
     }
     .into_any()
+}
+
+/// The dialog for `prompt` ([`dialog_view`]), or `None` while the dialogs part is not loaded.
+pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split_entry::dialog_now(prompt, queued);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(dialog_view(prompt, queued))
+}
+
+/// The dialogs part's entry point (src/lazy.rs says how parts load).
+#[cfg(all(feature = "split", target_family = "wasm"))]
+#[allow(unsafe_code)]
+pub(crate) mod split_entry {
+    use leptos::prelude::{AnyView, Signal};
+    use leptos::wasm_split::SplitLoaderError;
+
+    use crate::lazy::{self, Part};
+    use crate::state::Prompt;
+
+    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog), fallible)]
+    fn dialog(prompt: Prompt, queued: Signal<usize>) -> Result<AnyView, SplitLoaderError> {
+        Ok(super::dialog_view(prompt, queued))
+    }
+
+    pub fn dialog_now(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
+        lazy::now(dialog(prompt, queued))
+    }
+
+    pub fn register() {
+        lazy::register(Part::Dialogs, || Box::pin(preload_dialog()));
+    }
 }
 
 /// The dialog for an open prompt (in the lazily loaded dialogs part).

@@ -140,7 +140,11 @@ async fn an_agents_node_taken_for_dead_ends_its_sessions_when_it_comes_back() {
             .filter(|e| e["payload"]["state"] == "ended")
             .collect();
         assert_eq!(ends.len(), 1, "one ended event: {events:?}");
-        assert_eq!(events.last().unwrap()["payload"]["reason"], LOST);
+        assert_eq!(
+            events.last().unwrap()["payload"]["reason"],
+            LOST,
+            "the ended event is the last: {events:?}"
+        );
         let s = listed(gw, &sid).await.unwrap();
         assert_eq!(
             (s["state"].as_str(), s["exit"]["reason"].as_str()),

@@ -216,38 +216,13 @@ impl Cluster {
                     .await;
             let err = match sent {
                 Ok(ack) => match ack.await {
-                    Ok(ack) => return Ok((ack.sequence, last.seq)),
+                    // A duplicate ack (the message id was seen) is believed only once the tail
+                    // shows this batch: JetStream skips the expected-sequence check for a
+                    // duplicate, so another writer's message of the same id would pass for ours.
+                    Ok(ack) if !ack.duplicate => return Ok((ack.sequence, last.seq)),
+                    Ok(_) => return self.settle(batch, id).await,
                     Err(e) if e.kind() == PublishErrorKind::WrongLastSequence => {
-                        // Ours already (an ack lost on the way)? Otherwise another writer. A tail
-                        // that cannot be read (NATS slow: the request timed out) is read again: it
-                        // says nothing about who wrote it.
-                        let mut wait = Duration::from_millis(50);
-                        let tail = loop {
-                            match self.tail_event(id).await {
-                                Ok(t) => break t,
-                                Err(e) => {
-                                    tracing::warn!(session = %id, error = %e, "cannot read the session's last event on NATS; retrying");
-                                    tokio::time::sleep(wait).await;
-                                    wait = (wait * 2).min(Duration::from_secs(2));
-                                }
-                            }
-                        };
-                        if let Some((stream_seq, tail)) = &tail
-                            && tail.seq >= first.seq
-                            && tail.seq <= last.seq
-                            && batch[(tail.seq - first.seq) as usize].0.event_id == tail.event_id
-                        {
-                            return Ok((*stream_seq, tail.seq));
-                        }
-                        if let Some((_, tail)) = &tail
-                            && super::lost::ended_by_cluster(&self.config.node, tail)
-                        {
-                            return Err(Refused::Ended);
-                        }
-                        self.health.forks.fetch_add(1, Ordering::Relaxed);
-                        tracing::error!(session = %id, seq = first.seq,
-                            "the session's log on NATS has events this node did not write (another writer?): publishing stopped so that the log never forks");
-                        return Err(Refused::Fork);
+                        return self.settle(batch, id).await;
                     }
                     Err(e) => e.to_string(),
                 },
@@ -258,6 +233,43 @@ impl Cluster {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
+    }
+
+    /// A publish of `batch` that NATS did not simply take (wrong last sequence, or a duplicate
+    /// id): ours already (an ack lost on the way), the cluster's end, or another writer's events.
+    async fn settle(&self, batch: &[(StoredEvent, bool)], id: &str) -> Result<(u64, u64), Refused> {
+        let (Some((first, _)), Some((last, _))) = (batch.first(), batch.last()) else {
+            return Err(Refused::Fork);
+        };
+        // A tail that cannot be read (NATS slow: the request timed out) is read
+        // again: it says nothing about who wrote it.
+        let mut wait = Duration::from_millis(50);
+        let tail = loop {
+            match self.tail_event(id).await {
+                Ok(t) => break t,
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "cannot read the session's last event on NATS; retrying");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(2));
+                }
+            }
+        };
+        if let Some((stream_seq, tail)) = &tail
+            && tail.seq >= first.seq
+            && tail.seq <= last.seq
+            && batch[(tail.seq - first.seq) as usize].0.event_id == tail.event_id
+        {
+            return Ok((*stream_seq, tail.seq));
+        }
+        if let Some((_, tail)) = &tail
+            && super::lost::ended_by_cluster(&self.config.node, tail)
+        {
+            return Err(Refused::Ended);
+        }
+        self.health.forks.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(session = %id, seq = first.seq,
+                            "the session's log on NATS has events this node did not write (another writer?): publishing stopped so that the log never forks");
+        Err(Refused::Fork)
     }
 }
 

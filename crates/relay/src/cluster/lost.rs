@@ -173,9 +173,12 @@ impl Cluster {
                     client_uuid: None,
                 };
                 let mut headers = HeaderMap::new();
+                // Never the id the host would give its own event of that number: JetStream would
+                // take the host's event for a duplicate of this one and ack it (with this
+                // message's sequence), and the host would go on publishing after the end.
                 headers.insert(
                     async_nats::header::NATS_MESSAGE_ID,
-                    format!("{id}:{}", ev.seq).as_str(),
+                    format!("{id}:{}:lost", ev.seq).as_str(),
                 );
                 headers.insert(
                     async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE,
