@@ -238,11 +238,7 @@ impl Cluster {
             .ok_or_else(|| anyhow::anyhow!("NATS not reached yet"))?
             .creds_kv;
         let now = crate::util::unix_now();
-        let mut keys = Vec::new();
-        let mut listed = kv.keys().await?;
-        while let Some(k) = listed.next().await {
-            keys.push(k?);
-        }
+        let keys = super::kv_keys(kv).await?;
         let mut purged = 0;
         for key in keys {
             let Ok(Some(e)) = kv.entry(&key).await else {

@@ -436,12 +436,14 @@ pub async fn session_list(
 ) -> Result<bridge_protocol::api::SessionList, ApiError> {
     let mut sessions = Vec::new();
     let keys = match cluster.ready() {
-        Ok(n) => n.sessions_kv.keys().await.map_err(|e| e.to_string()),
+        Ok(n) => super::kv_keys(&n.sessions_kv)
+            .await
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.message),
     };
     match keys {
-        Ok(mut keys) => {
-            while let Some(Ok(k)) = keys.next().await {
+        Ok(keys) => {
+            for k in keys {
                 if who.session_scope.as_deref().is_some_and(|s| s != k) {
                     continue;
                 }
@@ -529,9 +531,9 @@ impl Cluster {
         let now = wire::unix_now();
         let mut nodes = Vec::new();
         if let Some(kv) = self.nats().map(|n| &n.nodes_kv)
-            && let Ok(mut keys) = kv.keys().await
+            && let Ok(keys) = super::kv_keys(kv).await
         {
-            while let Some(Ok(k)) = keys.next().await {
+            for k in keys {
                 // Only a heartbeat a relay of this cluster sealed: a forged one wins no session.
                 if let Ok(Some(b)) = kv.get(&k).await
                     && let Some(v) = self.open_kv(wire::NODES_BUCKET, &k, &b)

@@ -13,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
-use futures::StreamExt as _;
 use serde_json::json;
 
 use crate::record::{ExitInfo, SessionState};
@@ -84,13 +83,9 @@ impl Cluster {
     pub(super) async fn check_hosts(&self, w: &mut Watch) {
         let now = Instant::now();
         let Some(n) = self.nats() else { return };
-        let Ok(mut keys) = n.nodes_kv.keys().await else {
+        let Ok(names) = super::kv_keys(&n.nodes_kv).await else {
             return;
         };
-        let mut names = Vec::new();
-        while let Some(Ok(k)) = keys.next().await {
-            names.push(k);
-        }
         // This gateway could not watch for a while (NATS down): nobody's silence counts yet.
         if now.duration_since(w.last_read) > 2 * HEARTBEAT_EVERY {
             w.started = now;
@@ -115,13 +110,9 @@ impl Cluster {
             // Never seen: dead once this gateway has watched long enough to have seen it.
             None => now.duration_since(w.started) < DEAD_AFTER,
         };
-        let Ok(mut keys) = n.sessions_kv.keys().await else {
+        let Ok(ids) = super::kv_keys(&n.sessions_kv).await else {
             return;
         };
-        let mut ids = Vec::new();
-        while let Some(Ok(k)) = keys.next().await {
-            ids.push(k);
-        }
         for id in ids {
             let Ok(Some(e)) = n.sessions_kv.entry(&id).await else {
                 continue;

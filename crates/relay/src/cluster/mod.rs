@@ -627,6 +627,19 @@ impl Cluster {
 }
 
 /// 503: NATS or a host cannot be reached, or a mirror has not caught up.
+/// The distinct keys of a KV bucket, sorted. NATS lists a key once per message it delivers while
+/// listing, so a key written meanwhile (a registry entry, a heartbeat) can come twice: a session
+/// would be listed twice, a node counted twice.
+pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    use futures::StreamExt as _;
+    let mut keys = std::collections::BTreeSet::new();
+    let mut listed = kv.keys().await?;
+    while let Some(k) = listed.next().await {
+        keys.insert(k?);
+    }
+    Ok(keys)
+}
+
 pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError {
     crate::error::ApiError::new(
         axum::http::StatusCode::SERVICE_UNAVAILABLE,

@@ -197,7 +197,10 @@ async fn hook(
             t.tool_ran(&v);
             json!({})
         }
-        "Stop" => t.stopped(&v),
+        "Stop" => {
+            t.flush_input().await;
+            t.stopped(&v)
+        }
         "SessionEnd" => {
             t.ended(v.get("reason").and_then(Value::as_str));
             app.terminals.forget(&h.session_id);

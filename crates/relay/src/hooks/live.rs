@@ -40,6 +40,8 @@ pub const HISTORY_BYTES: u64 = 8 << 20;
 pub const MAX_WAIT_SECS: u64 = 300;
 /// Messages queued for a terminal session's next `Stop`.
 const MAX_QUEUED: usize = 32;
+/// How long a `Stop` waits for the console's messages already posted to reach the queue.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// Terminal sessions followed at once: a hook credential cannot make sessions without bound.
 pub const MAX_TERMINALS: usize = 64;
 /// Prompts one terminal session may have waiting here at once (more are left to the terminal).
@@ -94,6 +96,9 @@ pub struct Terminal {
     state: Mutex<TermState>,
     /// The followed transcript; one read at a time ([`Terminal::pump`]).
     follow: tokio::sync::Mutex<Option<Follow>>,
+    /// What the session writes to (its stand-in agent's stdin): [`Terminal::flush_input`] sends
+    /// a marker after whatever it holds.
+    input: Mutex<Option<mpsc::Sender<Bytes>>>,
 }
 
 #[derive(Default)]
@@ -103,7 +108,12 @@ struct TermState {
     /// Messages from the console for the next `Stop`: (uuid, text).
     queued: VecDeque<(Option<String>, String)>,
     turn_started: Option<Instant>,
+    /// Told once the bridge has handled everything written before [`FLUSH`].
+    flushes: Vec<oneshot::Sender<()>>,
 }
+
+/// Not a line a session writes (those are JSON): the bridge's marker for [`Terminal::flush_input`].
+const FLUSH: &[u8] = b"\0flush";
 
 /// Every live terminal session, by Claude Code session id.
 pub struct Terminals {
@@ -177,6 +187,7 @@ impl Terminals {
             control: AgentControl::detached(),
             state: Mutex::new(TermState::default()),
             follow: tokio::sync::Mutex::new(None),
+            input: Mutex::new(None),
         });
         map.insert(cli_id.to_owned(), t.clone());
         Ok((t, true))
@@ -218,6 +229,7 @@ impl Terminal {
     /// Connects the relay session to this terminal: a bridge in place of an agent process.
     pub fn attach(self: &Arc<Self>) {
         let (tx, rx) = mpsc::channel::<Bytes>(64);
+        *self.input.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx.clone());
         self.session.attach_agent(AgentHandle {
             stdin: tx,
             control: self.control.clone(),
@@ -390,6 +402,25 @@ impl Terminal {
             .map(|w| w.request_id.clone());
         if let Some(id) = id {
             self.settle(&id);
+        }
+    }
+
+    /// Waits until the bridge has handled what the session wrote before now (a console message
+    /// posted just before the hook arrives is queued before the hook's answer is made). At most
+    /// [`FLUSH_WAIT`].
+    pub async fn flush_input(&self) {
+        let tx = self.input.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let Some(tx) = tx else { return };
+        let (done, handled) = oneshot::channel();
+        self.lock().flushes.push(done);
+        if tx.send(Bytes::from_static(FLUSH)).await.is_ok() {
+            let _ = tokio::time::timeout(FLUSH_WAIT, handled).await;
+        }
+    }
+
+    fn flushed(&self) {
+        for done in std::mem::take(&mut self.lock().flushes) {
+            let _ = done.send(());
         }
     }
 
@@ -574,6 +605,10 @@ pub fn decision_of(response: &Value, asked: &Value) -> Value {
 async fn bridge(t: Weak<Terminal>, mut rx: mpsc::Receiver<Bytes>) {
     while let Some(line) = rx.recv().await {
         let Some(t) = t.upgrade() else { return };
+        if line == FLUSH {
+            t.flushed();
+            continue;
+        }
         for l in line.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             t.handle_input(l);
         }
