@@ -7,12 +7,9 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
 use crate::config::Config;
-use crate::extract::AppState;
 
 /// The scheme and host a client used, as the client sees them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,30 +100,6 @@ fn first_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .and_then(|v| v.split(',').next())
         .map(str::trim)
         .filter(|v| !v.is_empty())
-}
-
-/// The guard middleware stores an [`External`] in every request; a handler reached some other way
-/// works it out itself, trusting nothing forwarded.
-impl FromRequestParts<AppState> for External {
-    type Rejection = std::convert::Infallible;
-    async fn from_request_parts(
-        parts: &mut Parts,
-        app: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        if let Some(e) = parts.extensions.get::<External>() {
-            return Ok(e.clone());
-        }
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0);
-        Ok(External::of(
-            &app.config,
-            &parts.headers,
-            parts.uri.authority().map(|a| a.as_str()),
-            peer,
-        ))
-    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,35 @@ use crate::session::Session;
 
 pub type AppState = Arc<Relay>;
 
+/// Who a gateway authenticated, for a request it forwarded (a cluster request of its, `crate::cluster`): the relay's
+/// [`Principal`] extractor takes it from the request's extensions, which no client can set.
+#[derive(Clone)]
+pub(crate) struct Forwarded(pub Principal);
+
+/// The guard middleware stores an [`External`] in every request; a handler reached some other way
+/// works it out itself, trusting nothing forwarded.
+impl FromRequestParts<AppState> for External {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        if let Some(e) = parts.extensions.get::<External>() {
+            return Ok(e.clone());
+        }
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(External::of(
+            &app.config,
+            &parts.headers,
+            parts.uri.authority().map(|a| a.as_str()),
+            peer,
+        ))
+    }
+}
+
 pub(crate) fn cookie_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
@@ -110,7 +139,7 @@ impl FromRequestParts<AppState> for Principal {
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, ApiError> {
         // A host-only request a gateway forwarded over NATS: who the gateway authenticated (only
         // the relay's own code can put it there; never read from the request).
-        if let Some(crate::cluster::Forwarded(who)) = parts.extensions.get() {
+        if let Some(Forwarded(who)) = parts.extensions.get() {
             return Ok(who.clone());
         }
         let Ok(ext) = External::from_request_parts(parts, app).await;
@@ -226,5 +255,45 @@ impl FromRequestParts<AppState> for PeerIp {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|c| c.0);
         Ok(PeerIp(peer_ip(app, peer, &parts.headers)))
+    }
+}
+
+/// How often an open stream checks its credential besides being told of every revocation (a
+/// safety net: nothing is expected to need it).
+pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves once `who`'s credential is revoked, expires or is logged out: SSE streams end and
+/// WebSockets close when it does. A revocation wakes it before the request that made it is answered
+/// (a stream polls this before its next frame, so no frame follows a revocation); expiry at its
+/// time. No scan of every credential on a timer: one check per revocation, one every
+/// [`REVOCATION_CHECK`].
+pub async fn until_revoked(app: AppState, who: Principal) {
+    let mut removed = app.auth.revocations();
+    removed.mark_unchanged();
+    if !app.auth.is_live(&who) {
+        return;
+    }
+    let expiry = app.auth.expiry(&who).map(|t| {
+        let left = u64::try_from(t.saturating_sub(crate::util::unix_now())).unwrap_or(0);
+        tokio::time::Instant::now() + std::time::Duration::from_secs(left)
+    });
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::now() + REVOCATION_CHECK,
+        REVOCATION_CHECK,
+    );
+    loop {
+        tokio::select! {
+            r = removed.changed() => if r.is_err() { std::future::pending::<()>().await },
+            () = async {
+                match expiry {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => return,
+            _ = tick.tick() => {}
+        }
+        if !app.auth.is_live(&who) {
+            return;
+        }
     }
 }

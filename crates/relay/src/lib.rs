@@ -21,6 +21,7 @@ pub mod headers;
 pub mod hooks;
 pub mod http;
 pub mod limits;
+pub mod plugs;
 pub mod proto;
 pub mod push;
 pub mod record;

@@ -24,7 +24,6 @@ pub mod vapid;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -40,71 +39,8 @@ use store::{PushStore, Subscription};
 use subs::Subs;
 use vapid::VapidKey;
 
-/// Default `--push-min-turn-secs`.
-pub const DEFAULT_MIN_TURN_SECS: u64 = 30;
-
-/// The push flags, checked.
-#[derive(Debug, Clone)]
-pub struct PushConfig {
-    /// The VAPID `sub`: a `mailto:` or `https:` URI push services can reach the operator at.
-    pub contact: String,
-    pub endpoint_allow: Vec<AllowedPrefix>,
-    /// Shorter turns send no `turn_done`.
-    pub min_turn: Duration,
-}
-
-impl PushConfig {
-    /// From `--push-contact`, `--push-endpoint-allow` and `--push-min-turn-secs`.
-    pub fn new(
-        contact: Option<String>,
-        endpoint_allow: &[String],
-        min_turn_secs: u64,
-    ) -> Result<Self, String> {
-        let contact = match contact {
-            Some(c) => {
-                let c = c.trim().to_owned();
-                let ok = c.strip_prefix("mailto:").is_some_and(|a| a.contains('@'))
-                    || c.strip_prefix("https://").is_some_and(|h| !h.is_empty());
-                if !ok {
-                    return Err(format!(
-                        "--push-contact {c:?}: expected mailto:you@example.com or an https:// URL (push services use it to reach the operator)"
-                    ));
-                }
-                c
-            }
-            None => format!("mailto:bridge-relay@{}", hostname()),
-        };
-        let endpoint_allow = endpoint_allow
-            .iter()
-            .map(|p| AllowedPrefix::parse(p))
-            .collect::<Result<_, _>>()?;
-        Ok(Self {
-            contact,
-            endpoint_allow,
-            min_turn: Duration::from_secs(min_turn_secs),
-        })
-    }
-}
-
-impl Default for PushConfig {
-    fn default() -> Self {
-        Self::new(None, &[], DEFAULT_MIN_TURN_SECS).expect("the defaults are valid")
-    }
-}
-
-/// This machine's host name (for the default contact and the test notification).
-pub fn hostname() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim().to_owned())
-        .find(|s| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'))
-        })
-        .unwrap_or_else(|| "localhost".to_owned())
-}
+pub use crate::config::push::{DEFAULT_MIN_TURN_SECS, PushConfig};
+pub use crate::util::hostname;
 
 /// The device a permission was answered from (audit records name it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]

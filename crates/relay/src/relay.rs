@@ -50,11 +50,9 @@ pub struct Relay {
     /// Flips to `true` when the relay is shutting down: long-lived streams end.
     shutdown_tx: watch::Sender<bool>,
     single_session: RwLock<Option<String>>,
-    /// Scale-out through NATS (`--nats`), set once it is connected; see [`crate::cluster`].
-    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
-    /// Claude Code sessions started in a terminal, followed through their hooks
-    /// ([`crate::hooks::live`]).
-    pub terminals: crate::hooks::live::Terminals,
+    /// Features plugged in from above, which this core does not name: scale-out through NATS
+    /// (`crate::cluster::Cluster::of`), terminal sessions (`crate::hooks::live::Terminals::of`).
+    pub plugs: crate::plugs::Plugs,
 }
 
 impl Relay {
@@ -105,10 +103,6 @@ impl Relay {
         let relay = Arc::new(Relay {
             limits: crate::limits::Limits::new(config.max_streams_per_principal),
             transcripts: crate::transcripts::Index::new(&config.claude_config_dir),
-            terminals: crate::hooks::live::Terminals::new(
-                &config.data_dir,
-                &config.claude_config_dir,
-            ),
             config,
             auth,
             push,
@@ -117,7 +111,7 @@ impl Relay {
             exit_tx: watch::channel(false).0,
             shutdown_tx: watch::channel(false).0,
             single_session: RwLock::new(None),
-            cluster: std::sync::OnceLock::new(),
+            plugs: crate::plugs::Plugs::default(),
         });
         tokio::spawn(watch_ended(Arc::downgrade(&relay), ended_rx));
         if let Some(age) = relay.config.retention_age {

@@ -65,7 +65,7 @@ pub async fn stream(
         ));
     }
     // The stream ends within a second of its credential being revoked, expiring or logged out.
-    let revoked = Box::pin(crate::auth::until_revoked(app.clone(), who.clone()));
+    let revoked = Box::pin(crate::extract::until_revoked(app.clone(), who.clone()));
     let body = Body::from_stream(futures::StreamExt::take_until(
         frames_for(
             follower,

@@ -76,6 +76,29 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
     std::fs::rename(&tmp, path)
 }
 
+/// A session id usable as one subject token (the relay makes `cse_<hex>`; anything else is refused).
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// This machine's host name (for the default contact and the test notification).
+pub fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_owned())
+        .find(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'))
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,7 +297,10 @@ async fn run(
     }
 
     let mut shutdown = app.shutdown_signal();
-    let mut revoked = Box::pin(crate::auth::until_revoked(app.clone(), principal.clone()));
+    let mut revoked = Box::pin(crate::extract::until_revoked(
+        app.clone(),
+        principal.clone(),
+    ));
     // Checked before each batch too: `select!` may pick a batch over a revocation that woke at the
     // same time, and no frame may follow a revocation that was answered.
     let mut removed = app.auth.revocations();

@@ -55,27 +55,7 @@ pub const COOKIE_MAX_AGE_SECS: i64 = 30 * 24 * 3600;
 pub const CONTROLLER_ID: &str = "controller";
 /// Observer tokens minted without `expires_in_secs` expire after a day.
 pub const OBSERVER_DEFAULT_TTL_SECS: u64 = 24 * 3600;
-/// One-time login codes expire after 10 minutes unless `--login-code-ttl-secs` says otherwise.
-pub const LOGIN_CODE_DEFAULT_TTL_SECS: u64 = 600;
-/// The shortest controller token accepted from `--token-file` or `BRIDGE_RELAY_TOKEN`.
-pub const MIN_TOKEN_LEN: usize = 24;
-
-/// Checks a controller token given by the operator: long enough, no whitespace inside.
-pub fn check_token(token: &str, from: &str) -> Result<(), String> {
-    if token.chars().count() < MIN_TOKEN_LEN {
-        return Err(format!(
-            "the controller token from {from} is {} characters long; use at least {MIN_TOKEN_LEN} \
-             (e.g. `openssl rand -hex 24`)",
-            token.chars().count()
-        ));
-    }
-    if token.chars().any(char::is_whitespace) {
-        return Err(format!(
-            "the controller token from {from} contains whitespace"
-        ));
-    }
-    Ok(())
-}
+pub use crate::config::token::{LOGIN_CODE_DEFAULT_TTL_SECS, MIN_TOKEN_LEN, check_token};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -652,46 +632,6 @@ impl Auth {
                     .values()
                     .any(|c| c.id == lid && c.expires_at > now)
             })
-    }
-}
-
-/// How often an open stream checks its credential besides being told of every revocation (a
-/// safety net: nothing is expected to need it).
-pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Resolves once `who`'s credential is revoked, expires or is logged out: SSE streams end and
-/// WebSockets close when it does. A revocation wakes it before the request that made it is answered
-/// (a stream polls this before its next frame, so no frame follows a revocation); expiry at its
-/// time. No scan of every credential on a timer: one check per revocation, one every
-/// [`REVOCATION_CHECK`].
-pub async fn until_revoked(app: std::sync::Arc<crate::relay::Relay>, who: Principal) {
-    let mut removed = app.auth.revocations();
-    removed.mark_unchanged();
-    if !app.auth.is_live(&who) {
-        return;
-    }
-    let expiry = app.auth.expiry(&who).map(|t| {
-        let left = u64::try_from(t.saturating_sub(unix_now())).unwrap_or(0);
-        tokio::time::Instant::now() + std::time::Duration::from_secs(left)
-    });
-    let mut tick = tokio::time::interval_at(
-        tokio::time::Instant::now() + REVOCATION_CHECK,
-        REVOCATION_CHECK,
-    );
-    loop {
-        tokio::select! {
-            r = removed.changed() => if r.is_err() { std::future::pending::<()>().await },
-            () = async {
-                match expiry {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            } => return,
-            _ = tick.tick() => {}
-        }
-        if !app.auth.is_live(&who) {
-            return;
-        }
     }
 }
 

@@ -199,7 +199,7 @@ impl Auth {
     }
 
     /// Forgets an entry deleted from the bucket (revoked or logged out somewhere): open streams of
-    /// it end at once ([`until_revoked`]).
+    /// it end at once (`crate::extract::until_revoked`).
     pub fn forget_shared(&self, key: &str) {
         self.forget_shared_inner(key);
         self.credentials_removed();

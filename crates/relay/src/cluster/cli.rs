@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::extract::AppState;
 
 use super::Cluster;
-use super::gateway::{FORWARD_TIMEOUT, body_bytes, principal, status_of, verdict_response};
+use super::forward::{FORWARD_TIMEOUT, body_bytes, principal, status_of, verdict_response};
 use super::wire::{self, CliAsk, Who};
 
 /// How long a gateway waits for each agents node's answer about the CLI sessions on its machine:

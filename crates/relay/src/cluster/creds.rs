@@ -3,7 +3,7 @@
 //! (entries: [`crate::auth::shared::Shared`]; hashes only). A token or cookie minted through one
 //! gateway works at every gateway; each relay follows the bucket into the maps it authenticates
 //! from, so a revocation anywhere (a deleted key) ends that credential's open streams on every relay
-//! at their next check ([`crate::auth::until_revoked`], 250 ms). A login code is redeemed by deleting
+//! at their next check ([`crate::extract::until_revoked`], 250 ms). A login code is redeemed by deleting
 //! its key at the revision that was read: exactly one relay succeeds.
 //!
 //! Expired entries are purged from the bucket by every relay's sweep ([`sweep`], every minute;
@@ -108,7 +108,7 @@ impl Cluster {
 /// Whether the cluster's registry has session `id` (an observer token may be scoped to a session
 /// another node runs). Without `--nats`: `false`.
 pub async fn knows_session(relay: &crate::relay::Relay, id: &str) -> bool {
-    match relay.cluster.get() {
+    match crate::cluster::Cluster::of(relay) {
         Some(c) => c.entry(id).await.is_some(),
         None => false,
     }

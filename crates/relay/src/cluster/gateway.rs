@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Query, Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use futures::StreamExt as _;
@@ -22,12 +22,15 @@ use crate::error::ApiError;
 use crate::external::External;
 use crate::extract::AppState;
 
-use super::wire::{self, Input, NodeEntry, Who};
+use super::forward::{
+    FORWARD_TIMEOUT, body_bytes, body_json, principal, status_of, verdict_response,
+};
+use super::wire::{self, Input, Who};
 use super::{Cluster, REQUEST_TIMEOUT, Role};
 
 /// Runs before the router's handlers (inside the Host/Origin guard). Without `--nats`: nothing.
 pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(cluster) = app.cluster.get().cloned() else {
+    let Some(cluster) = Cluster::of(&app) else {
         return next.run(req).await;
     };
     if req.uri().path() == "/healthz" {
@@ -78,14 +81,6 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
     route(&app, &cluster, &rest, req, next)
         .await
         .unwrap_or_else(|e| e.into_response())
-}
-
-pub(super) fn principal(app: &AppState, req: &Request) -> Result<Principal, ApiError> {
-    let ext = req
-        .extensions()
-        .get::<External>()
-        .ok_or_else(|| ApiError::unauthorized("missing credentials"))?;
-    app.authenticate(req.headers(), ext)
 }
 
 async fn route(
@@ -258,10 +253,6 @@ async fn route(
     Ok(verdict_response(status, body))
 }
 
-/// How long a gateway waits for a host-only request's answer: longer than the host's own limits
-/// (a git run 10 s, a rewind 20 s), so that the host's 504 comes through when it has one.
-pub const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(25);
-
 /// Sends a host-only request ([`Input::Http`]) to the session's host and returns its answer as is:
 /// 503 `cluster_unavailable` when no host listens, 504 when it does not answer in time.
 async fn forward(cluster: &Cluster, id: &str, node: &str, input: &Input) -> Response {
@@ -285,15 +276,6 @@ async fn forward(cluster: &Cluster, id: &str, node: &str, input: &Input) -> Resp
         ))
         .into_response(),
     }
-}
-
-/// The HTTP status of a host's answer (502 when it carries none).
-pub(super) fn status_of(m: &async_nats::Message) -> u16 {
-    m.headers
-        .as_ref()
-        .and_then(|h| h.get(wire::STATUS_HEADER))
-        .and_then(|v| v.as_str().parse::<u16>().ok())
-        .unwrap_or(502)
 }
 
 /// An SSE stream served from a mirror ends when NATS becomes unreachable (checked every 250 ms):
@@ -342,34 +324,6 @@ pub(super) async fn host_created(
         cluster.host(&s).await;
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))
-}
-
-pub(super) fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    if body.is_empty() {
-        return status.into_response();
-    }
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-pub(super) async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::Bytes, ApiError> {
-    let limit = app.config.max_body_bytes;
-    axum::body::to_bytes(req.into_body(), limit)
-        .await
-        .map_err(|_| {
-            ApiError::too_large(format!(
-                "the body is larger than {limit} bytes (--max-body-bytes)"
-            ))
-        })
-}
-
-async fn body_json(app: &AppState, req: Request, optional: bool) -> Result<Value, ApiError> {
-    let bytes = body_bytes(app, req).await?;
-    if bytes.is_empty() && optional {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
 }
 
 /// The payloads of `{"session_id", "events":[{"payload":{…}}]}`, checked as `POST …/events` does.
@@ -523,61 +477,4 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
         })),
     )
         .into_response())
-}
-
-impl Cluster {
-    /// The agents nodes with a fresh heartbeat (one in the last 10 s), sorted by name.
-    async fn fresh_agents(&self) -> Vec<NodeEntry> {
-        let now = wire::unix_now();
-        let mut nodes = Vec::new();
-        if let Some(kv) = self.nats().map(|n| &n.nodes_kv)
-            && let Ok(keys) = super::kv_keys(kv).await
-        {
-            for k in keys {
-                // Only a heartbeat a relay of this cluster sealed: a forged one wins no session.
-                if let Ok(Some(b)) = kv.get(&k).await
-                    && let Some(v) = self.open_kv(wire::NODES_BUCKET, &k, &b)
-                    && let Ok(n) = serde_json::from_slice::<NodeEntry>(&v)
-                    && n.node == k
-                    && n.agents
-                    && n.at + 10 >= now
-                {
-                    nodes.push(n);
-                }
-            }
-        }
-        nodes.sort_by(|a, b| a.node.cmp(&b.node));
-        nodes
-    }
-
-    /// The names of the agents nodes with a fresh heartbeat, sorted.
-    pub(super) async fn live_agents(&self) -> Vec<String> {
-        self.fresh_agents()
-            .await
-            .into_iter()
-            .map(|n| n.node)
-            .collect()
-    }
-
-    /// An agents node with a fresh heartbeat and room: one whose `--cwd` holds `cwd` first, then
-    /// the least loaded.
-    async fn pick_node(&self, cwd: Option<&str>) -> Result<String, ApiError> {
-        let mut nodes = self.fresh_agents().await;
-        nodes.retain(|n| n.load < n.max_sessions);
-        let fits = |n: &NodeEntry| cwd.is_some_and(|c| std::path::Path::new(c).starts_with(&n.cwd));
-        nodes
-            .iter()
-            .min_by(|a, b| {
-                fits(b).cmp(&fits(a)).then_with(|| {
-                    (a.load as f64 / a.max_sessions.max(1) as f64)
-                        .total_cmp(&(b.load as f64 / b.max_sessions.max(1) as f64))
-                })
-            })
-            .map(|n| n.node.clone())
-            .ok_or_else(|| {
-                super::unavailable(
-                    "no agents node with room is running: start one with `bridge-relay --nats URL --role agents`",
-                )
-            })
-    }
 }

@@ -15,13 +15,11 @@
 //! - **all**: both in one process.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream};
-use clap::ValueEnum;
 
 use crate::audit::AuditLog;
 use crate::relay::Relay;
@@ -29,6 +27,7 @@ use crate::session::SessionCtx;
 
 mod cli;
 pub mod creds;
+mod forward;
 mod gateway;
 mod host;
 mod lost;
@@ -39,129 +38,9 @@ pub mod seal;
 mod serve;
 pub mod wire;
 
+pub use crate::config::cluster::{ClusterConfig, Role, redact_url};
 pub use creds::knows_session;
 pub use gateway::{middleware, session_list};
-pub(crate) use serve::Forwarded;
-
-/// What a relay does in a cluster (`--role`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Role {
-    /// Runs agents and serves every session.
-    All,
-    /// Runs agents; publishes their logs.
-    Agents,
-    /// Serves every session from JetStream; runs no agent.
-    Gateway,
-}
-
-impl Role {
-    pub fn runs_agents(self) -> bool {
-        matches!(self, Role::All | Role::Agents)
-    }
-    pub fn serves_all(self) -> bool {
-        matches!(self, Role::All | Role::Gateway)
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::All => "all",
-            Role::Agents => "agents",
-            Role::Gateway => "gateway",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct ClusterConfig {
-    pub url: String,
-    pub role: Role,
-    /// This node's name: one NATS subject token.
-    pub node: String,
-    /// The keys every message and value is sealed with ([`seal`]): derived from
-    /// `--cluster-secret-file`, else the controller token. Set before [`start`].
-    pub keys: Option<Arc<seal::Keys>>,
-    /// `--nats-creds FILE`: a NATS credentials file (user JWT and nkey seed).
-    pub creds_file: Option<std::path::PathBuf>,
-    /// `--nats-nkey FILE`: an nkey seed file (a user the server knows by its public key).
-    pub nkey_file: Option<std::path::PathBuf>,
-    /// `--nats-tls-ca FILE`: the CA that signed the NATS server's certificate (TLS required then).
-    pub tls_ca: Option<std::path::PathBuf>,
-}
-
-impl ClusterConfig {
-    pub fn new(
-        url: &str,
-        role: Role,
-        node_name: Option<&str>,
-        addr: SocketAddr,
-    ) -> anyhow::Result<ClusterConfig> {
-        let url = url.trim();
-        if url.contains('@') {
-            anyhow::bail!(
-                "--nats {:?} holds credentials: anyone on this machine sees a program's arguments (`ps`). \
-                 Give them in a file instead (--nats-creds FILE, --nats-nkey FILE), or the whole URL in \
-                 the environment variable BRIDGE_NATS_URL",
-                redact_url(url)
-            );
-        }
-        Self::from_url(url, role, node_name, addr)
-    }
-
-    /// As [`ClusterConfig::new`], for a URL that may hold credentials (from `BRIDGE_NATS_URL`).
-    pub fn from_url(
-        url: &str,
-        role: Role,
-        node_name: Option<&str>,
-        addr: SocketAddr,
-    ) -> anyhow::Result<ClusterConfig> {
-        let url = url.trim();
-        if !(url.starts_with("nats://") || url.starts_with("tls://")) {
-            anyhow::bail!(
-                "--nats {:?} is not a NATS URL: write nats://HOST:PORT",
-                redact_url(url)
-            );
-        }
-        let node = match node_name {
-            Some(n) => {
-                if !wire::valid_session_id(n) {
-                    anyhow::bail!(
-                        "--node-name {n:?} may hold only letters, digits, `_` and `-` (it names NATS subjects)"
-                    );
-                }
-                n.to_owned()
-            }
-            None => {
-                let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-                    .unwrap_or_default()
-                    .trim()
-                    .to_owned();
-                let host = if host.is_empty() {
-                    format!("node{}", uuid::Uuid::new_v4().simple())
-                } else {
-                    host
-                };
-                let raw = format!("{host}-{}", addr.port());
-                raw.chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                            c
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect()
-            }
-        };
-        Ok(ClusterConfig {
-            url: url.to_owned(),
-            role,
-            node,
-            keys: None,
-            creds_file: None,
-            nkey_file: None,
-            tls_ca: None,
-        })
-    }
-}
 
 /// Counters `/healthz` reports.
 #[derive(Default)]
@@ -313,7 +192,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         connected,
         routes: std::sync::OnceLock::new(),
     });
-    if relay.cluster.set(cluster.clone()).is_err() {
+    if !relay.plugs.set(cluster.clone()) {
         anyhow::bail!("the relay is already connected to NATS");
     }
     push::expect(relay);
@@ -446,6 +325,11 @@ async fn bucket(
 }
 
 impl Cluster {
+    /// The relay's cluster, once it has joined one (`--nats`).
+    pub fn of(relay: &Relay) -> Option<Arc<Cluster>> {
+        relay.plugs.get::<Cluster>()
+    }
+
     /// Keeps the API routes forwarded host-only requests run through (the first call wins).
     pub fn set_routes(&self, routes: axum::Router) {
         let _ = self.routes.set(routes);
@@ -646,15 +530,6 @@ pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError 
         "cluster_unavailable",
         message,
     )
-}
-
-/// The URL without its user and password (`nats://user:pass@host` → `nats://…@host`), for logs
-/// and errors.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}…{}", &url[..s + 3], &url[at..]),
-        _ => url.to_owned(),
-    }
 }
 
 #[cfg(test)]

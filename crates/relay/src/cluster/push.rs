@@ -127,7 +127,7 @@ pub struct Remote {
 /// `all`); `None` without `--nats`, for a session this node runs, or one the registry does not
 /// know (the caller answers as the single relay does).
 pub async fn remote_session(relay: &Relay, id: &str) -> Result<Option<Remote>, ApiError> {
-    let Some(c) = relay.cluster.get() else {
+    let Some(c) = crate::cluster::Cluster::of(relay) else {
         return Ok(None);
     };
     if let Some(s) = relay.get(id)

@@ -18,7 +18,6 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::relay::{CreateSession, Relay};
 
@@ -245,11 +244,6 @@ async fn on_input(cluster: Arc<Cluster>, msg: Message) {
     reply(&cluster, &msg, resp).await;
 }
 
-/// Who a gateway authenticated, for a request it forwarded ([`Input::Http`]): the relay's
-/// [`Principal`] extractor takes it from the request's extensions, which no client can set.
-#[derive(Clone)]
-pub(crate) struct Forwarded(pub Principal);
-
 /// A host-only request a gateway forwarded: checked against [`wire::HOST_ONLY`] for this session,
 /// then run through the relay's own API routes as `who` (same handlers, caches, statuses, bodies).
 async fn run_forwarded(
@@ -431,7 +425,8 @@ async fn through_own_routes(
     let mut req = builder
         .body(axum::body::Body::from(body))
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    req.extensions_mut().insert(Forwarded(who.principal()));
+    req.extensions_mut()
+        .insert(crate::extract::Forwarded(who.principal()));
     let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
     Ok(super::gateway::host_created(relay, cluster, resp).await)
 }

@@ -65,14 +65,7 @@ pub fn cli_subject(node: &str) -> String {
     format!("bridge.cli.{node}")
 }
 
-/// A session id usable as one subject token (the relay makes `cse_<hex>`; anything else is refused).
-pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use crate::util::valid_session_id;
 
 #[derive(Serialize, Deserialize)]
 struct EventMeta {

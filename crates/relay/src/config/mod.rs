@@ -9,7 +9,11 @@ use clap::{Parser, ValueEnum};
 
 use crate::agent::{AgentLauncher, CommandLauncher};
 
+pub mod cluster;
 mod hosts;
+pub mod push;
+pub mod tls;
+pub mod token;
 
 use hosts::{host_without_port, normalize_origin, normalize_tls_name};
 
@@ -144,7 +148,7 @@ pub struct Args {
     #[arg(long = "push-endpoint-allow", value_name = "PREFIX")]
     pub push_endpoint_allow: Vec<String>,
     /// Send `turn_done` notifications only for turns that ran at least this long.
-    #[arg(long, default_value_t = crate::push::DEFAULT_MIN_TURN_SECS, value_name = "SECS")]
+    #[arg(long, default_value_t = push::DEFAULT_MIN_TURN_SECS, value_name = "SECS")]
     pub push_min_turn_secs: u64,
     /// Read the controller token from FILE at start (owner-only permissions, at least 24 characters).
     /// The recommended way: the token never enters the relay's environment, which an agent running as
@@ -153,7 +157,7 @@ pub struct Args {
     pub token_file: Option<PathBuf>,
     /// How long the one-time login code printed at start (and minted by POST /v1/auth/login-codes)
     /// stays valid.
-    #[arg(long, default_value_t = crate::auth::LOGIN_CODE_DEFAULT_TTL_SECS, value_name = "SECS")]
+    #[arg(long, default_value_t = token::LOGIN_CODE_DEFAULT_TTL_SECS, value_name = "SECS")]
     pub login_code_ttl_secs: u64,
     /// SSE keepalive comment interval.
     #[arg(long, default_value_t = 15, hide = true)]
@@ -199,7 +203,7 @@ pub struct Args {
     /// With --nats: `agents` runs agent processes and publishes their logs, `gateway` serves every
     /// host's sessions from JetStream and runs no agent, `all` does both.
     #[arg(long, value_enum, default_value = "all", requires = "nats")]
-    pub role: crate::cluster::Role,
+    pub role: cluster::Role,
     /// With --nats: this process's name among the relays (default: hostname and port).
     #[arg(long, value_name = "NAME", requires = "nats")]
     pub node_name: Option<String>,
@@ -250,7 +254,7 @@ pub struct Config {
     /// --allow-dangerously-skip-permissions among the agent's extra args).
     pub allow_bypass_permissions: bool,
     /// Web Push settings (--push-*).
-    pub push: crate::push::PushConfig,
+    pub push: push::PushConfig,
     pub launcher: Arc<dyn AgentLauncher>,
     /// The relay serves HTTPS itself (--tls-cert/--tls-key or --tls-self-signed).
     pub tls: bool,
@@ -267,7 +271,7 @@ pub struct Config {
     /// Claude Code's config dir (--claude-config-dir): its `projects/` transcripts are listed.
     pub claude_config_dir: PathBuf,
     /// Scale-out through NATS (--nats, --role, --node-name); `None`: a single relay.
-    pub cluster: Option<crate::cluster::ClusterConfig>,
+    pub cluster: Option<cluster::ClusterConfig>,
 }
 
 impl std::fmt::Debug for Config {
@@ -323,17 +327,17 @@ pub fn check_static_dir(static_dir: &Path, cwd: &Path) -> anyhow::Result<PathBuf
 
 impl Args {
     /// The controller token given by the operator: `--token-file` (refused when others may read it),
-    /// else `BRIDGE_RELAY_TOKEN`; at least [`crate::auth::MIN_TOKEN_LEN`] characters either way.
+    /// else `BRIDGE_RELAY_TOKEN`; at least [`token::MIN_TOKEN_LEN`] characters either way.
     pub fn controller_token(&self) -> anyhow::Result<Option<String>> {
         if let Some(path) = &self.token_file {
             let token = read_token_file(path)?;
-            crate::auth::check_token(&token, &format!("--token-file {}", path.display()))
+            token::check_token(&token, &format!("--token-file {}", path.display()))
                 .map_err(anyhow::Error::msg)?;
             return Ok(Some(token));
         }
         match std::env::var("BRIDGE_RELAY_TOKEN") {
             Ok(t) if !t.is_empty() => {
-                crate::auth::check_token(&t, "BRIDGE_RELAY_TOKEN").map_err(anyhow::Error::msg)?;
+                token::check_token(&t, "BRIDGE_RELAY_TOKEN").map_err(anyhow::Error::msg)?;
                 Ok(Some(t))
             }
             _ => Ok(None),
@@ -421,13 +425,13 @@ impl Args {
     }
 
     /// Where the certificate comes from, if the relay serves TLS.
-    pub fn tls_source(&self) -> Option<crate::tls::CertSource> {
+    pub fn tls_source(&self) -> Option<tls::CertSource> {
         match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(crate::tls::CertSource::Files {
+            (Some(cert), Some(key)) => Some(tls::CertSource::Files {
                 cert: cert.clone(),
                 key: key.clone(),
             }),
-            _ if self.tls_self_signed => Some(crate::tls::CertSource::SelfSigned),
+            _ if self.tls_self_signed => Some(tls::CertSource::SelfSigned),
             _ => None,
         }
     }
@@ -500,19 +504,14 @@ impl Args {
                 let from_env =
                     std::env::var("BRIDGE_NATS_URL").is_ok_and(|e| e.trim() == url.trim());
                 let mut c = if from_env {
-                    crate::cluster::ClusterConfig::from_url(
+                    cluster::ClusterConfig::from_url(
                         url,
                         self.role,
                         self.node_name.as_deref(),
                         addr,
                     )
                 } else {
-                    crate::cluster::ClusterConfig::new(
-                        url,
-                        self.role,
-                        self.node_name.as_deref(),
-                        addr,
-                    )
+                    cluster::ClusterConfig::new(url, self.role, self.node_name.as_deref(), addr)
                 }?;
                 for (flag, path) in [
                     ("--nats-creds", &self.nats_creds),
@@ -560,7 +559,7 @@ impl Args {
             default_model: self.model,
             default_permission_mode: self.permission_mode,
             allow_bypass_permissions,
-            push: crate::push::PushConfig::new(
+            push: push::PushConfig::new(
                 self.push_contact,
                 &self.push_endpoint_allow,
                 self.push_min_turn_secs,

@@ -40,7 +40,7 @@ pub fn routes() -> Router<AppState> {
 /// In a cluster, terminal sessions are hosted by the node on the machine where `claude` runs, and
 /// reach every gateway from there: a node that runs no agents (`--role gateway`) refuses hooks.
 fn runs_terminals(app: &AppState) -> Result<(), ApiError> {
-    match app.cluster.get() {
+    match crate::cluster::Cluster::of(app) {
         Some(c) if !c.config.role.runs_agents() => Err(ApiError::conflict(
             "gateway_only",
             "this relay is a cluster gateway and hosts no session: point the hooks at the relay that runs \
@@ -112,7 +112,7 @@ pub fn parse_input(v: &Value) -> Result<HookInput, String> {
 
 /// The relay session for a terminal session, made on its first hook.
 async fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, ApiError> {
-    let made = app.terminals.get_or_make(&h.session_id, || {
+    let made = super::live::Terminals::of(app).get_or_make(&h.session_id, || {
         let id = format!("cse_{}", uuid::Uuid::new_v4().simple());
         let mut meta = SessionMeta::new(id, h.cwd.clone(), None, h.permission_mode.clone(), None);
         meta.cli = Some(crate::transcripts::CliLink {
@@ -146,7 +146,7 @@ async fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, Api
     if let Some(p) = h
         .transcript_path
         .as_deref()
-        .and_then(|p| app.terminals.confine(p))
+        .and_then(|p| super::live::Terminals::of(app).confine(p))
     {
         t.follow(p).await;
     }
@@ -203,7 +203,7 @@ async fn hook(
         }
         "SessionEnd" => {
             t.ended(v.get("reason").and_then(Value::as_str));
-            app.terminals.forget(&h.session_id);
+            super::live::Terminals::of(&app).forget(&h.session_id);
             json!({})
         }
         // SessionStart, Notification, and any event added later: the session is followed; no
@@ -227,7 +227,7 @@ impl Drop for Held {
 
 /// A `PermissionRequest`: shown here, held for the first answer.
 async fn permission(app: &AppState, t: &Arc<Terminal>, v: &Value) -> Response {
-    let settings = app.terminals.settings();
+    let settings = super::live::Terminals::of(app).settings();
     let Some((request_id, rx)) = t.ask(v, &settings) else {
         return Json(json!({})).into_response();
     };
@@ -250,7 +250,7 @@ async fn permission(app: &AppState, t: &Arc<Terminal>, v: &Value) -> Response {
 /// `GET /v1/hooks` with a hook credential.
 async fn status(State(app): State<AppState>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
     let id = hook_credential(&app, &headers)?;
-    let s = app.terminals.settings();
+    let s = super::live::Terminals::of(&app).settings();
     Ok(Json(json!({
         "ok": true,
         "credential_id": id,
@@ -287,7 +287,7 @@ async fn get_settings(
             "terminal sessions are the controller's (or an observer token's minted with transcripts: true)",
         ));
     }
-    Ok(Json(app.terminals.settings()))
+    Ok(Json(super::live::Terminals::of(&app).settings()))
 }
 
 /// `PUT /v1/hooks/settings` (controller).
@@ -301,7 +301,7 @@ async fn put_settings(
             "expected {{\"send_to_phone\": true|false, \"wait_secs\": N}}: {e}"
         ))
     })?;
-    app.terminals
+    super::live::Terminals::of(&app)
         .set_settings(s)
         .map(Json)
         .map_err(|e| ApiError::internal(format!("cannot save the hook settings: {e}")))

@@ -125,6 +125,13 @@ pub struct Terminals {
 }
 
 impl Terminals {
+    /// The relay's terminal sessions (made on first use).
+    pub fn of(relay: &crate::relay::Relay) -> Arc<Terminals> {
+        relay
+            .plugs
+            .get_or_init(|| Terminals::new(&relay.config.data_dir, &relay.config.claude_config_dir))
+    }
+
     pub fn new(data_dir: &Path, claude_config_dir: &Path) -> Self {
         let settings_path = data_dir.join("hooks.json");
         let settings = std::fs::read(&settings_path)

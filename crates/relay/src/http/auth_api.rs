@@ -39,7 +39,7 @@ pub(super) async fn login(
     }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
     let secret = body.token.trim();
-    let cluster = app.cluster.get().cloned();
+    let cluster = crate::cluster::Cluster::of(&app);
     // With --nats a login code minted through any relay is redeemed in the shared bucket (once).
     let logged_in = match &cluster {
         Some(c)
@@ -119,7 +119,7 @@ pub(super) async fn mint_login_code(
         ));
     }
     let ttl = app.config.login_code_ttl_secs;
-    let code = match app.cluster.get() {
+    let code = match crate::cluster::Cluster::of(&app) {
         Some(c) => {
             let (code, key, entry) = crate::auth::shared::new_shared_code(ttl);
             c.share_credentials(vec![(key, entry)], "minting a login code")
@@ -180,7 +180,7 @@ pub(super) async fn logout(
 ) -> Result<Response, ApiError> {
     let mut shared = Ok(());
     if let Some(c) = cookie_value(&headers, ext.cookie_name()) {
-        if let Some(cluster) = app.cluster.get() {
+        if let Some(cluster) = crate::cluster::Cluster::of(&app) {
             shared = cluster
                 .unshare_credentials(vec![crate::auth::shared::login_key(c)], "logging out")
                 .await;
@@ -211,14 +211,10 @@ pub(super) async fn embed_config(State(app): State<AppState>) -> Json<Value> {
 }
 
 pub(super) async fn me(who: Principal) -> Json<Value> {
-    Json(me_json(&who))
+    Json(super::first_screen::me_json(&who))
 }
 
 /// What `GET /v1/me` answers (also in the pre-rendered first screen's boot data).
-pub(super) fn me_json(who: &Principal) -> Value {
-    json!({"role": who.role.as_str(), "session_id": who.session_scope})
-}
-
 #[derive(Deserialize)]
 pub(super) struct MintBody {
     session_id: Option<String>,
@@ -254,7 +250,7 @@ pub(super) async fn mint_observer(
             body.expires_in_secs,
         )
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    if let Some(c) = app.cluster.get() {
+    if let Some(c) = crate::cluster::Cluster::of(&app) {
         let entries = app.auth.shared_observer(&m.id).into_iter().collect();
         if let Err(e) = c
             .share_credentials(entries, "minting an observer token")
@@ -336,7 +332,7 @@ async fn share_login(
 /// there was something to delete (this relay may have forgotten it already when the bucket's
 /// change reached it).
 async fn unshare(app: &AppState, id: &str) -> Result<bool, ApiError> {
-    let Some(c) = app.cluster.get() else {
+    let Some(c) = crate::cluster::Cluster::of(app) else {
         return Ok(false);
     };
     let keys = app.auth.shared_keys_of(id);

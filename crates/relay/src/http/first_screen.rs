@@ -95,6 +95,11 @@ pub async fn respond(app: &AppState, template: &Template, req: &Parts) -> Option
     Some(page_response(&req.method, &req.headers, page))
 }
 
+/// What `/v1/me` answers (and the first screen carries): the role and the session it is scoped to.
+pub(super) fn me_json(who: &Principal) -> Value {
+    json!({"role": who.role.as_str(), "session_id": who.session_scope})
+}
+
 /// The first screen for `who` — the list's markup and the `#boot-data` block that go where the
 /// boot shell's `#boot-list` placeholder is (see [`fragment`]) — or `None` when `who` does not get
 /// one (an observer, a session-scoped login, a list that cannot be read). The page's pre-render
@@ -105,7 +110,7 @@ pub async fn for_principal(app: &AppState, who: &Principal, needs_you: bool) -> 
         return None;
     }
     let sessions = session_list(app, who).await?;
-    let me = super::auth_api::me_json(who);
+    let me = me_json(who);
     let now_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_millis() as f64);
@@ -115,10 +120,10 @@ pub async fn for_principal(app: &AppState, who: &Principal, needs_you: bool) -> 
 /// What `GET /v1/code/sessions?kept_worktrees=1` answers this principal (a scale-out gateway's
 /// from its registry); `None` when it cannot be read (the static page then).
 async fn session_list(app: &AppState, who: &Principal) -> Option<SessionList> {
-    if let Some(cluster) = app.cluster.get()
+    if let Some(cluster) = crate::cluster::Cluster::of(app)
         && cluster.config.role.serves_all()
     {
-        return crate::cluster::session_list(cluster, who, false, true)
+        return crate::cluster::session_list(&cluster, who, false, true)
             .await
             .ok();
     }

@@ -69,7 +69,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/{*rest}", any(api_not_found));
     // Scale-out: a host runs the host-only requests gateways forward through these same routes
     // (and their caches).
-    if let Some(c) = state.cluster.get() {
+    if let Some(c) = crate::cluster::Cluster::of(&state) {
         c.set_routes(api.clone().with_state(state.clone()));
     }
     // The console, read once (see assets.rs): --static-dir, else the one built into the binary.

@@ -36,15 +36,7 @@ pub use api::routes;
 use der::{not_after, spki_of};
 pub use listener::{HANDSHAKE_TIMEOUT, TlsListener};
 
-/// Where the certificate comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CertSource {
-    /// `--tls-cert FILE --tls-key FILE` (PEM).
-    Files { cert: PathBuf, key: PathBuf },
-    /// `--tls-self-signed`: `<data-dir>/tls/cert.pem` and `key.pem`, issued by the local CA in
-    /// `ca.pem` and `ca-key.pem`.
-    SelfSigned,
-}
+pub use crate::config::tls::CertSource;
 
 /// Where a certificate came from at startup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -100,10 +100,14 @@ pub async fn health_until(
         if want(status, &v) {
             return v;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: {status} {v}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            let log = relay.stderr_text();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            panic!(
+                "{what}: {status} {v}\nthe relay's last log lines:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -125,6 +125,15 @@ impl NatsServer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+        // Something listens: ours, unless another process took the port while it was free (a
+        // restart then finds it in use and exits).
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(Some(status)) = self.child.try_wait() {
+            panic!(
+                "nats-server exited at start ({status}): port {} was taken while it was down",
+                self.port
+            );
+        }
     }
 }
 
