@@ -27,6 +27,7 @@ pub mod push;
 pub mod record;
 pub mod redact;
 pub mod relay;
+pub mod seal;
 pub mod serve;
 pub mod service;
 pub mod session;

@@ -16,7 +16,7 @@ pub mod api;
 pub mod cluster;
 pub mod crypto;
 pub mod deliver;
-pub mod endpoint;
+pub use crate::config::endpoint;
 pub mod payload;
 pub mod store;
 pub mod subs;

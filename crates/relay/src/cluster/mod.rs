@@ -34,7 +34,7 @@ mod lost;
 mod mirror;
 mod objects;
 pub mod push;
-pub mod seal;
+pub use crate::seal;
 mod serve;
 pub mod wire;
 

@@ -38,9 +38,9 @@ pub struct ClusterConfig {
     pub role: Role,
     /// This node's name: one NATS subject token.
     pub node: String,
-    /// The keys every message and value is sealed with (`crate::cluster::seal`): derived from
+    /// The keys every message and value is sealed with ([`crate::seal`]): derived from
     /// `--cluster-secret-file`, else the controller token. Set before the cluster starts.
-    pub keys: Option<Arc<crate::cluster::seal::Keys>>,
+    pub keys: Option<Arc<crate::seal::Keys>>,
     /// `--nats-creds FILE`: a NATS credentials file (user JWT and nkey seed).
     pub creds_file: Option<std::path::PathBuf>,
     /// `--nats-nkey FILE`: an nkey seed file (a user the server knows by its public key).

@@ -10,6 +10,7 @@ use clap::{Parser, ValueEnum};
 use crate::agent::{AgentLauncher, CommandLauncher};
 
 pub mod cluster;
+pub mod endpoint;
 mod hosts;
 pub mod push;
 pub mod tls;

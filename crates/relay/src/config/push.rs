@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::push::endpoint::AllowedPrefix;
+use super::endpoint::AllowedPrefix;
 use crate::util::hostname;
 
 /// Default `--push-min-turn-secs`.

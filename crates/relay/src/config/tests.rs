@@ -171,7 +171,7 @@ fn tls_names_feed_the_certificate_the_host_list_and_the_login_url() {
         "fd00::1",
     ]);
     a.validate().unwrap();
-    assert!(a.tls_source() == Some(crate::tls::CertSource::SelfSigned));
+    assert!(a.tls_source() == Some(super::tls::CertSource::SelfSigned));
     let c = a.into_config("0.0.0.0:8787".parse().unwrap()).unwrap();
     assert!(c.tls && !c.behind_proxy);
     assert_eq!(

@@ -67,7 +67,7 @@ async fn timed<T, E: std::fmt::Display>(
 /// client without the cluster secret can neither read it nor plant its own.
 pub async fn agree_vapid(
     keys: &kv::Store,
-    seal: &crate::cluster::seal::Keys,
+    seal: &crate::seal::Keys,
     local: &VapidKey,
 ) -> anyhow::Result<VapidKey> {
     for _ in 0..CAS_ATTEMPTS {
@@ -131,7 +131,7 @@ pub struct ClusterSubs {
     client: async_nats::Client,
     vapid: Arc<VapidKey>,
     /// Subscriptions are stored encrypted (their keys are secrets): [`crate::cluster::seal`].
-    seal: Arc<crate::cluster::seal::Keys>,
+    seal: Arc<crate::seal::Keys>,
     seen: RwLock<HashMap<String, Seen>>,
 }
 
@@ -140,7 +140,7 @@ impl ClusterSubs {
         kv: kv::Store,
         client: async_nats::Client,
         vapid: Arc<VapidKey>,
-        seal: Arc<crate::cluster::seal::Keys>,
+        seal: Arc<crate::seal::Keys>,
     ) -> Self {
         Self {
             kv,
