@@ -42,6 +42,14 @@ impl ApiError {
     pub fn too_large(message: impl Into<String>) -> Self {
         Self::new(StatusCode::PAYLOAD_TOO_LARGE, "request_too_large", message)
     }
+    /// 503 `cluster_unavailable`: scale-out's store (NATS) cannot be reached now; retry.
+    pub fn cluster_unavailable(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cluster_unavailable",
+            message,
+        )
+    }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "api_error", message)
     }

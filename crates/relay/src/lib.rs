@@ -21,6 +21,7 @@ pub mod headers;
 pub mod hooks;
 pub mod http;
 pub mod limits;
+pub mod notice;
 pub mod plugs;
 pub mod proto;
 pub mod push;
@@ -41,6 +42,18 @@ pub mod worktree;
 pub mod ws;
 
 pub use config::{Args, Config, SpawnMode};
+
+/// Opens a relay as `bridge-relay` runs it: the core ([`Relay::open`]) with Web Push plugged in
+/// (the VAPID key `vapid_private.pem` in the data dir, subscriptions in `relay.db`).
+pub fn open(config: Config) -> anyhow::Result<std::sync::Arc<Relay>> {
+    relay::prepare_data_dir(&config.data_dir)?;
+    let db = config.data_dir.join("relay.db");
+    let push = push::Push::open(&config.data_dir, &db, config.push.clone())
+        .map_err(|e| anyhow::anyhow!("push notifications: {e}"))?;
+    let relay = Relay::open(config, Some(push.handle()))?;
+    relay.plugs.set(push);
+    Ok(relay)
+}
 pub use http::{AppState, app};
 pub use relay::Relay;
 pub use store::{EventStore, MemoryStore, SqliteStore};

@@ -88,7 +88,7 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     tracing::info!(?config, "starting");
     let spawn_mode = config.spawn_mode;
     let cluster = config.cluster.clone();
-    let relay = Relay::open(config)?;
+    let relay = bridge_relay::open(config)?;
     if let Some(c) = cluster {
         bridge_relay::cluster::start(&relay, c).await?;
     }

@@ -25,9 +25,6 @@ pub mod vapid;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
-use tokio::sync::mpsc;
-
 pub use api::routes;
 pub use endpoint::AllowedPrefix;
 pub use payload::{Event, Prompt, PushEvent, Resolution};
@@ -40,14 +37,8 @@ use subs::Subs;
 use vapid::VapidKey;
 
 pub use crate::config::push::{DEFAULT_MIN_TURN_SECS, PushConfig};
+pub use crate::notice::{Device, PushHandle};
 pub use crate::util::hostname;
-
-/// The device a permission was answered from (audit records name it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Device {
-    pub id: String,
-    pub label: Option<String>,
-}
 
 /// Why push could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -56,39 +47,6 @@ pub enum PushError {
     Vapid(#[from] vapid::VapidError),
     #[error(transparent)]
     Store(#[from] store::StoreError),
-}
-
-/// Hands events to the dispatcher without ever waiting.
-#[derive(Clone)]
-pub struct PushHandle {
-    tx: mpsc::Sender<PushEvent>,
-}
-
-impl PushHandle {
-    /// A handle and the receiving end of its queue (the dispatcher's, or a test's).
-    pub fn channel(capacity: usize) -> (PushHandle, mpsc::Receiver<PushEvent>) {
-        let (tx, rx) = mpsc::channel(capacity);
-        (PushHandle { tx }, rx)
-    }
-
-    /// Queues `ev`; when the queue is full the event is dropped (and logged).
-    pub fn notify(&self, ev: PushEvent) {
-        match self.tx.try_send(ev) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(ev)) => tracing::warn!(
-                session = %ev.session_id,
-                what = ev.event.kind().as_str(),
-                "push notification queue is full; notification dropped"
-            ),
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
-    }
-}
-
-impl std::fmt::Debug for PushHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushHandle").finish_non_exhaustive()
-    }
 }
 
 /// The push service of a relay: keys, subscriptions and the running dispatcher.
@@ -101,6 +59,11 @@ pub struct Push {
 }
 
 impl Push {
+    /// The relay's Web Push, when it has it ([`crate::open`] plugs it in).
+    pub fn of(relay: &crate::relay::Relay) -> Option<Arc<Push>> {
+        relay.plugs.get::<Push>()
+    }
+
     /// Loads or makes the VAPID key in `data_dir`, opens the subscriptions in `db` and starts the
     /// dispatcher (needs a Tokio runtime).
     pub fn open(data_dir: &Path, db: &Path, config: PushConfig) -> Result<Arc<Push>, PushError> {

@@ -13,7 +13,7 @@ use crate::audit::AuditLog;
 use crate::auth::Auth;
 use crate::config::{Config, SpawnMode};
 use crate::error::ApiError;
-use crate::push::Push;
+use crate::notice::PushHandle;
 use crate::session::{Session, SessionCtx, SessionMeta};
 use crate::store::{EventStore, SqliteStore};
 
@@ -26,23 +26,19 @@ pub struct CreateSession {
     pub title: Option<String>,
     /// Continue a CLI session (`--resume`, fork); never from a request body.
     #[serde(skip)]
-    pub resume: Option<crate::transcripts::Resume>,
+    pub resume: Option<crate::agent::Resume>,
     /// Frames stored before the agent starts (the history of a resumed or forked CLI session).
     #[serde(skip)]
     pub history: Vec<Value>,
     #[serde(skip)]
-    pub cli: Option<crate::transcripts::CliLink>,
+    pub cli: Option<crate::record::CliLink>,
 }
 
 pub struct Relay {
     pub config: Config,
     pub auth: Auth,
-    /// Web Push (`/v1/push/*`); `None` when the relay was built without it.
-    pub push: Option<Arc<Push>>,
     /// Login rate limit and stream caps.
     pub limits: crate::limits::Limits,
-    /// Claude Code's own transcripts (`--claude-config-dir`).
-    pub transcripts: crate::transcripts::Index,
     ctx: Arc<SessionCtx>,
     sessions: RwLock<HashMap<String, Arc<Session>>>,
     /// Flips to `true` when the relay should stop (single-session mode: its session ended).
@@ -56,14 +52,12 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Opens (or creates) the data dir: `relay.db` (events, sessions, token hashes, push subscriptions),
-    /// `audit.jsonl` and the VAPID key `vapid_private.pem`.
-    /// Sessions from a previous run come back; those whose process is gone are marked ended.
-    pub fn open(config: Config) -> anyhow::Result<Arc<Relay>> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            anyhow::anyhow!("cannot create data dir {}: {e}", config.data_dir.display())
-        })?;
-        restrict_permissions(&config.data_dir);
+    /// Opens (or creates) the data dir: `relay.db` (events, sessions, token hashes) and
+    /// `audit.jsonl`. Sessions from a previous run come back; those whose process is gone are
+    /// marked ended. `notices`: where sessions report what a person should be told of (Web Push:
+    /// `crate::open` plugs it in).
+    pub fn open(config: Config, notices: Option<PushHandle>) -> anyhow::Result<Arc<Relay>> {
+        prepare_data_dir(&config.data_dir)?;
         let db = config.data_dir.join("relay.db");
         let store: Arc<dyn EventStore> = Arc::new(
             SqliteStore::open(&db)
@@ -72,9 +66,7 @@ impl Relay {
         let auth =
             Auth::open(&db).map_err(|e| anyhow::anyhow!("cannot open {}: {e}", db.display()))?;
         let audit = Arc::new(AuditLog::open(&config.data_dir.join("audit.jsonl"))?);
-        let push = Push::open(&config.data_dir, &db, config.push.clone())
-            .map_err(|e| anyhow::anyhow!("push notifications: {e}"))?;
-        Self::with_parts(config, store, auth, audit, Some(push))
+        Self::with_parts(config, store, auth, audit, notices)
     }
 
     /// Builds a relay from explicit parts (tests use a memory store).
@@ -83,7 +75,7 @@ impl Relay {
         store: Arc<dyn EventStore>,
         auth: Auth,
         audit: Arc<AuditLog>,
-        push: Option<Arc<Push>>,
+        notices: Option<PushHandle>,
     ) -> anyhow::Result<Arc<Relay>> {
         let (ended_tx, ended_rx) = mpsc::unbounded_channel();
         let ctx = Arc::new(SessionCtx {
@@ -92,7 +84,7 @@ impl Relay {
             permission_timeout: config.permission_timeout,
             retention_events: config.retention_events,
             ended_tx: Some(ended_tx),
-            push: push.as_ref().map(|p| p.handle()),
+            push: notices,
             allow_bypass_permissions: config.allow_bypass_permissions,
         });
         let mut sessions = HashMap::new();
@@ -102,10 +94,8 @@ impl Relay {
         }
         let relay = Arc::new(Relay {
             limits: crate::limits::Limits::new(config.max_streams_per_principal),
-            transcripts: crate::transcripts::Index::new(&config.claude_config_dir),
             config,
             auth,
-            push,
             ctx,
             sessions: RwLock::new(sessions),
             exit_tx: watch::channel(false).0,
@@ -344,7 +334,7 @@ impl Relay {
             stdin_queue: self.config.max_stdin_queue,
             resume: req.resume,
             claude_config_dir: (self.config.claude_config_dir
-                != crate::transcripts::default_config_dir())
+                != crate::config::default_config_dir())
             .then(|| self.config.claude_config_dir.clone()),
         };
         match agent::spawn(self.config.launcher.as_ref(), &spec, session.clone()) {
@@ -498,6 +488,14 @@ async fn retention_loop(relay: std::sync::Weak<Relay>, age: Duration) {
         let Some(relay) = relay.upgrade() else { return };
         relay.sweep_retention(age);
     }
+}
+
+/// Creates the data dir (owner-only) if it is missing.
+pub fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", dir.display()))?;
+    restrict_permissions(dir);
+    Ok(())
 }
 
 fn restrict_permissions(dir: &Path) {

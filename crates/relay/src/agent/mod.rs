@@ -41,7 +41,7 @@ pub struct SpawnSpec {
     /// Messages the stdin queue holds (--max-stdin-queue).
     pub stdin_queue: usize,
     /// `--resume <id>` [`--fork-session`] [`--resume-session-at <uuid>`].
-    pub resume: Option<crate::transcripts::Resume>,
+    pub resume: Option<Resume>,
     /// `CLAUDE_CONFIG_DIR` for the agent: the --claude-config-dir the relay lists, when it is not the
     /// default (so a resumed session's transcript is found, and new ones land where they are listed).
     pub claude_config_dir: Option<PathBuf>,
@@ -557,3 +557,27 @@ pub fn spawn(
 
 #[cfg(test)]
 mod tests;
+
+/// What a relay session must be started with to continue a CLI session (the agent's arguments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    pub session_id: String,
+    /// `--fork-session`: a new session id, the original transcript stays as it is.
+    pub fork: bool,
+    /// `--resume-session-at`: keep the conversation up to and including this message.
+    pub at: Option<String>,
+}
+
+impl Resume {
+    /// The CLI's flags for it.
+    pub fn flags(&self) -> Vec<String> {
+        let mut v = vec!["--resume".to_owned(), self.session_id.clone()];
+        if self.fork {
+            v.push("--fork-session".to_owned());
+        }
+        if let Some(at) = &self.at {
+            v.extend(["--resume-session-at".to_owned(), at.clone()]);
+        }
+        v
+    }
+}

@@ -74,6 +74,12 @@ pub async fn middleware(State(app): State<AppState>, req: Request, next: Next) -
     if !cluster.config.role.serves_all() {
         return next.run(req).await;
     }
+    // Allow / Deny from a notification, for a session another node runs.
+    if req.method() == Method::POST && req.uri().path() == "/v1/push/answer" {
+        return super::push::answer(&app, req, next)
+            .await
+            .unwrap_or_else(|e| e.into_response());
+    }
     let Some(rest) = req.uri().path().strip_prefix("/v1/code/sessions") else {
         return next.run(req).await;
     };

@@ -525,11 +525,7 @@ pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::
 }
 
 pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError {
-    crate::error::ApiError::new(
-        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        "cluster_unavailable",
-        message,
-    )
+    crate::error::ApiError::cluster_unavailable(message)
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
 use futures::StreamExt as _;
 use serde_json::Value;
 
@@ -16,6 +19,7 @@ use super::Cluster;
 use super::wire::{Input, Who};
 use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::extract::AppState;
 use crate::push::cluster::{ClusterSubs, KEYS_BUCKET, SUBSCRIPTIONS_BUCKET, agree_vapid};
 use crate::relay::Relay;
 use crate::session::{PendingRequest, Session};
@@ -23,7 +27,7 @@ use crate::session::{PendingRequest, Session};
 /// Called when the relay starts with `--nats`: push stays off until the cluster's key and
 /// subscriptions are read ([`set_up`]); the relay's own file and table are not used.
 pub(super) fn expect(relay: &Relay) {
-    if let Some(p) = &relay.push {
+    if let Some(p) = crate::push::Push::of(relay) {
         p.subs.expect_cluster();
     }
 }
@@ -37,7 +41,7 @@ pub(super) async fn set_up(
     let Some(relay) = cluster.relay() else {
         return Ok(());
     };
-    let Some(push) = relay.push.clone() else {
+    let Some(push) = crate::push::Push::of(&relay) else {
         return Ok(());
     };
     let subs_kv = super::bucket(js, SUBSCRIPTIONS_BUCKET, Duration::ZERO).await?;
@@ -232,4 +236,49 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+/// `POST /v1/push/answer` on a node that serves every session, for a session another node runs:
+/// checked as the relay's own handler does (`crate::push::api`), the pending request read from the
+/// host, the answer sent to the host (first answer wins there). Any other answer goes on to the
+/// relay's handler as it came.
+pub async fn answer(app: &AppState, req: Request, next: Next) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let bytes = super::forward::body_bytes(app, Request::from_parts(parts.clone(), body)).await?;
+    let id = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+        v.get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let remote = match &id {
+        Some(id) => remote_session(app, id).await?,
+        None => None,
+    };
+    let Some(remote) = remote else {
+        let req = Request::from_parts(parts, axum::body::Body::from(bytes));
+        return Ok(next.run(req).await);
+    };
+    let who =
+        super::forward::principal(app, &Request::from_parts(parts, axum::body::Body::empty()))?;
+    if !who.can_write() {
+        return Err(ApiError::forbidden(
+            "observer tokens are read-only: this needs the controller token",
+        ));
+    }
+    if !who.can_see(&remote.id) {
+        return Err(ApiError::forbidden(
+            "this token is scoped to another session",
+        ));
+    }
+    let body: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
+    let answer = crate::push::api::read_answer(app, body).await?;
+    let pending = remote
+        .pending_request(&who, &answer.body.request_id)
+        .await?;
+    let msg = crate::push::api::answer_message(&answer, pending, &remote.session)?;
+    remote
+        .ingest(&who, answer.device.as_ref(), vec![msg])
+        .await?;
+    Ok(crate::push::api::answered(&answer).into_response())
 }

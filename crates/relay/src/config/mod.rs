@@ -572,9 +572,7 @@ impl Args {
             behind_proxy: self.behind_proxy,
             tls_ca: None,
             public_url,
-            claude_config_dir: self
-                .claude_config_dir
-                .unwrap_or_else(crate::transcripts::default_config_dir),
+            claude_config_dir: self.claude_config_dir.unwrap_or_else(default_config_dir),
             cluster,
         })
     }
@@ -636,6 +634,15 @@ impl Args {
             ),
         }
     }
+}
+
+/// The default config dir: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
+pub fn default_config_dir() -> std::path::PathBuf {
+    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return d.into();
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/".into());
+    std::path::Path::new(&home).join(".claude")
 }
 
 #[cfg(test)]

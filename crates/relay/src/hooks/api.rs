@@ -115,7 +115,7 @@ async fn terminal_of(app: &AppState, h: &HookInput) -> Result<Arc<Terminal>, Api
     let made = super::live::Terminals::of(app).get_or_make(&h.session_id, || {
         let id = format!("cse_{}", uuid::Uuid::new_v4().simple());
         let mut meta = SessionMeta::new(id, h.cwd.clone(), None, h.permission_mode.clone(), None);
-        meta.cli = Some(crate::transcripts::CliLink {
+        meta.cli = Some(crate::record::CliLink {
             session_id: Some(h.session_id.clone()),
             terminal: true,
             ..Default::default()

@@ -17,6 +17,7 @@ use super::store::{EventKind, NewSubscription, StoreError, Subscription};
 use super::{Device, Push, crypto, endpoint};
 use crate::error::ApiError;
 use crate::extract::{AppState, Controller, JsonBody};
+use crate::session::{PendingRequest, Session};
 
 /// Longest kept device label, in characters.
 const LABEL_CHARS: usize = 100;
@@ -42,7 +43,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Full => ApiError::conflict("too_many_subscriptions", e.to_string()),
-            StoreError::Cluster(m) => crate::cluster::unavailable(m),
+            StoreError::Cluster(m) => ApiError::cluster_unavailable(m),
             StoreError::Sqlite(_) => {
                 tracing::error!(error = %e, "push subscription store failure");
                 ApiError::internal(e.to_string())
@@ -51,8 +52,8 @@ impl From<StoreError> for ApiError {
     }
 }
 
-fn push(app: &AppState) -> Result<&Arc<Push>, ApiError> {
-    app.push.as_ref().ok_or_else(|| {
+fn push(app: &AppState) -> Result<Arc<Push>, ApiError> {
+    Push::of(app).ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "push_unavailable",
@@ -173,7 +174,7 @@ async fn subscribe(
         body,
         "subscription (expected PushSubscription.toJSON(): {\"endpoint\", \"keys\": {\"p256dh\", \"auth\"}})",
     )?;
-    let new = check_subscription(body, push)?;
+    let new = check_subscription(body, &push)?;
     let (id, created) = push.subs.upsert(&new).await?;
     tracing::info!(subscription = %id, created, label = ?new.label, "push subscription registered");
     let status = if created {
@@ -282,21 +283,26 @@ async fn test_push(
 }
 
 #[derive(Deserialize)]
-struct AnswerBody {
-    session_id: String,
-    request_id: String,
-    decision: String,
+pub struct AnswerBody {
+    pub session_id: String,
+    pub request_id: String,
+    pub decision: String,
     #[serde(default)]
-    subscription_id: Option<String>,
+    pub subscription_id: Option<String>,
 }
 
-/// `POST /v1/push/answer`: Allow / Deny from a notification, through the ordinary answer path.
-async fn answer(
-    State(app): State<AppState>,
-    Controller(who): Controller,
-    JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
-    let push = push(&app)?;
+/// An answer from a notification, read and checked as far as it can be without the session.
+pub struct Answer {
+    pub body: AnswerBody,
+    pub allow: bool,
+    /// The device it came from (its subscription), named in the audit record.
+    pub device: Option<Device>,
+}
+
+/// Reads the body of `POST /v1/push/answer` (shared with a gateway, which answers a session
+/// another node runs: `crate::cluster`).
+pub async fn read_answer(app: &AppState, body: Value) -> Result<Answer, ApiError> {
+    let push = push(app)?;
     let body: AnswerBody = parse(
         body,
         "answer (expected {\"session_id\", \"request_id\", \"decision\": \"allow\"|\"deny\", \"subscription_id\"?})",
@@ -309,19 +315,6 @@ async fn answer(
                 "decision must be \"allow\" or \"deny\", not {other:?}"
             )));
         }
-    };
-    // In a cluster, a session another node runs: its mirror here, and the answer goes to its host.
-    let remote = crate::cluster::push::remote_session(&app, &body.session_id).await?;
-    let session = match &remote {
-        Some(r) => {
-            if !who.can_see(&body.session_id) {
-                return Err(ApiError::forbidden(
-                    "this observer token is scoped to another session",
-                ));
-            }
-            r.session.clone()
-        }
-        None => app.visible_session(&who, &body.session_id)?,
     };
     let device = match &body.subscription_id {
         Some(id) => {
@@ -337,10 +330,20 @@ async fn answer(
         }
         None => None,
     };
-    let pending = match &remote {
-        Some(r) => r.pending_request(&who, &body.request_id).await?,
-        None => session.pending_request(&body.request_id),
-    };
+    Ok(Answer {
+        body,
+        allow,
+        device,
+    })
+}
+
+/// The message that answers `pending` as `answer` says, or why a notification cannot answer it.
+pub fn answer_message(
+    answer: &Answer,
+    pending: Option<PendingRequest>,
+    session: &Session,
+) -> Result<Value, ApiError> {
+    let body = &answer.body;
     let Some(pending) = pending else {
         return Err(session.not_pending_error(&body.request_id));
     };
@@ -362,7 +365,7 @@ async fn answer(
         tool_name: pending.tool_name.clone(),
         input: pending.input.clone(),
     });
-    if allow && !answerable {
+    if answer.allow && !answerable {
         return Err(ApiError::bad_request(
             "this request's input is too long, or holds hidden characters, to be shown whole in a notification; \
              allow it from the console",
@@ -370,7 +373,7 @@ async fn answer(
     }
     let rid = body.request_id.as_str();
     let tool_use_id = pending.tool_use_id.as_deref();
-    let mut msg = if allow {
+    let mut msg = if answer.allow {
         bridge_protocol::build::value::allow(
             rid,
             tool_use_id,
@@ -383,12 +386,27 @@ async fn answer(
     if let Some(o) = msg.as_object_mut() {
         o.insert("uuid".into(), uuid::Uuid::new_v4().to_string().into());
     }
-    match &remote {
-        Some(r) => r.ingest(&who, device.as_ref(), vec![msg]).await?,
-        None => {
-            session.ingest_from(&who, device.as_ref(), vec![msg])?;
-        }
-    }
-    tracing::info!(session = %body.session_id, request = %rid, decision = %body.decision, device = ?device.as_ref().map(|d| &d.id), "answered from a notification");
-    Ok(Json(json!({"ok": true, "decision": body.decision})))
+    Ok(msg)
+}
+
+/// What a notification's answer gets back.
+pub fn answered(answer: &Answer) -> Json<Value> {
+    let b = &answer.body;
+    tracing::info!(session = %b.session_id, request = %b.request_id, decision = %b.decision, device = ?answer.device.as_ref().map(|d| &d.id), "answered from a notification");
+    Json(json!({"ok": true, "decision": b.decision}))
+}
+
+/// `POST /v1/push/answer`: Allow / Deny from a notification, through the ordinary answer path.
+/// (In a cluster, a gateway answers a session another node runs itself: `crate::cluster`.)
+async fn answer(
+    State(app): State<AppState>,
+    Controller(who): Controller,
+    JsonBody(body): JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    let answer = read_answer(&app, body).await?;
+    let session = app.visible_session(&who, &answer.body.session_id)?;
+    let pending = session.pending_request(&answer.body.request_id);
+    let msg = answer_message(&answer, pending, &session)?;
+    session.ingest_from(&who, answer.device.as_ref(), vec![msg])?;
+    Ok(answered(&answer))
 }

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use super::store::EventKind;
+pub use crate::notice::{Event, Prompt, PushEvent, Resolution};
 use crate::util::truncate_utf8;
 
 /// Largest payload (UTF-8 JSON, before encryption).
@@ -37,41 +38,6 @@ pub const STATUS_TTL: u32 = 24 * 3600;
 /// Tools whose prompt is answered with more than allow/deny; they need the console.
 const CONSOLE_ONLY_TOOLS: &[&str] = &["AskUserQuestion", "ExitPlanMode"];
 
-/// Something a session reports to the notifier.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PushEvent {
-    pub session_id: String,
-    /// The session's title, else the last component of its working directory.
-    pub session_label: String,
-    pub event: Event,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// A prompt started waiting for a person.
-    NeedsYou(Prompt),
-    /// A prompt stopped waiting. `others_pending`: the session still waits for another prompt (this
-    /// message then carries no `Topic`, so it cannot replace that prompt's undelivered notification).
-    Resolved {
-        prompt: Prompt,
-        resolution: Resolution,
-        others_pending: bool,
-    },
-    /// A turn ended (`result`).
-    TurnDone {
-        duration: Duration,
-        cost_usd: Option<f64>,
-        /// The result's subtype when the turn ended in an error.
-        error: Option<String>,
-    },
-    /// The agent died on its own (non-zero exit code or a signal).
-    AgentExited {
-        exit_code: Option<i32>,
-        signal: Option<i32>,
-        stderr_tail: String,
-    },
-}
-
 impl Event {
     pub fn kind(&self) -> EventKind {
         match self {
@@ -81,32 +47,6 @@ impl Event {
             Event::AgentExited { .. } => EventKind::AgentExited,
         }
     }
-}
-
-/// A control request waiting for a person.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub request_id: String,
-    /// `can_use_tool`, `elicitation` or `request_user_dialog`.
-    pub subtype: String,
-    /// The tool; for an elicitation its MCP server, for a dialog its kind.
-    pub tool_name: Option<String>,
-    /// The tool input; an elicitation's `{message, …}`; a dialog's payload.
-    pub input: Option<Value>,
-}
-
-/// How a prompt stopped waiting.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Resolution {
-    /// `decision`: allow, deny, accept, … `device`: the label of the device that answered from a
-    /// notification.
-    Answered {
-        decision: String,
-        device: Option<String>,
-    },
-    Withdrawn,
-    TimedOut,
-    AgentExited,
 }
 
 /// `Urgency` header values (RFC 8030 §5.3).

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::frames::Delivery;
-use crate::push::Device;
+use crate::notice::Device;
 use crate::store::Source;
 
 use super::prompts::answer_decision;
@@ -234,7 +234,7 @@ impl Session {
                     let rid = answer.request_id().unwrap_or_default().to_owned();
                     if let Some(pos) = g.pending.iter().position(|p| p.request_id == rid) {
                         let p = g.pending.remove(pos);
-                        let resolution = crate::push::Resolution::Answered {
+                        let resolution = crate::notice::Resolution::Answered {
                             decision: answer_decision(answer),
                             device: device.map(|d| {
                                 d.label.clone().unwrap_or_else(|| "a notification".into())

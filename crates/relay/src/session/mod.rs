@@ -17,7 +17,7 @@ use bridge_protocol::api::{self, SessionDetail, SessionSummary, WorktreeInfo};
 use crate::agent::{AgentControl, AgentEvents as _, AgentHandle};
 use crate::audit::AuditLog;
 use crate::frames::{Delivery, Frame};
-use crate::push::PushHandle;
+use crate::notice::PushHandle;
 use crate::store::{EventStore, StoreError};
 use crate::util::{json_str, now_rfc3339};
 

@@ -5,12 +5,12 @@ use std::time::{Duration, Instant};
 use bridge_protocol::ResultSubtype;
 use serde_json::Value;
 
-use crate::push::PushEvent;
+use crate::notice::PushEvent;
 
 use super::{Inner, Pending, Session, SessionMeta};
 
 impl Session {
-    pub(super) fn notify(&self, g: &Inner, event: crate::push::Event) {
+    pub(super) fn notify(&self, g: &Inner, event: crate::notice::Event) {
         if let Some(push) = &self.ctx.push {
             push.notify(PushEvent {
                 session_id: self.id.clone(),
@@ -20,8 +20,8 @@ impl Session {
         }
     }
 
-    pub(super) fn prompt_of(p: &Pending, with_input: bool) -> crate::push::Prompt {
-        crate::push::Prompt {
+    pub(super) fn prompt_of(p: &Pending, with_input: bool) -> crate::notice::Prompt {
+        crate::notice::Prompt {
             request_id: p.request_id.clone(),
             subtype: p.subtype.clone(),
             tool_name: p.tool_name.clone(),
@@ -34,7 +34,7 @@ impl Session {
         &self,
         g: &Inner,
         p: &Pending,
-        resolution: crate::push::Resolution,
+        resolution: crate::notice::Resolution,
     ) {
         if !p.needs_action() || self.ctx.push.is_none() {
             return;
@@ -42,7 +42,7 @@ impl Session {
         let others_pending = g.pending.iter().any(Pending::needs_action);
         self.notify(
             g,
-            crate::push::Event::Resolved {
+            crate::notice::Event::Resolved {
                 prompt: Self::prompt_of(p, false),
                 resolution,
                 others_pending,
@@ -74,7 +74,7 @@ impl Session {
         };
         self.notify(
             g,
-            crate::push::Event::TurnDone {
+            crate::notice::Event::TurnDone {
                 duration,
                 cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
                 error,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::auth::Principal;
 use crate::error::ApiError;
-use crate::push::Device;
+use crate::notice::Device;
 use crate::store::Source;
 use crate::util::now_rfc3339;
 
@@ -119,7 +119,7 @@ impl Session {
                 timeout.as_secs()
             ),
         );
-        self.notify_resolved(&g, &p, crate::push::Resolution::TimedOut);
+        self.notify_resolved(&g, &p, crate::notice::Resolution::TimedOut);
         self.recompute_state(&mut g);
     }
 

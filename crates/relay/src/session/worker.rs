@@ -149,7 +149,7 @@ impl Session {
                 if needs_action && self.ctx.push.is_some() {
                     let prompt = g.pending.last().map(|p| Self::prompt_of(p, true));
                     if let Some(prompt) = prompt {
-                        self.notify(g, crate::push::Event::NeedsYou(prompt));
+                        self.notify(g, crate::notice::Event::NeedsYou(prompt));
                     }
                 }
                 if let Some(timeout) = self.ctx.permission_timeout {
@@ -169,7 +169,7 @@ impl Session {
                 {
                     let p = g.pending.remove(pos);
                     Self::remember_settled(g, rid, "it was cancelled by the agent".into());
-                    self.notify_resolved(g, &p, crate::push::Resolution::Withdrawn);
+                    self.notify_resolved(g, &p, crate::notice::Resolution::Withdrawn);
                 }
             }
             MessageType::Result => {
@@ -280,7 +280,7 @@ impl AgentEvents for Session {
         let pending: Vec<Pending> = g.pending.drain(..).collect();
         for p in &pending {
             Self::remember_settled(&mut g, &p.request_id, "the agent exited".into());
-            self.notify_resolved(&g, p, crate::push::Resolution::AgentExited);
+            self.notify_resolved(&g, p, crate::notice::Resolution::AgentExited);
         }
         // Died on its own: not stopped by the relay, not a restart or a failed spawn (`reason`).
         let abnormal = !g.stopping
@@ -289,7 +289,7 @@ impl AgentEvents for Session {
         if abnormal {
             self.notify(
                 &g,
-                crate::push::Event::AgentExited {
+                crate::notice::Event::AgentExited {
                     exit_code: exit.exit_code,
                     signal: exit.signal,
                     stderr_tail: exit.stderr_tail.clone(),

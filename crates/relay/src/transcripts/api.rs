@@ -70,7 +70,7 @@ pub async fn list(
 pub async fn cli_list(app: &AppState) -> Vec<SessionSummary> {
     let owned = owned_cli_ids(app);
     let app2 = app.clone();
-    let found = tokio::task::spawn_blocking(move || app2.transcripts.refresh().0)
+    let found = tokio::task::spawn_blocking(move || index::Index::of(&app2).refresh().0)
         .await
         .unwrap_or_default();
     found
@@ -88,7 +88,7 @@ pub async fn holds(app: &AppState, id: &str) -> bool {
     }
     let app2 = app.clone();
     let id = id.to_owned();
-    tokio::task::spawn_blocking(move || app2.transcripts.find(&id).is_some())
+    tokio::task::spawn_blocking(move || index::Index::of(&app2).find(&id).is_some())
         .await
         .unwrap_or(false)
 }
@@ -206,13 +206,13 @@ async fn transcript(app: &AppState, id: &str) -> Result<Transcript, ApiError> {
     }
     let app2 = app.clone();
     let id2 = id.to_owned();
-    tokio::task::spawn_blocking(move || app2.transcripts.find(&id2))
+    tokio::task::spawn_blocking(move || index::Index::of(&app2).find(&id2))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
         .ok_or_else(|| {
             ApiError::not_found(format!(
                 "no Claude Code session {id} under {} (is --claude-config-dir the CLI's config dir?)",
-                app.transcripts.projects_dir().display()
+                index::Index::of(app).projects_dir().display()
             ))
         })
 }
@@ -231,7 +231,7 @@ async fn lines(app: &AppState, t: &Transcript) -> Result<std::sync::Arc<Vec<Valu
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let app2 = app.clone();
     let t2 = t.clone();
-    match tokio::task::spawn_blocking(move || app2.transcripts.whole(&t2))
+    match tokio::task::spawn_blocking(move || index::Index::of(&app2).whole(&t2))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
     {
@@ -460,7 +460,7 @@ async fn fork_relay(
                 "no_transcript",
                 format!(
                     "no Claude Code transcript for this session under {}: forking needs the real CLI's transcript (the demo agent writes none)",
-                    app.transcripts.projects_dir().display()
+                    index::Index::of(&app).projects_dir().display()
                 ),
             )
         } else {

@@ -82,6 +82,13 @@ pub fn valid_id(id: &str) -> bool {
 }
 
 impl Index {
+    /// The relay's index of Claude Code's transcripts (`--claude-config-dir`), made on first use.
+    pub fn of(relay: &crate::relay::Relay) -> std::sync::Arc<Index> {
+        relay
+            .plugs
+            .get_or_init(|| Index::new(&relay.config.claude_config_dir))
+    }
+
     /// An index of `<config_dir>/projects` (a missing directory lists nothing).
     pub fn new(config_dir: &Path) -> Self {
         Index {

@@ -101,7 +101,7 @@ async fn cancelled_prompt_cannot_be_answered() {
 #[tokio::test]
 async fn push_events_follow_prompts_turns_and_exits() {
     use crate::push::{Event, Resolution};
-    let (push, mut rx) = crate::push::PushHandle::channel(64);
+    let (push, mut rx) = crate::notice::PushHandle::channel(64);
     let ctx = Arc::new(SessionCtx {
         store: Arc::new(MemoryStore::default()),
         audit: Arc::new(AuditLog::disabled()),
