@@ -1,5 +1,5 @@
 //! A CLI session opened from Claude Code's own JSONL transcript: the relay replays it as frames
-//! (crates/relay/src/transcripts/parse.rs `history`) and closes it with a `result` that has no
+//! (crates/relay/src/features/transcripts/parse.rs `history`) and closes it with a `result` that has no
 //! `duration_ms`, `usage` or `num_turns`. The console must read that `result` as the end of the turn,
 //! or the session looks busy and a message sent to it stays queued.
 

@@ -90,7 +90,7 @@ fn kind_and_envelope_helpers() {
 }
 
 /// The `result` the relay's transcript replay closes a CLI session's history with
-/// (crates/relay/src/transcripts/parse.rs `history`): no `duration_ms`, `usage`, `modelUsage`,
+/// (crates/relay/src/features/transcripts/parse.rs `history`): no `duration_ms`, `usage`, `modelUsage`,
 /// `num_turns`, `stop_reason` or `permission_denials`. It is a known `result`, and its absent fields
 /// stay absent when it is written back.
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]

@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use bridge_relay::EventStore as _;
-use bridge_relay::store::{Durability, Source, SqliteStore, StoredEvent};
+use bridge_relay::core::store::{Durability, Source, SqliteStore, StoredEvent};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bridge_relay::EventStore as _;
-use bridge_relay::session::{SessionMeta, SessionState};
-use bridge_relay::store::{Source, SqliteStore, StoredEvent};
+use bridge_relay::core::session::{SessionMeta, SessionState};
+use bridge_relay::core::store::{Source, SqliteStore, StoredEvent};
 use common::{Args, Sampler, TOKEN, status_kb};
 use futures::StreamExt as _;
 use serde_json::json;

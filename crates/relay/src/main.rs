@@ -1,4 +1,4 @@
-//! `bridge-relay` entry point: parse arguments, bind, serve. See `bridge_relay::config::Args`.
+//! `bridge-relay` entry point: parse arguments, bind, serve. See `bridge_relay::core::config::Args`.
 
 use std::io::{IsTerminal as _, Write as _};
 
@@ -7,7 +7,7 @@ use axum::serve::ListenerExt as _;
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
 
-use bridge_relay::tls::{Provenance, TlsListener};
+use bridge_relay::features::tls::{Provenance, TlsListener};
 use bridge_relay::{Args, Relay, SpawnMode, app};
 
 fn main() -> anyhow::Result<()> {
@@ -20,11 +20,11 @@ fn main() -> anyhow::Result<()> {
     }
     // `bridge-relay service print|install|uninstall [-- ARGS]`: a systemd user unit (service.rs).
     if rest.first().map(String::as_str) == Some("service") {
-        return bridge_relay::service::run(&rest[1..]);
+        return bridge_relay::features::service::run(&rest[1..]);
     }
     // `bridge-relay hooks install|uninstall|status`: Claude Code's hooks for terminal sessions.
     if rest.first().map(String::as_str) == Some("hooks") {
-        return bridge_relay::hooks::install::run(&rest[1..]);
+        return bridge_relay::features::hooks::install::run(&rest[1..]);
     }
     let args = Args::parse();
     tracing_subscriber::fmt()
@@ -45,9 +45,9 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     // directory the relay is started in (it may be a repository with a dist/ of its own). Neither:
     // the API still works (scripts, SDK clients, an embedding page elsewhere), the page is a
     // placeholder saying how to get the console.
-    if args.static_dir.is_none() && bridge_relay::assets::embedded_build().is_none() {
+    if args.static_dir.is_none() && bridge_relay::edge::assets::embedded_build().is_none() {
         args.static_dir =
-            bridge_relay::config::console_beside(std::env::current_exe().ok().as_deref());
+            bridge_relay::core::config::console_beside(std::env::current_exe().ok().as_deref());
         if args.static_dir.is_none() {
             eprintln!(
                 "WARNING: this bridge-relay carries no console and no dist/ lies beside it: the page \
@@ -77,7 +77,7 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
         ));
     }
     let tls = tls_source
-        .map(|s| bridge_relay::tls::load(&s, &config.data_dir, &config.tls_names))
+        .map(|s| bridge_relay::features::tls::load(&s, &config.data_dir, &config.tls_names))
         .transpose()?;
     // The local CA's certificate is served at /tls/ca.pem and /tls/ca.crt.
     config.tls_ca = tls
@@ -192,7 +192,7 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
     }
     let shutdown = shutdown_signal(relay.clone(), relay.exit_requested());
     // Handlers see the peer address (X-Forwarded-* are trusted from loopback only); a connection
-    // that does not send its headers in time is closed (bridge_relay::serve).
+    // that does not send its headers in time is closed (bridge_relay::edge::serve).
     let service = app(relay.clone());
     let header_timeout = std::time::Duration::from_secs(header_read_timeout_secs.max(1));
     match tls {
@@ -203,12 +203,12 @@ async fn serve(mut args: Args) -> anyhow::Result<()> {
                     tracing::debug!(error = %e, "cannot set TCP_NODELAY");
                 }
             });
-            bridge_relay::serve::serve(listener, service, header_timeout, shutdown).await;
+            bridge_relay::edge::serve::serve(listener, service, header_timeout, shutdown).await;
         }
         Some(tls) => {
             // TlsListener sets TCP_NODELAY itself.
             let listener = TlsListener::new(listener, tls.server_config)?;
-            bridge_relay::serve::serve(listener, service, header_timeout, shutdown).await;
+            bridge_relay::edge::serve::serve(listener, service, header_timeout, shutdown).await;
         }
     }
     relay.shutdown().await;

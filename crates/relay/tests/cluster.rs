@@ -306,12 +306,12 @@ async fn a_second_writer_cannot_fork_a_log() {
 
     let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
     let js = async_nats::jetstream::new(client);
-    let rogue = bridge_relay::store::StoredEvent {
+    let rogue = bridge_relay::core::store::StoredEvent {
         session_id: sid.clone(),
         seq: k + 1,
         event_id: "rogue-writer-event".into(),
         event_type: "assistant".into(),
-        source: bridge_relay::store::Source::Worker,
+        source: bridge_relay::core::store::Source::Worker,
         created_at: "2026-01-01T00:00:00Z".into(),
         payload: r#"{"type":"assistant","rogue":true}"#.into(),
         client_uuid: None,

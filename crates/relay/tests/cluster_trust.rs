@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use bridge_relay::auth::shared::Shared;
 use bridge_relay::cluster::wire;
+use bridge_relay::core::auth::shared::Shared;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 use sha2::Digest as _;
@@ -247,12 +247,12 @@ async fn a_forged_ended_event_stops_nothing() {
     let js = async_nats::jetstream::new(client);
     let payload = json!({"type": "system", "subtype": "session_state_changed", "state": "ended",
         "reason": "host host1 stopped answering", "relay_generated": true, "session_id": sid});
-    let ended = bridge_relay::store::StoredEvent {
+    let ended = bridge_relay::core::store::StoredEvent {
         session_id: sid.clone(),
         seq: k + 1,
         event_id: "forged-ended".into(),
         event_type: "system".into(),
-        source: bridge_relay::store::Source::Worker,
+        source: bridge_relay::core::store::Source::Worker,
         created_at: "2026-01-01T00:00:00Z".into(),
         payload: payload.to_string(),
         client_uuid: None,

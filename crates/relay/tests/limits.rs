@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 use bridge_relay::EventStore as _;
-use bridge_relay::session::{SessionMeta, SessionState};
-use bridge_relay::store::{Source, SqliteStore, StoredEvent};
+use bridge_relay::core::session::{SessionMeta, SessionState};
+use bridge_relay::core::store::{Source, SqliteStore, StoredEvent};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! (a `result` without `duration_ms` included), or the console shows it raw and waits on the turn.
 
 use bridge_protocol::CliMessage;
-use bridge_relay::transcripts::parse::history;
+use bridge_relay::features::transcripts::parse::history;
 use serde_json::Value;
 
 fn fixture(name: &str) -> Vec<Value> {

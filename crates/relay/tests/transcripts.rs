@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::transcripts::*;
 use crate::common::*;
-use bridge_relay::transcripts::{Index, parse};
+use bridge_relay::features::transcripts::{Index, parse};
 use serde_json::{Value, json};
 
 const ALPHA: &str = "98828372-2247-4c75-aa76-51ba5929b62d";

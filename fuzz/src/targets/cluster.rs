@@ -6,7 +6,7 @@
 use async_nats::HeaderMap;
 use bridge_relay::cluster::seal::Keys;
 use bridge_relay::cluster::wire;
-use bridge_relay::frames::Frame;
+use bridge_relay::core::frames::Frame;
 
 fn keys() -> &'static Keys {
     static K: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();

@@ -26,11 +26,11 @@ use std::sync::{Arc, OnceLock};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Method, Request};
-use bridge_relay::agent::{AgentLauncher, SpawnSpec};
-use bridge_relay::audit::AuditLog;
-use bridge_relay::auth::Auth;
-use bridge_relay::session::SessionMeta;
-use bridge_relay::store::{EventStore as _, MemoryStore, Source, StoredEvent};
+use bridge_relay::core::agent::{AgentLauncher, SpawnSpec};
+use bridge_relay::core::audit::AuditLog;
+use bridge_relay::core::auth::Auth;
+use bridge_relay::core::session::SessionMeta;
+use bridge_relay::core::store::{EventStore as _, MemoryStore, Source, StoredEvent};
 use bridge_relay::{Args, Relay, app};
 use clap::Parser as _;
 use futures::FutureExt as _;
@@ -91,7 +91,7 @@ fn store() -> Arc<MemoryStore> {
         None,
         Some("fuzz".into()),
     );
-    meta.state = bridge_relay::session::SessionState::Ended;
+    meta.state = bridge_relay::core::session::SessionState::Ended;
     store.save_session(&meta).unwrap();
     let payloads = [
         r#"{"type":"user","message":{"role":"user","content":"hi"},"uuid":"00000000-0000-4000-8000-000000000001"}"#,
@@ -181,10 +181,13 @@ fn fingerprint(relay: &Relay) -> String {
     }
     format!(
         "{}\n{}\n{}",
-        serde_json::to_string(&relay.summaries(bridge_relay::relay::Archived::All, None))
+        serde_json::to_string(&relay.summaries(bridge_relay::core::relay::Archived::All, None))
             .unwrap_or_default(),
         serde_json::Value::Array(credentials),
-        relay.limits.streams.open(bridge_relay::auth::CONTROLLER_ID),
+        relay
+            .limits
+            .streams
+            .open(bridge_relay::core::auth::CONTROLLER_ID),
     )
 }
 

@@ -10,9 +10,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::Value;
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::extract::AppState;
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::edge::extract::AppState;
 
 use super::Cluster;
 use super::forward::{FORWARD_TIMEOUT, body_bytes, principal, status_of, verdict_response};
@@ -73,7 +73,7 @@ pub(super) async fn cli_sessions(
             sessions.push(s);
         }
     }
-    crate::transcripts::api::order(&mut sessions);
+    crate::features::transcripts::api::order(&mut sessions);
     (sessions, missing)
 }
 
@@ -96,7 +96,7 @@ pub(super) async fn cli(
     let who = principal(app, &req)?;
     if who.session_scope.is_some()
         || (req.method() != Method::GET && !who.can_write())
-        || !crate::transcripts::index::valid_id(&id)
+        || !crate::features::transcripts::index::valid_id(&id)
     {
         return Ok(next.run(req).await);
     }

@@ -1,9 +1,9 @@
 //! Credentials shared by every relay of the cluster: observer tokens, logins (cookies) and one-time
 //! login codes live in the KV bucket [`CREDENTIALS_BUCKET`], keyed by the SHA-256 of their secret
-//! (entries: [`crate::auth::shared::Shared`]; hashes only). A token or cookie minted through one
+//! (entries: [`crate::core::auth::shared::Shared`]; hashes only). A token or cookie minted through one
 //! gateway works at every gateway; each relay follows the bucket into the maps it authenticates
 //! from, so a revocation anywhere (a deleted key) ends that credential's open streams on every relay
-//! at their next check ([`crate::extract::until_revoked`], 250 ms). A login code is redeemed by deleting
+//! at their next check ([`crate::edge::extract::until_revoked`], 250 ms). A login code is redeemed by deleting
 //! its key at the revision that was read: exactly one relay succeeds.
 //!
 //! Expired entries are purged from the bucket by every relay's sweep ([`sweep`], every minute;
@@ -20,8 +20,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 
 use super::Cluster;
-use crate::auth::shared::{self, Shared};
-use crate::error::ApiError;
+use crate::core::auth::shared::{self, Shared};
+use crate::core::error::ApiError;
 
 /// Credential hashes: key ([`shared::OBSERVER_KEY`], [`shared::LOGIN_KEY`] or
 /// [`shared::CODE_KEY`] + hex SHA-256) → [`Shared`].
@@ -85,7 +85,7 @@ impl Cluster {
         let Ok(Shared::Code { expires_at }) = serde_json::from_slice(&value) else {
             return Ok(false);
         };
-        if expires_at <= crate::util::unix_now() {
+        if expires_at <= crate::core::util::unix_now() {
             return Ok(false);
         }
         // Only the first delete at the revision read succeeds: the code works once.
@@ -107,7 +107,7 @@ impl Cluster {
 
 /// Whether the cluster's registry has session `id` (an observer token may be scoped to a session
 /// another node runs). Without `--nats`: `false`.
-pub async fn knows_session(relay: &crate::relay::Relay, id: &str) -> bool {
+pub async fn knows_session(relay: &crate::core::relay::Relay, id: &str) -> bool {
     match crate::cluster::Cluster::of(relay) {
         Some(c) => c.entry(id).await.is_some(),
         None => false,
@@ -157,7 +157,11 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
 
 /// One change of the bucket: a put counts only with the cluster's seal (a NATS client without the
 /// cluster secret cannot add a login, an observer token or a code).
-fn apply(auth: &crate::auth::Auth, keys: &super::seal::Keys, e: async_nats::jetstream::kv::Entry) {
+fn apply(
+    auth: &crate::core::auth::Auth,
+    keys: &super::seal::Keys,
+    e: async_nats::jetstream::kv::Entry,
+) {
     use async_nats::jetstream::kv::Operation;
     match e.operation {
         Operation::Put => {
@@ -171,7 +175,7 @@ fn apply(auth: &crate::auth::Auth, keys: &super::seal::Keys, e: async_nats::jets
     }
 }
 
-fn apply_put(auth: &crate::auth::Auth, key: &str, value: &[u8]) {
+fn apply_put(auth: &crate::core::auth::Auth, key: &str, value: &[u8]) {
     {
         match serde_json::from_slice::<Shared>(value) {
             Ok(entry) => auth.apply_shared(key, entry),
@@ -237,7 +241,7 @@ impl Cluster {
             .nats()
             .ok_or_else(|| anyhow::anyhow!("NATS not reached yet"))?
             .creds_kv;
-        let now = crate::util::unix_now();
+        let now = crate::core::util::unix_now();
         let keys = super::kv_keys(kv).await?;
         let mut purged = 0;
         for key in keys {

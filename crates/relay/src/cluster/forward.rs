@@ -7,10 +7,10 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use serde_json::{Value, json};
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::external::External;
-use crate::extract::AppState;
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::edge::external::External;
+use crate::edge::extract::AppState;
 
 use super::Cluster;
 use super::wire::{self, NodeEntry};

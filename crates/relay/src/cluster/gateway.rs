@@ -17,10 +17,10 @@ use axum::response::{IntoResponse as _, Response};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::external::External;
-use crate::extract::AppState;
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::edge::external::External;
+use crate::edge::extract::AppState;
 
 use super::forward::{
     FORWARD_TIMEOUT, body_bytes, body_json, principal, status_of, verdict_response,
@@ -149,7 +149,7 @@ async fn route(
         let c = Arc::downgrade(cluster);
         let mut req = req;
         req.extensions_mut()
-            .insert(crate::ws::SourceLost(Arc::new(move || {
+            .insert(crate::edge::ws::SourceLost(Arc::new(move || {
                 Box::pin(nats_lost(c.clone()))
             })));
         return Ok(next.run(req).await);
@@ -298,7 +298,7 @@ fn until_nats_lost(cluster: &Arc<Cluster>, resp: Response) -> Response {
 }
 
 /// Resolves once NATS is unreachable (checked every 250 ms) or the cluster is gone. A WebSocket
-/// served from a mirror closes then ([`crate::ws::SourceLost`]), as an SSE stream ends.
+/// served from a mirror closes then ([`crate::edge::ws::SourceLost`]), as an SSE stream ends.
 async fn nats_lost(cluster: std::sync::Weak<Cluster>) {
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     loop {
@@ -344,7 +344,7 @@ fn posted_payloads(id: &str, body: Value) -> Result<Vec<Value>, ApiError> {
     struct Event {
         payload: Value,
     }
-    let body: Posted = crate::extract::parse_body(
+    let body: Posted = crate::edge::extract::parse_body(
         body,
         "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
     )?;

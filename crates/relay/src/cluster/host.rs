@@ -25,9 +25,9 @@ use async_nats::jetstream::context::PublishErrorKind;
 use bytes::Bytes;
 use tokio::sync::{Notify, mpsc};
 
-use crate::frames::Frame;
-use crate::session::{ClusterHook, Session};
-use crate::store::StoredEvent;
+use crate::core::frames::Frame;
+use crate::core::session::{ClusterHook, Session};
+use crate::core::store::StoredEvent;
 
 use super::wire::{self, NodeEntry, RegistryEntry};
 use super::{Cluster, PUBLISH_QUEUE};

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use async_nats::HeaderMap;
 use serde_json::json;
 
-use crate::record::{ExitInfo, SessionState};
-use crate::session::Session;
-use crate::store::{Source, StoredEvent};
+use crate::core::record::{ExitInfo, SessionState};
+use crate::core::session::Session;
+use crate::core::store::{Source, StoredEvent};
 
 use super::Cluster;
 use super::wire::{self, RegistryEntry};
@@ -138,7 +138,7 @@ impl Cluster {
     async fn end_lost(&self, id: &str, mut entry: RegistryEntry, revision: u64) {
         let Some(n) = self.nats() else { return };
         let why = reason(&entry.node);
-        let at = crate::util::now_rfc3339();
+        let at = crate::core::util::now_rfc3339();
         match self.subject_tail(id).await {
             Ok((stream_seq, seq)) => {
                 let payload = json!({
@@ -253,13 +253,13 @@ impl Cluster {
         let why = reason(&self.config.node);
         tracing::warn!(session = %session.id, local_last_seq = session.last_seq(),
             "{why}: the cluster ended this session while this node was out of touch (paused, or cut off from NATS); its agent is stopped and nothing more of it is published (what it wrote since stays in this node's store)");
-        crate::agent::AgentEvents::on_exit(
+        crate::core::agent::AgentEvents::on_exit(
             &**session,
             ExitInfo {
                 exit_code: None,
                 signal: None,
                 stderr_tail: String::new(),
-                at: crate::util::now_rfc3339(),
+                at: crate::core::util::now_rfc3339(),
                 reason: Some(why),
             },
         );

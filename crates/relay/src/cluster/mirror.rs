@@ -18,11 +18,11 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::frames::Frame;
-use crate::session::{ClusterHook, IngestResult, Session, SessionMeta};
-use crate::store::StoredEvent;
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::core::frames::Frame;
+use crate::core::session::{ClusterHook, IngestResult, Session, SessionMeta};
+use crate::core::store::StoredEvent;
 
 use super::wire::{self, Input, RegistryEntry, Who};
 use super::{Cluster, REQUEST_TIMEOUT};

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream};
 
-use crate::audit::AuditLog;
-use crate::relay::Relay;
-use crate::session::SessionCtx;
+use crate::core::audit::AuditLog;
+use crate::core::relay::Relay;
+use crate::core::session::SessionCtx;
 
 mod cli;
 pub mod creds;
@@ -34,11 +34,11 @@ mod lost;
 mod mirror;
 mod objects;
 pub mod push;
-pub use crate::seal;
+pub use crate::core::seal;
 mod serve;
 pub mod wire;
 
-pub use crate::config::cluster::{ClusterConfig, Role, redact_url};
+pub use crate::core::config::cluster::{ClusterConfig, Role, redact_url};
 pub use creds::knows_session;
 pub use gateway::{middleware, session_list};
 
@@ -167,7 +167,7 @@ pub async fn start(relay: &Arc<Relay>, config: ClusterConfig) -> anyhow::Result<
         .await
         .map_err(|e| anyhow::anyhow!("--nats {shown}: {e} (write nats://HOST:PORT)"))?;
     let mirror_ctx = Arc::new(SessionCtx {
-        store: Arc::new(crate::store::MemoryStore::default()),
+        store: Arc::new(crate::core::store::MemoryStore::default()),
         audit: Arc::new(AuditLog::disabled()),
         permission_timeout: None,
         retention_events: relay.config.retention_events,
@@ -425,7 +425,7 @@ impl Cluster {
     }
 
     /// The stream and buckets, or 503 while NATS has not answered since the start.
-    pub(crate) fn ready(&self) -> Result<&Nats, crate::error::ApiError> {
+    pub(crate) fn ready(&self) -> Result<&Nats, crate::core::error::ApiError> {
         self.nats().ok_or_else(|| {
             unavailable(
                 "NATS has not been reachable since this relay started: it serves sessions once NATS is up",
@@ -524,8 +524,8 @@ pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::
     Ok(keys)
 }
 
-pub(crate) fn unavailable(message: impl Into<String>) -> crate::error::ApiError {
-    crate::error::ApiError::cluster_unavailable(message)
+pub(crate) fn unavailable(message: impl Into<String>) -> crate::core::error::ApiError {
+    crate::core::error::ApiError::cluster_unavailable(message)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Web Push in a cluster ([`crate::push::cluster`] holds the key and subscriptions): the buckets
+//! Web Push in a cluster ([`crate::features::push::cluster`] holds the key and subscriptions): the buckets
 //! opened at set-up, followed into every node's memory, and a notification's answer given through
 //! a gateway that does not run the session.
 //!
@@ -17,17 +17,17 @@ use serde_json::Value;
 
 use super::Cluster;
 use super::wire::{Input, Who};
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::extract::AppState;
-use crate::push::cluster::{ClusterSubs, KEYS_BUCKET, SUBSCRIPTIONS_BUCKET, agree_vapid};
-use crate::relay::Relay;
-use crate::session::{PendingRequest, Session};
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::core::relay::Relay;
+use crate::core::session::{PendingRequest, Session};
+use crate::edge::extract::AppState;
+use crate::features::push::cluster::{ClusterSubs, KEYS_BUCKET, SUBSCRIPTIONS_BUCKET, agree_vapid};
 
 /// Called when the relay starts with `--nats`: push stays off until the cluster's key and
 /// subscriptions are read ([`set_up`]); the relay's own file and table are not used.
 pub(super) fn expect(relay: &Relay) {
-    if let Some(p) = crate::push::Push::of(relay) {
+    if let Some(p) = crate::features::push::Push::of(relay) {
         p.subs.expect_cluster();
     }
 }
@@ -41,7 +41,7 @@ pub(super) async fn set_up(
     let Some(relay) = cluster.relay() else {
         return Ok(());
     };
-    let Some(push) = crate::push::Push::of(&relay) else {
+    let Some(push) = crate::features::push::Push::of(&relay) else {
         return Ok(());
     };
     let subs_kv = super::bucket(js, SUBSCRIPTIONS_BUCKET, Duration::ZERO).await?;
@@ -222,7 +222,7 @@ impl Remote {
     pub async fn ingest(
         &self,
         who: &Principal,
-        device: Option<&crate::push::Device>,
+        device: Option<&crate::features::push::Device>,
         payloads: Vec<Value>,
     ) -> Result<(), ApiError> {
         let input = Input::Ingest {
@@ -239,7 +239,7 @@ impl Remote {
 }
 
 /// `POST /v1/push/answer` on a node that serves every session, for a session another node runs:
-/// checked as the relay's own handler does (`crate::push::api`), the pending request read from the
+/// checked as the relay's own handler does (`crate::features::push::api`), the pending request read from the
 /// host, the answer sent to the host (first answer wins there). Any other answer goes on to the
 /// relay's handler as it came.
 pub async fn answer(app: &AppState, req: Request, next: Next) -> Result<Response, ApiError> {
@@ -272,13 +272,13 @@ pub async fn answer(app: &AppState, req: Request, next: Next) -> Result<Response
     }
     let body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
-    let answer = crate::push::api::read_answer(app, body).await?;
+    let answer = crate::features::push::api::read_answer(app, body).await?;
     let pending = remote
         .pending_request(&who, &answer.body.request_id)
         .await?;
-    let msg = crate::push::api::answer_message(&answer, pending, &remote.session)?;
+    let msg = crate::features::push::api::answer_message(&answer, pending, &remote.session)?;
     remote
         .ingest(&who, answer.device.as_ref(), vec![msg])
         .await?;
-    Ok(crate::push::api::answered(&answer).into_response())
+    Ok(crate::features::push::api::answered(&answer).into_response())
 }

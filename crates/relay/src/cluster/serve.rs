@@ -18,8 +18,8 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::error::ApiError;
-use crate::relay::{CreateSession, Relay};
+use crate::core::error::ApiError;
+use crate::core::relay::{CreateSession, Relay};
 
 use super::Cluster;
 use super::wire::{self, CliAsk, Input};
@@ -295,7 +295,7 @@ async fn run_input(
         Input::Detail { who } => {
             let mut v = session.detail();
             if !who.controller {
-                crate::redact::initialize_for_observer(&mut v.initialize);
+                crate::core::redact::initialize_for_observer(&mut v.initialize);
             }
             axum::Json(v).into_response()
         }
@@ -356,7 +356,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let req: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("malformed session request: {e}")))?;
-    let req: CreateSession = crate::extract::parse_body(req, "session request")?;
+    let req: CreateSession = crate::edge::extract::parse_body(req, "session request")?;
     let s = relay.create_session(req).await?;
     // Listed and published before the gateway hears of it.
     cluster.host(&s).await;
@@ -379,10 +379,10 @@ async fn on_cli(cluster: Arc<Cluster>, msg: Message) {
             axum::Json(Vec::<Value>::new()).into_response()
         }
         Ok(CliAsk::List { .. }) => {
-            axum::Json(crate::transcripts::api::cli_list(&relay).await).into_response()
+            axum::Json(crate::features::transcripts::api::cli_list(&relay).await).into_response()
         }
         Ok(CliAsk::Holds { id }) => {
-            if crate::transcripts::api::holds(&relay, &id).await {
+            if crate::features::transcripts::api::holds(&relay, &id).await {
                 StatusCode::NO_CONTENT.into_response()
             } else {
                 StatusCode::NOT_FOUND.into_response()
@@ -426,7 +426,7 @@ async fn through_own_routes(
         .body(axum::body::Body::from(body))
         .map_err(|e| ApiError::internal(e.to_string()))?;
     req.extensions_mut()
-        .insert(crate::extract::Forwarded(who.principal()));
+        .insert(crate::edge::extract::Forwarded(who.principal()));
     let Ok(resp) = tower::ServiceExt::oneshot(routes, req).await;
     Ok(super::gateway::host_created(relay, cluster, resp).await)
 }

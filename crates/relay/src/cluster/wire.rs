@@ -12,9 +12,9 @@ use bytes::{BufMut as _, Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::auth::{Principal, Role as AuthRole};
-use crate::frames::{Delivery, Frame, FrameKind};
-use crate::store::{Source, StoredEvent};
+use crate::core::auth::{Principal, Role as AuthRole};
+use crate::core::frames::{Delivery, Frame, FrameKind};
+use crate::core::store::{Source, StoredEvent};
 
 /// The JetStream stream holding every session's durable log.
 pub const EVENTS_STREAM: &str = "BRIDGE_EVENTS";
@@ -65,7 +65,7 @@ pub fn cli_subject(node: &str) -> String {
     format!("bridge.cli.{node}")
 }
 
-pub use crate::util::valid_session_id;
+pub use crate::core::util::valid_session_id;
 
 #[derive(Serialize, Deserialize)]
 struct EventMeta {
@@ -324,7 +324,7 @@ pub enum Input {
         who: Who,
         payloads: Vec<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        device: Option<crate::push::Device>,
+        device: Option<crate::features::push::Device>,
     },
     /// `GET /v1/code/sessions/{id}`.
     Detail { who: Who },
@@ -433,7 +433,7 @@ mod tests {
             seq: 3,
             event_id: "e3".into(),
             event_type: event_type.into(),
-            source: crate::store::Source::Worker,
+            source: crate::core::store::Source::Worker,
             created_at: "2026-01-01T00:00:00Z".into(),
             payload: payload.into(),
             client_uuid: None,

@@ -8,10 +8,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::external::External;
-use crate::extract::{
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::edge::external::External;
+use crate::edge::extract::{
     AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, parse_body,
 };
 
@@ -35,7 +35,7 @@ pub(super) async fn login(
     // person or a test signing in with a good link many times a minute).
     if let Err(wait) = app.limits.login.check(peer, std::time::Instant::now()) {
         tracing::warn!(?peer, "login attempts rate-limited");
-        return Ok(crate::limits::too_many_login_attempts(wait));
+        return Ok(crate::core::limits::too_many_login_attempts(wait));
     }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
     let secret = body.token.trim();
@@ -43,7 +43,8 @@ pub(super) async fn login(
     // With --nats a login code minted through any relay is redeemed in the shared bucket (once).
     let logged_in = match &cluster {
         Some(c)
-            if crate::auth::shared::is_login_code(secret) && !app.auth.has_local_code(secret) =>
+            if crate::core::auth::shared::is_login_code(secret)
+                && !app.auth.has_local_code(secret) =>
         {
             if c.redeem_login_code(secret).await? {
                 app.auth.login_with_redeemed_code()
@@ -57,7 +58,7 @@ pub(super) async fn login(
     if let (Some(c), Some(l)) = (&cluster, &logged_in) {
         share_login(&app, c, l).await?;
     }
-    let Some(crate::auth::LoggedIn {
+    let Some(crate::core::auth::LoggedIn {
         cookie,
         login_secret,
         principal,
@@ -121,7 +122,7 @@ pub(super) async fn mint_login_code(
     let ttl = app.config.login_code_ttl_secs;
     let code = match crate::cluster::Cluster::of(&app) {
         Some(c) => {
-            let (code, key, entry) = crate::auth::shared::new_shared_code(ttl);
+            let (code, key, entry) = crate::core::auth::shared::new_shared_code(ttl);
             c.share_credentials(vec![(key, entry)], "minting a login code")
                 .await?;
             code
@@ -182,7 +183,7 @@ pub(super) async fn logout(
     if let Some(c) = cookie_value(&headers, ext.cookie_name()) {
         if let Some(cluster) = crate::cluster::Cluster::of(&app) {
             shared = cluster
-                .unshare_credentials(vec![crate::auth::shared::login_key(c)], "logging out")
+                .unshare_credentials(vec![crate::core::auth::shared::login_key(c)], "logging out")
                 .await;
         }
         app.auth
@@ -311,7 +312,7 @@ pub(super) async fn revoke_observer(
 async fn share_login(
     app: &AppState,
     cluster: &crate::cluster::Cluster,
-    l: &crate::auth::LoggedIn,
+    l: &crate::core::auth::LoggedIn,
 ) -> Result<(), ApiError> {
     let entries = l
         .principal

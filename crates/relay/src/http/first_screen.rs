@@ -29,10 +29,10 @@ use axum::response::Response;
 use bridge_protocol::api::{ListEntry, SessionList, waits_for_answer};
 use serde_json::{Value, json};
 
-use crate::assets::{compress_page, negotiate};
-use crate::auth::Principal;
-use crate::external::External;
-use crate::extract::AppState;
+use crate::core::auth::Principal;
+use crate::edge::assets::{compress_page, negotiate};
+use crate::edge::external::External;
+use crate::edge::extract::AppState;
 
 /// The element of the boot shell the list replaces (`<p … id="boot-list">Loading sessions…</p>`).
 const MARKER: &str = "id=\"boot-list\"";
@@ -66,7 +66,7 @@ fn candidate(method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> boo
         && page
         && !switches
         && !headers.contains_key(header::AUTHORIZATION)
-        && headers.contains_key(crate::auth::LOGIN_SECRET_HEADER)
+        && headers.contains_key(crate::core::auth::LOGIN_SECRET_HEADER)
         && headers.contains_key(header::COOKIE)
 }
 
@@ -127,7 +127,14 @@ async fn session_list(app: &AppState, who: &Principal) -> Option<SessionList> {
             .await
             .ok();
     }
-    Some(crate::transcripts::api::list(app, crate::relay::Archived::WorktreeKept, who).await)
+    Some(
+        crate::features::transcripts::api::list(
+            app,
+            crate::core::relay::Archived::WorktreeKept,
+            who,
+        )
+        .await,
+    )
 }
 
 fn page_response(method: &Method, headers: &HeaderMap, page: String) -> Response {

@@ -1,6 +1,6 @@
 //! The HTTP surface: router, auth extractors, Host/Origin guard and CORS, REST handlers, static files.
 //! Route modules: [`auth_api`] (login, logout, credentials, observers), [`sessions`] (the REST session
-//! API); shared state and extractors live in [`crate::extract`].
+//! API); shared state and extractors live in [`crate::edge::extract`].
 
 use std::net::SocketAddr;
 
@@ -12,10 +12,10 @@ use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
-use crate::error::ApiError;
-use crate::external::External;
+use crate::core::error::ApiError;
+use crate::edge::external::External;
 
-pub use crate::extract::{AppState, Controller, JsonBody, PeerIp, SmallJsonBody, peer_ip};
+pub use crate::edge::extract::{AppState, Controller, JsonBody, PeerIp, SmallJsonBody, peer_ip};
 pub use sessions::{EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX};
 
 mod auth_api;
@@ -57,14 +57,14 @@ pub fn app(state: AppState) -> Router {
         )
         .route(
             "/v1/code/sessions/{id}/events/stream",
-            get(crate::sse::stream),
+            get(crate::edge::sse::stream),
         )
-        .route("/v1/code/sessions/{id}/ws", get(crate::ws::upgrade))
-        .merge(crate::changes::routes())
-        .merge(crate::push::routes())
-        .merge(crate::transcripts::api::routes())
-        .merge(crate::hooks::api::routes())
-        .merge(crate::tls::routes())
+        .route("/v1/code/sessions/{id}/ws", get(crate::edge::ws::upgrade))
+        .merge(crate::features::changes::routes())
+        .merge(crate::features::push::routes())
+        .merge(crate::features::transcripts::api::routes())
+        .merge(crate::features::hooks::api::routes())
+        .merge(crate::features::tls::routes())
         .route("/healthz", get(|| async { Json(json!({"ok": true})) }))
         .route("/v1/{*rest}", any(api_not_found));
     // Scale-out: a host runs the host-only requests gateways forward through these same routes
@@ -74,16 +74,16 @@ pub fn app(state: AppState) -> Router {
     }
     // The console, read once (see assets.rs): --static-dir, else the one built into the binary.
     let console = match &state.config.static_dir {
-        Some(dir) => crate::assets::Console::from_dir(dir)
+        Some(dir) => crate::edge::assets::Console::from_dir(dir)
             .map_err(
                 |e| tracing::warn!(dir = %dir.display(), error = %e, "cannot read the console"),
             )
             .ok(),
-        None => crate::assets::Console::embedded(),
+        None => crate::edge::assets::Console::embedded(),
     }
     .filter(|c| c.has_index());
     let index_html = console.as_ref().and_then(|c| c.index_html());
-    let csp = HeaderValue::from_str(&crate::headers::content_security_policy_embedded(
+    let csp = HeaderValue::from_str(&crate::edge::headers::content_security_policy_embedded(
         index_html.as_deref(),
         &state.config.embed_origins,
     ))
@@ -119,7 +119,7 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .layer(middleware::from_fn(move |req: Request, next: Next| {
-            crate::headers::add(csp.clone(), req, next)
+            crate::edge::headers::add(csp.clone(), req, next)
         }))
         .with_state(state)
 }
@@ -169,7 +169,7 @@ async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Res
     // The Host the connection carries, and the one a trusted proxy forwarded: both must be known.
     for host in std::iter::once(&raw_host).chain(ext.forwarded_host.as_ref()) {
         if !cfg.allowed_hosts.contains(host)
-            && !crate::config::is_bare_loopback_host(host, cfg.addr)
+            && !crate::core::config::is_bare_loopback_host(host, cfg.addr)
         {
             return ApiError::forbidden(format!(
                 "Host {host:?} is not allowed (DNS-rebinding protection); allowed: {}; add one with --allowed-host{}",
@@ -230,11 +230,11 @@ async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Res
     let credentials = req.headers().contains_key(header::AUTHORIZATION)
         || req.headers().contains_key(header::COOKIE);
     if !credentials
-        && declared.is_some_and(|n| n > crate::limits::UNAUTHENTICATED_BODY_BYTES as u64)
+        && declared.is_some_and(|n| n > crate::core::limits::UNAUTHENTICATED_BODY_BYTES as u64)
     {
         return ApiError::too_large(format!(
             "a request without credentials may carry at most {} bytes",
-            crate::limits::UNAUTHENTICATED_BODY_BYTES
+            crate::core::limits::UNAUTHENTICATED_BODY_BYTES
         ))
         .into_response();
     }

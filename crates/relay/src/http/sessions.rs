@@ -12,13 +12,13 @@ use bytes::BytesMut;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::auth::Principal;
-use crate::error::ApiError;
-use crate::external::External;
-use crate::extract::{AppState, Controller, JsonBody, parse_body};
-use crate::follow::{REPLAY_PAGE, REPLAY_PAGE_BYTES};
-use crate::relay::CreateSession;
-use crate::session::Session;
+use crate::core::auth::Principal;
+use crate::core::error::ApiError;
+use crate::core::follow::{REPLAY_PAGE, REPLAY_PAGE_BYTES};
+use crate::core::relay::CreateSession;
+use crate::core::session::Session;
+use crate::edge::external::External;
+use crate::edge::extract::{AppState, Controller, JsonBody, parse_body};
 
 pub(super) async fn create_session(
     State(app): State<AppState>,
@@ -58,11 +58,11 @@ pub(super) async fn list_sessions(
 ) -> Json<bridge_protocol::api::SessionList> {
     let yes = |v: &Option<String>| v.as_deref().is_some_and(|v| v == "1" || v == "true");
     let archived = match (yes(&q.include_archived), yes(&q.kept_worktrees)) {
-        (true, _) => crate::relay::Archived::All,
-        (false, true) => crate::relay::Archived::WorktreeKept,
-        (false, false) => crate::relay::Archived::None,
+        (true, _) => crate::core::relay::Archived::All,
+        (false, true) => crate::core::relay::Archived::WorktreeKept,
+        (false, false) => crate::core::relay::Archived::None,
     };
-    Json(crate::transcripts::api::list(&app, archived, &who).await)
+    Json(crate::features::transcripts::api::list(&app, archived, &who).await)
 }
 
 pub(super) async fn get_session(
@@ -72,7 +72,7 @@ pub(super) async fn get_session(
 ) -> Result<Json<bridge_protocol::api::SessionDetail>, ApiError> {
     let mut v = app.visible_session(&who, &id)?.detail();
     if !who.can_write() {
-        crate::redact::initialize_for_observer(&mut v.initialize);
+        crate::core::redact::initialize_for_observer(&mut v.initialize);
     }
     Ok(Json(v))
 }
@@ -188,7 +188,7 @@ pub(super) async fn list_events(
         .clamp(1, EVENTS_PAGE_MAX);
     let (first, last) = session.bounds();
     if after > last {
-        return Err(crate::follow::beyond_end_error(&id, after, last));
+        return Err(crate::core::follow::beyond_end_error(&id, after, last));
     }
     let truncated = last > 0 && after.saturating_add(1) < first;
     // The first page now (a store failure is still a clean 500), the rest as the client reads:
@@ -225,10 +225,10 @@ pub(super) struct EventPages {
     left: usize,
     /// Events after this one (appended during the answer) are left out.
     last: u64,
-    next: Option<Vec<Arc<crate::frames::Frame>>>,
+    next: Option<Vec<Arc<crate::core::frames::Frame>>>,
     wrote_head: bool,
     wrote_event: bool,
-    /// Observers get frames through [`crate::redact::frame_for_observer`].
+    /// Observers get frames through [`crate::core::redact::frame_for_observer`].
     observer: bool,
     tail: Option<String>,
 }
@@ -269,7 +269,9 @@ impl EventPages {
                     if std::mem::replace(&mut self.wrote_event, true) {
                         out.extend_from_slice(b",");
                     }
-                    let redacted = self.observer.then(|| crate::redact::frame_for_observer(f));
+                    let redacted = self
+                        .observer
+                        .then(|| crate::core::redact::frame_for_observer(f));
                     let f = redacted.as_ref().unwrap_or(f);
                     // The SSE data line of a durable frame is its envelope.
                     out.extend_from_slice(&f.data);

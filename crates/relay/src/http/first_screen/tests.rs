@@ -118,7 +118,7 @@ fn a_template_without_the_marker_is_not_rendered() {
 fn only_console_pages_with_the_login_secret_are_candidates() {
     let mut h = HeaderMap::new();
     h.insert(header::COOKIE, "bridge_session=x".parse().unwrap());
-    h.insert(crate::auth::LOGIN_SECRET_HEADER, "s".parse().unwrap());
+    h.insert(crate::core::auth::LOGIN_SECRET_HEADER, "s".parse().unwrap());
     let uri = |u: &str| u.parse::<axum::http::Uri>().unwrap();
     for ok in [
         "/",
@@ -145,7 +145,7 @@ fn only_console_pages_with_the_login_secret_are_candidates() {
     bearer.insert(header::AUTHORIZATION, "Bearer t".parse().unwrap());
     assert!(!candidate(&Method::GET, &uri("/"), &bearer));
     let mut no_secret = h.clone();
-    no_secret.remove(crate::auth::LOGIN_SECRET_HEADER);
+    no_secret.remove(crate::core::auth::LOGIN_SECRET_HEADER);
     assert!(!candidate(&Method::GET, &uri("/"), &no_secret));
     let mut no_cookie = h;
     no_cookie.remove(header::COOKIE);
