@@ -14,6 +14,7 @@ mod cluster_trust;
 mod common;
 mod credentials;
 mod first_screen;
+mod floors;
 mod fuzz_corpus;
 mod hardening;
 mod limits;
