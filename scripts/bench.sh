@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and prints their figures (also saved under pkg/bench/):
-#   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS,
+#   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS, relay CPU per streamed delta,
 #   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
 #   console transfer size (gzipped wasm + js + css), the bytes the relay really sends (br / gzip), and
 #   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript),
@@ -25,6 +25,12 @@ cargo bench -q -p bridge-dedup --bench dedup -- --warm-up-time 1 --measurement-t
 echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
 "$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
+echo "== relay CPU per streamed delta: 100,000 deltas at 20,000/s, then 1,000,000 as fast as the agent writes"
+cargo build -q --release -p bridge-relay --bin bridge-relay --example delta_cpu
+{
+  "$CARGO_TARGET_DIR/release/examples/delta_cpu"
+  "$CARGO_TARGET_DIR/release/examples/delta_cpu" --rate 0 --deltas 1000000 | tail -1
+} 2>&1 | tee "$out/relay-delta-cpu.txt"
 echo "== console in headless Chromium (streaming, 10,000 messages)"
 # The runner's Chromium options (headless, no sandbox, …), as for scripts/test.sh's wasm tests.
 scripts/webdriver-json.sh .

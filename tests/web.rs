@@ -26,6 +26,11 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+#[path = "web/dialogs.rs"]
+mod dialogs;
+#[path = "web/scroll.rs"]
+mod scroll;
+
 /// Records what the console would post.
 #[derive(Default)]
 struct FakeSender {
@@ -116,6 +121,13 @@ async fn next_frame() {
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
     tick().await;
+}
+
+/// Waits `n` animation frames.
+async fn frames(n: usize) {
+    for _ in 0..n {
+        next_frame().await;
+    }
 }
 
 fn stream(msg: &str, event: Value) -> Incoming {
@@ -506,172 +518,6 @@ async fn observers_get_no_controls_and_see_waiting_prompts() {
     );
 }
 
-/// Gives the transcript a real scroll box (the tests load no stylesheet).
-fn scroll_box_style() -> web_sys::Element {
-    let doc = document();
-    let style = doc.create_element("style").unwrap();
-    style.set_text_content(Some(
-        ".transcript { height: 300px; overflow-y: auto; } .row { min-height: 40px; }",
-    ));
-    doc.head().unwrap().append_child(&style).unwrap();
-    style
-}
-
-async fn frames(n: usize) {
-    for _ in 0..n {
-        next_frame().await;
-    }
-}
-
-fn at_bottom(el: &web_sys::HtmlElement) -> bool {
-    el.scroll_top() as f64 + el.client_height() as f64 >= el.scroll_height() as f64 - 60.0
-}
-
-/// Scrolls up the way a person does: a wheel turn, then the scroll it causes.
-fn scroll_to_top(el: &web_sys::HtmlElement) {
-    let init = web_sys::WheelEventInit::new();
-    init.set_delta_y(-400.0);
-    el.dispatch_event(&web_sys::WheelEvent::new_with_event_init_dict("wheel", &init).unwrap())
-        .unwrap();
-    el.set_scroll_top(0);
-    el.dispatch_event(&web_sys::Event::new("scroll").unwrap())
-        .unwrap();
-}
-
-fn fill_transcript(m: &Mounted, n: usize) {
-    for i in 0..n {
-        m.store.apply_now(assistant(
-            &format!("msg_{i}"),
-            &format!("a-{i}"),
-            json!({"type": "text", "text": format!("Line {i} of a long session.")}),
-        ));
-    }
-}
-
-#[wasm_bindgen_test]
-async fn sending_while_scrolled_up_brings_the_new_message_into_view() {
-    let style = scroll_box_style();
-    let m = mount(false, || view! { <Transcript /> <Composer /> });
-    m.store.conn.set(ConnState::Live);
-    fill_transcript(&m, 300);
-    frames(4).await;
-    let scroller = m.one("[data-testid=transcript]");
-    assert!(at_bottom(&scroller), "starts at the bottom");
-    scroll_to_top(&scroller);
-    frames(3).await;
-    assert!(!at_bottom(&scroller));
-    let id = m.store.send_prompt("the newest prompt").unwrap();
-    frames(6).await;
-    let sel = format!("[data-testid=message][data-uuid='{id}']");
-    assert_eq!(
-        m.all(&sel).len(),
-        1,
-        "the sent message is rendered (virtualized list)"
-    );
-    assert!(at_bottom(&scroller), "the transcript scrolled to the end");
-    // The DOM stays bounded.
-    assert!(m.all("[data-testid=message]").len() < 150);
-    style.remove();
-}
-
-#[wasm_bindgen_test]
-async fn new_content_while_scrolled_up_offers_jump_to_latest() {
-    let style = scroll_box_style();
-    let m = mount(false, || view! { <Transcript /> });
-    fill_transcript(&m, 200);
-    frames(4).await;
-    let scroller = m.one("[data-testid=transcript]");
-    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
-    scroll_to_top(&scroller);
-    frames(3).await;
-    m.store.apply_now(assistant(
-        "msg_new",
-        "a-new",
-        json!({"type": "text", "text": "Something new"}),
-    ));
-    frames(3).await;
-    assert!(!at_bottom(&scroller), "reading position is kept");
-    let jump = m.one("[data-testid=jump-to-latest]");
-    jump.click();
-    frames(6).await;
-    assert!(at_bottom(&scroller));
-    assert_eq!(m.all("[data-testid=message][data-uuid=a-new]").len(), 1);
-    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
-    style.remove();
-}
-
-/// A 200-row transcript following the bottom: `before` runs, the scroll position moves to the top
-/// (with its scroll event), then a new row arrives. Returns (back at the bottom, "jump to latest"
-/// offered); the new row is rendered either way once the list is at the bottom.
-async fn after_a_move_up(before: impl FnOnce()) -> (bool, bool) {
-    let style = scroll_box_style();
-    let m = mount(false, || view! { <Transcript /> });
-    fill_transcript(&m, 200);
-    frames(4).await;
-    let scroller = m.one("[data-testid=transcript]");
-    assert!(at_bottom(&scroller), "starts at the bottom");
-    before();
-    scroller.set_scroll_top(0);
-    scroller
-        .dispatch_event(&web_sys::Event::new("scroll").unwrap())
-        .unwrap();
-    frames(3).await;
-    m.store.apply_now(assistant(
-        "msg_after_move",
-        "a-after-move",
-        json!({"type": "text", "text": "Something new"}),
-    ));
-    frames(6).await;
-    let followed = at_bottom(&scroller);
-    if followed {
-        assert_eq!(
-            m.all("[data-testid=message][data-uuid=a-after-move]").len(),
-            1
-        );
-    }
-    let offered = !m.all("[data-testid=jump-to-latest]").is_empty();
-    style.remove();
-    (followed, offered)
-}
-
-#[wasm_bindgen_test]
-async fn the_browser_moving_the_scroll_position_does_not_stop_following() {
-    // Replacing a large row can leave the content briefly shorter; the browser clamps the scroll
-    // position, and the scroll event arrives after the content has grown back. No wheel, touch or
-    // key came first, so the transcript keeps following.
-    assert_eq!(
-        after_a_move_up(|| {}).await,
-        (true, false),
-        "still following, no 'jump to latest': the person never scrolled"
-    );
-}
-
-#[wasm_bindgen_test]
-async fn page_up_anywhere_but_a_text_field_lets_go_of_the_bottom() {
-    let key = |target: &web_sys::EventTarget| {
-        let init = web_sys::KeyboardEventInit::new();
-        init.set_key("PageUp");
-        init.set_bubbles(true);
-        target
-            .dispatch_event(
-                &web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init)
-                    .unwrap(),
-            )
-            .unwrap();
-    };
-    // Keyboard scrolling does not need focus on the transcript: the key reaches the page.
-    assert_eq!(
-        after_a_move_up(|| key(&document().body().unwrap())).await,
-        (false, true),
-        "the reading position is kept and 'jump to latest' offered"
-    );
-    // In a text field PageUp moves the caret; a move of the list after it is the browser's.
-    let field = document().create_element("textarea").unwrap();
-    document().body().unwrap().append_child(&field).unwrap();
-    assert_eq!(after_a_move_up(|| key(&field)).await, (true, false));
-    field.remove();
-}
-
 #[wasm_bindgen_test]
 async fn prompts_left_unsent_by_a_reload_come_back_after_the_history_and_are_sent() {
     // The page before the reload could not deliver this prompt.
@@ -1040,132 +886,4 @@ async fn a_message_sent_while_claude_works_is_queued_and_sent_after_the_result()
     tick().await;
     assert_eq!(prompts(&m).len(), 2, "the cancelled one is never sent");
     assert!(bridge_console::unsent::load_entries("s1").is_empty());
-}
-
-/// Shows the prompt `request` (as `req-a`), presses `button` (after `fill`) and returns the one
-/// answer the store sent.
-async fn answer_with(request: Value, fill: &[(&str, &str)], button: &str) -> String {
-    let m = mount(false, || view! { <PromptDock /> });
-    m.store
-        .apply_now(json!({"type": "control_request", "request_id": "req-a", "request": request}));
-    tick().await;
-    for (field, value) in fill {
-        let input: web_sys::HtmlInputElement =
-            m.one(&format!("[data-testid={field}]")).dyn_into().unwrap();
-        input.set_value(value);
-        input
-            .dispatch_event(&web_sys::Event::new("input").unwrap())
-            .unwrap();
-    }
-    tick().await;
-    m.one(&format!("[data-testid={button}]")).click();
-    tick().await;
-    tick().await;
-    let sent = m.sent.borrow().clone();
-    assert_eq!(sent.len(), 1, "one answer to {button}: {sent:?}");
-    m.root.remove();
-    serde_json::to_string(&sent[0]).unwrap()
-}
-
-#[wasm_bindgen_test]
-async fn plan_elicitation_and_user_dialogs_send_the_protocol_builders_answers() {
-    let ok = |response: &str| {
-        format!(
-            r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"req-a","response":{response}}}}}"#
-        )
-    };
-    let plan = json!({"subtype": "can_use_tool", "tool_name": "ExitPlanMode",
-        "input": {"plan": "1. do it"}, "tool_use_id": "toolu_p"});
-    assert_eq!(
-        answer_with(plan, &[], "plan-approve-accept-edits").await,
-        ok(
-            r#"{"behavior":"allow","updatedInput":{"plan":"1. do it"},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}],"toolUseID":"toolu_p"}"#
-        )
-    );
-    let ask = json!({"subtype": "elicitation", "mcp_server_name": "asker", "message": "Who?",
-        "requested_schema": {"type": "object", "properties": {"name": {"type": "string"}}}});
-    assert_eq!(
-        answer_with(
-            ask.clone(),
-            &[("elicitation-field-name", "Ada")],
-            "permission-allow"
-        )
-        .await,
-        ok(r#"{"action":"accept","content":{"name":"Ada"}}"#)
-    );
-    assert_eq!(
-        answer_with(ask.clone(), &[], "permission-deny").await,
-        ok(r#"{"action":"decline"}"#)
-    );
-    assert_eq!(
-        answer_with(ask, &[], "elicitation-cancel").await,
-        ok(r#"{"action":"cancel"}"#)
-    );
-    let dialog = json!({"subtype": "request_user_dialog", "dialog_kind": "notice",
-        "payload": {"message": "Hello"}});
-    assert_eq!(
-        answer_with(dialog.clone(), &[], "permission-allow").await,
-        ok(r#"{"behavior":"completed"}"#)
-    );
-    assert_eq!(
-        answer_with(dialog, &[], "permission-deny").await,
-        ok(r#"{"behavior":"cancelled"}"#)
-    );
-}
-
-#[wasm_bindgen_test]
-async fn edited_permission_suggestions_are_sent_as_edited() {
-    let m = mount(false, || view! { <PromptDock /> });
-    m.store.apply_now(json!({"type": "control_request", "request_id": "req-s", "request": {"subtype": "can_use_tool",
-        "tool_name": "Bash", "input": {"command": "npm test"}, "tool_use_id": "toolu_s",
-        "permission_suggestions": [
-            {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test"}], "behavior": "allow", "destination": "localSettings"},
-            {"type": "addDirectories", "directories": ["/tmp/a"], "destination": "session"},
-            {"type": "addRules", "rules": "not a list", "behavior": "allow", "destination": "session"}
-        ]}}));
-    tick().await;
-    assert_eq!(
-        m.all("[data-testid=permission-suggestion]").len(),
-        2,
-        "a malformed suggestion (the CLI would drop the whole answer) is not offered"
-    );
-    for check in m.all("[data-testid=permission-suggestion]") {
-        let check: web_sys::HtmlInputElement = check.dyn_into().unwrap();
-        check.set_checked(true);
-        check
-            .dispatch_event(&web_sys::Event::new("change").unwrap())
-            .unwrap();
-    }
-    let set = |selector: &str, value: &str, event: &str| {
-        let el = m.one(selector);
-        js_sys::Reflect::set(&el, &"value".into(), &value.into()).unwrap();
-        el.dispatch_event(&web_sys::Event::new(event).unwrap())
-            .unwrap();
-    };
-    set(
-        "[data-testid=permission-suggestion-rule]",
-        "npm test:*",
-        "input",
-    );
-    set(
-        "[data-testid=permission-suggestion-destination]",
-        "session",
-        "change",
-    );
-    set(
-        "[data-testid=permission-suggestion-directories]",
-        "/tmp/a, /tmp/b",
-        "input",
-    );
-    tick().await;
-    m.one("[data-testid=permission-allow]").click();
-    tick().await;
-    tick().await;
-    let sent = m.sent.borrow().clone();
-    assert_eq!(sent.len(), 1, "one answer: {sent:?}");
-    assert_eq!(
-        serde_json::to_string(&sent[0]["response"]["response"]["updatedPermissions"]).unwrap(),
-        r#"[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"session"},{"type":"addDirectories","directories":["/tmp/a","/tmp/b"],"destination":"session"}]"#
-    );
-    m.root.remove();
 }

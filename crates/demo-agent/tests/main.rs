@@ -4,3 +4,4 @@ mod agent;
 mod common;
 mod conformance;
 mod protocol;
+mod scenarios;

@@ -4,6 +4,9 @@
 //! the tag strings; [`CliMessage`](crate::CliMessage) and [`ClientMessage`](crate::ClientMessage)
 //! agree with it (tested).
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::system::SystemMessage;
@@ -106,6 +109,58 @@ impl<'a> MessageType<'a> {
     }
 }
 
+/// A frame's `type` and `subtype`, read from its JSON text in one pass without building it (every
+/// other field is skipped, and checked to be JSON on the way): what a router needs to place a
+/// frame whose bytes it forwards as they came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tags<'a> {
+    tag: Cow<'a, str>,
+    subtype: Option<Cow<'a, str>>,
+}
+
+impl<'a> Tags<'a> {
+    /// The tags of `text`; `None` when it is not an object with a string `type` and (if present) a
+    /// string `subtype`, is not JSON, or repeats a key (a `Value` reads the last of repeated keys:
+    /// read such a text as a `Value`).
+    pub fn peek(text: &'a str) -> Option<Tags<'a>> {
+        #[derive(Deserialize)]
+        struct Raw<'a> {
+            #[serde(rename = "type", borrow)]
+            tag: Cow<'a, str>,
+            #[serde(default, borrow)]
+            subtype: Option<Cow<'a, str>>,
+        }
+        let raw: Raw<'a> = serde_json::from_str(text).ok()?;
+        Some(Tags {
+            tag: raw.tag,
+            subtype: raw.subtype,
+        })
+    }
+
+    pub fn kind(&self) -> MessageType<'_> {
+        MessageType::from_tag(&self.tag)
+    }
+
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    pub fn subtype(&self) -> Option<&str> {
+        self.subtype.as_deref()
+    }
+
+    /// As [`is_ephemeral`] says of the frame.
+    pub fn is_ephemeral(&self) -> bool {
+        match self.kind() {
+            MessageType::StreamEvent => true,
+            MessageType::System => self
+                .subtype()
+                .is_some_and(|sub| SystemMessage::EPHEMERAL_SUBTYPES.contains(&sub)),
+            _ => false,
+        }
+    }
+}
+
 /// The `subtype` of a `system` frame (`None` for any other frame, or without a string subtype).
 pub fn system_subtype(frame: &Value) -> Option<&str> {
     match MessageType::of(frame)? {
@@ -126,6 +181,51 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn tags_agree_with_the_value_reading() {
+        let texts = [
+            r#"{"type":"stream_event","event":{"type":"content_block_delta"}}"#,
+            r#"{"subtype":"thinking_tokens","type":"system","x":[1,{"y":null}]}"#,
+            r#"{"type":"system","subtype":"init"}"#,
+            r#"{"type":"sys\u0074em","subtype":"status"}"#,
+            r#"{"type":"keep_alive"}"#,
+            r#"{"type":"result","subtype":"success","usage":{}}"#,
+            r#"{"type":"something_new","subtype":7}"#,
+            r#"{"type":3}"#,
+            r#"{"subtype":"init"}"#,
+            r#"[{"type":"user"}]"#,
+            r#"{"type":"user","uuid":"a","uuid":"b"}"#,
+            r#"{"type":"user","message":{"content":"unclosed"}"#,
+            r#"{"type":"user"} trailing"#,
+        ];
+        for text in texts {
+            let value: Option<Value> = serde_json::from_str(text).ok();
+            match Tags::peek(text) {
+                Some(tags) => {
+                    let v = value.expect("a text the peek reads is JSON");
+                    assert_eq!(MessageType::of(&v), Some(tags.kind()), "{text}");
+                    assert_eq!(is_ephemeral(&v), tags.is_ephemeral(), "{text}");
+                    assert_eq!(v["subtype"].as_str(), tags.subtype(), "{text}");
+                }
+                // Refused: not JSON, or not a string type/subtype, or a repeated key — the caller
+                // reads it as a Value then.
+                None => assert!(
+                    value.is_none()
+                        || MessageType::of(value.as_ref().unwrap()).is_none()
+                        || !value.as_ref().unwrap()["subtype"].is_string()
+                        || text.matches("\"uuid\"").count() > 1,
+                    "{text}"
+                ),
+            }
+        }
+        assert_eq!(
+            Tags::peek(r#"{"type":"sys\u0074em","subtype":"status"}"#)
+                .unwrap()
+                .kind(),
+            MessageType::System
+        );
+    }
     use crate::{CliMessage, ClientMessage};
 
     const ALL: &[MessageType<'static>] = &[

@@ -9,27 +9,13 @@ use crate::common::nats::NatsServer;
 use crate::common::*;
 use serde_json::{Value, json};
 
-/// Created through a gateway: placed on `host1`, answered with the gateway's own URLs.
-async fn create_through(gw: &RelayProc) -> String {
-    let (sid, v) = create_through_with(gw, json!({})).await;
-    assert_eq!(v["host"], "host1", "{v}");
-    assert!(
-        v["stream_url"]
-            .as_str()
-            .unwrap()
-            .contains(&gw.addr.port().to_string()),
-        "the gateway's own URLs: {v}"
-    );
-    sid
-}
-
 /// (1) Created through gateway A, answered through gateway B: the turn completes, both gateways
 /// stream the same durable events with the same sequence numbers as the host's log, and the list
 /// on either gateway shows the session and its host.
 #[tokio::test]
 async fn a_turn_created_on_one_gateway_is_answered_on_another_with_identical_seqs() {
     let c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     let mut on_b = c.b.sse(&sid, None).await;
     assert_eq!((on_a.status, on_b.status), (200, 200));
@@ -114,7 +100,7 @@ async fn a_turn_created_on_one_gateway_is_answered_on_another_with_identical_seq
 #[tokio::test]
 async fn answers_racing_through_two_gateways_exactly_one_wins() {
     let c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(c.b.post(&sid, TOKEN, user("race")).await.status(), 200);
     let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
@@ -160,7 +146,7 @@ async fn answers_racing_through_two_gateways_exactly_one_wins() {
 #[tokio::test]
 async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
     let mut c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(
         c.a.post(&sid, TOKEN, user("survive a gateway"))
@@ -219,7 +205,7 @@ async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
 #[tokio::test]
 async fn events_written_while_nats_is_down_arrive_when_it_returns() {
     let mut c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(c.a.post(&sid, TOKEN, user("outage")).await.status(), 200);
     let before = on_a.until("prompt", is_can_use_tool).await;
@@ -298,7 +284,7 @@ async fn events_written_while_nats_is_down_arrive_when_it_returns() {
 async fn a_second_writer_cannot_fork_a_log() {
     use bridge_relay::cluster::wire;
     let c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(c.a.post(&sid, TOKEN, user("fork")).await.status(), 200);
     let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
@@ -403,7 +389,7 @@ fn is_host_lost(f: &Frame) -> bool {
 #[tokio::test]
 async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
     let mut c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     let mut on_b = c.b.sse(&sid, None).await;
     assert_eq!(
@@ -512,7 +498,7 @@ async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
     let c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(c.a.post(&sid, TOKEN, user("first")).await.status(), 200);
     let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
@@ -592,23 +578,13 @@ async fn status_with(relay: &RelayProc, path: &str, token: &str) -> u16 {
         .as_u16()
 }
 
-/// Reads frames until none comes for 300 ms (what a fresh stream replays).
-async fn drain(sse: &mut Sse) {
-    while sse
-        .next(std::time::Duration::from_millis(300))
-        .await
-        .is_some()
-    {}
-    assert!(!sse.ended, "the stream ended early");
-}
-
 /// (Credentials) An observer token minted through gateway A reads a session at gateway B, and
 /// cannot write there (403); a login cookie made at A works at B; revoking the token at B ends the
 /// observer's open stream at A within a second, and A then refuses the token.
 #[tokio::test]
 async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches_all() {
     let c = cluster();
-    let sid = create_through(&c.a).await;
+    let sid = create_on_host1(&c.a).await;
     let minted = c.a.mint_observer(json!({ "session_id": sid })).await;
     let obs = minted["token"].as_str().unwrap().to_owned();
     let obs_id = minted["id"].as_str().unwrap().to_owned();
@@ -619,7 +595,7 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
     let list = get_json(&c.b.url("/v1/code/sessions"), &obs).await;
     assert!(list.to_string().contains(&sid), "{list}");
     assert_eq!(c.b.post(&sid, &obs, user("not yours")).await.status(), 403);
-    let other = create_through(&c.b).await;
+    let other = create_on_host1(&c.b).await;
     assert_eq!(
         status_with(&c.b, &format!("/v1/code/sessions/{other}"), &obs).await,
         403
@@ -731,252 +707,5 @@ async fn a_login_code_is_redeemed_once_across_gateways() {
         let mut got = [ra.0, rb.0];
         got.sort();
         assert_eq!(got, [200, 401], "exactly one gateway redeems a code");
-    }
-}
-
-/// (NATS outage) NATS stops under a running gateway and agents node: the gateway's `/healthz` says
-/// so (503, `nats.connected: false`); NATS restarts on the same store: `/healthz` is ok again, and
-/// a new turn created and followed through the gateway streams to its result.
-#[tokio::test]
-async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
-    let mut c = cluster();
-    let before = create_through(&c.a).await;
-    let mut watching = c.a.sse(&before, None).await;
-    assert_eq!(watching.status, 200);
-    drain(&mut watching).await;
-
-    c.nats.stop();
-    let h = health_until(&c.a, "the gateway reports NATS down", |s, v| {
-        s == 503 && v["nats"]["connected"] == false
-    })
-    .await;
-    assert_eq!(h["nats"]["role"], "gateway", "{h}");
-    assert!(
-        h["nats"]["problem"].as_str().unwrap().contains("NATS"),
-        "{h}"
-    );
-    // The open stream ends (a console shows it is reconnecting) and a new one is refused, as is
-    // input: a clear 503, nothing queued for later.
-    watching.expect_end(std::time::Duration::from_secs(3)).await;
-    let again = c.a.sse(&before, None).await;
-    assert_eq!(again.status, 503);
-    let r = c.a.post(&before, TOKEN, user("while NATS is down")).await;
-    assert_eq!(r.status(), 503, "{}", r.text().await.unwrap());
-
-    c.nats.restart();
-    for gw in [&c.a, &c.b] {
-        health_until(gw, "the gateway reports NATS back", |s, v| {
-            s == 200 && v["ok"] == true && v["nats"]["connected"] == true
-        })
-        .await;
-    }
-    let sid = create_through(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(on_a.status, 200);
-    assert_eq!(
-        c.a.post(&sid, TOKEN, user("after the outage"))
-            .await
-            .status(),
-        200
-    );
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
-    assert_eq!(
-        c.a.post(&sid, TOKEN, answer_to(&ask, "echo after-outage"))
-            .await
-            .status(),
-        200
-    );
-    let seen = on_a.until("result", is_result).await;
-    let text = seen.iter().find_map(tool_result_text).unwrap();
-    assert!(text.contains("after-outage"), "{text}");
-    // The session from before the outage streams and takes input again too.
-    let mut resumed = c.a.sse(&before, None).await;
-    assert_eq!(resumed.status, 200);
-    drain(&mut resumed).await;
-    assert_eq!(
-        c.a.post(&before, TOKEN, user("NATS is back"))
-            .await
-            .status(),
-        200
-    );
-    resumed
-        .until("its echo", |f| f.data.to_string().contains("NATS is back"))
-        .await;
-}
-
-/// (NATS outage, WebSocket) A gateway's WebSocket served from a mirror closes when NATS becomes
-/// unreachable, with 1013 "try again later" (the console's transport reconnects on it), as its SSE
-/// streams end; once NATS is back a socket resumed from the last event id it got gets what came
-/// after, nothing repeated.
-#[tokio::test]
-async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
-    use futures::StreamExt as _;
-    use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-
-    let mut c = cluster();
-    let sid = create_through(&c.a).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("before")).await.status(), 200);
-    let mut on_a = c.a.sse(&sid, None).await;
-    on_a.until("the echo", |f| f.data.to_string().contains("before"))
-        .await;
-
-    let request = |query: &str| {
-        let url = format!(
-            "ws://{}/v1/code/sessions/{sid}/ws?envelope=1{query}",
-            c.a.addr
-        );
-        let mut req = url.into_client_request().unwrap();
-        req.headers_mut()
-            .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-        req
-    };
-    // The durable events' ids a socket gets until `stop` holds for one, or until it is quiet.
-    let read = async |ws: &mut tokio_tungstenite::WebSocketStream<_>,
-                      stop: &dyn Fn(&Value) -> bool|
-           -> Vec<u64> {
-        let mut ids = Vec::new();
-        let deadline = tokio::time::Instant::now() + T;
-        loop {
-            let quiet = tokio::time::Instant::now() + std::time::Duration::from_millis(700);
-            match tokio::time::timeout_at(quiet.min(deadline), ws.next()).await {
-                Ok(Some(Ok(Message::Text(t)))) => {
-                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                    if let Some(id) = v["id"].as_u64() {
-                        ids.push(id);
-                    }
-                    if stop(&v) {
-                        return ids;
-                    }
-                }
-                Ok(Some(Ok(_))) => {}
-                Err(_) => return ids,
-                other => panic!("the socket ended early: {other:?}"),
-            }
-        }
-    };
-    let mut ws = tokio_tungstenite::connect_async(request(""))
-        .await
-        .unwrap()
-        .0;
-    let seen = read(&mut ws, &|_| false).await;
-    assert!(
-        seen.len() >= 2,
-        "the socket replays the log from its start: {seen:?}"
-    );
-    let last = *seen.last().unwrap();
-
-    c.nats.stop();
-    let started = std::time::Instant::now();
-    let close = loop {
-        match tokio::time::timeout(std::time::Duration::from_secs(3), ws.next()).await {
-            Ok(Some(Ok(Message::Close(f)))) => break f,
-            Ok(Some(Ok(Message::Text(t)))) => {
-                let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                assert!(
-                    v["id"].is_null(),
-                    "no durable event while NATS is down: {v}"
-                );
-            }
-            Ok(Some(Ok(_))) => {}
-            other => panic!("the socket did not close within 3 s of NATS stopping: {other:?}"),
-        }
-    };
-    let close = close.expect("a close frame with a code");
-    assert_eq!(close.code, CloseCode::Again, "{close:?}");
-    assert!(close.reason.contains("NATS"), "{close:?}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(3));
-
-    c.nats.restart();
-    health_until(&c.a, "the gateway reports NATS back", |s, v| {
-        s == 200 && v["ok"] == true && v["nats"]["connected"] == true
-    })
-    .await;
-    // Resumed from the last event it got: what follows, nothing repeated.
-    let mut ws = loop {
-        match tokio_tungstenite::connect_async(request(&format!("&from_sequence_num={last}"))).await
-        {
-            Ok((ws, _)) => break ws,
-            // 503 while the gateway's registry read catches up.
-            Err(e) => {
-                assert!(
-                    started.elapsed() < T * 2,
-                    "no socket after NATS returned: {e}"
-                );
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-        }
-    };
-    assert_eq!(c.a.post(&sid, TOKEN, user("after")).await.status(), 200);
-    let after = read(&mut ws, &|v| {
-        v["data"]["source"] == "client" && v.to_string().contains("after")
-    })
-    .await;
-    assert!(!after.is_empty(), "the resumed socket got the new input");
-    assert!(
-        after.iter().all(|id| *id > last),
-        "nothing repeated after {last}: {after:?}"
-    );
-    assert!(
-        after.windows(2).all(|w| w[1] == w[0] + 1) && after[0] == last + 1,
-        "nothing lost after {last}: {after:?}"
-    );
-}
-
-/// The state a gateway's list says for a session, read at once.
-async fn listed_state(gw: &RelayProc, sid: &str) -> String {
-    let v: Value = http()
-        .get(gw.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let s = v["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == sid);
-    s.map(|s| s["state"].as_str().unwrap_or("").to_owned())
-        .unwrap_or_default()
-}
-
-/// A gateway's list read as soon as its stream brings the event that changed a session's state
-/// (the console reads its list when its header's state changes) already says that state: the host
-/// writes the registry entry before it publishes those events. (It said the state from before
-/// until the host's next registry round, and the console showed it until its next list poll.)
-#[tokio::test]
-async fn a_gateways_list_agrees_with_its_stream_when_the_state_changes() {
-    let c = cluster();
-    let sid = create_through(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    for turn in 0..3 {
-        assert_eq!(
-            c.a.post(&sid, TOKEN, user(&format!("turn {turn}")))
-                .await
-                .status(),
-            200
-        );
-        let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
-        assert_eq!(
-            listed_state(&c.a, &sid).await,
-            "requires_action",
-            "turn {turn}: the list when the prompt arrived"
-        );
-        assert_eq!(
-            c.a.post(&sid, TOKEN, answer_to(&ask, &format!("echo {turn}")))
-                .await
-                .status(),
-            200
-        );
-        on_a.until("result", is_result).await;
-        assert_eq!(
-            listed_state(&c.a, &sid).await,
-            "idle",
-            "turn {turn}: the list when the result arrived"
-        );
     }
 }

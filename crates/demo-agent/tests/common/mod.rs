@@ -87,3 +87,15 @@ pub fn tool_results(frames: &[Value]) -> Vec<&Value> {
         .filter(|v| v["type"] == "user" && v["message"]["content"][0]["type"] == "tool_result")
         .collect()
 }
+
+/// Message uuids the tests use.
+pub const U1: &str = "11111111-2222-4333-8444-555555555555";
+pub const U2: &str = "22222222-2222-4333-8444-555555555555";
+pub const U3: &str = "33333333-2222-4333-8444-555555555555";
+
+pub fn deltas<'a>(frames: &'a [Value], delta_type: &str) -> Vec<&'a Value> {
+    frames
+        .iter()
+        .filter(|f| f["type"] == "stream_event" && f["event"]["delta"]["type"] == delta_type)
+        .collect()
+}

@@ -146,6 +146,10 @@ impl Relay {
 
 /// `bridge-relay` beside this example (`target/<profile>/examples/..`).
 pub fn relay_binary() -> anyhow::Result<PathBuf> {
+    // Another build of the relay (a before/after comparison).
+    if let Some(bin) = std::env::var_os("BRIDGE_RELAY_BIN") {
+        return Ok(PathBuf::from(bin));
+    }
     let exe = std::env::current_exe()?;
     let bin = exe
         .parent()

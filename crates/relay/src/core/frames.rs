@@ -262,10 +262,51 @@ pub fn route_worker(v: &Value) -> Route {
     }
 }
 
+/// A CLI stdout line's tags, read without building it ([`bridge_protocol::kind::Tags`]); `None`
+/// when the line needs a `serde_json::Value` to say what it is (not JSON, no string `type`, a
+/// repeated key): the caller reads it as one.
+pub fn peek_line(text: &str) -> Option<bridge_protocol::kind::Tags<'_>> {
+    bridge_protocol::kind::Tags::peek(text)
+}
+
+/// [`route_worker`], from a line's tags.
+pub fn route_tags(tags: &bridge_protocol::kind::Tags<'_>) -> Route {
+    match tags.kind() {
+        MessageType::KeepAlive => Route::Drop,
+        MessageType::Other(SOURCES_CHANGED) => Route::Ephemeral,
+        _ if tags.is_ephemeral() => Route::Ephemeral,
+        _ => Route::Durable,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn routes_from_tags_agree_with_routes_from_values() {
+        let mut lines: Vec<String> = [
+            r#"{"type":"stream_event","event":{}}"#,
+            r#"{"type":"keep_alive"}"#,
+            r#"{"type":"sources_changed"}"#,
+            r#"{"type":"system","subtype":"init"}"#,
+            r#"{"type":"system"}"#,
+            r#"{"type":"assistant","message":{}}"#,
+            r#"{"type":"something_new"}"#,
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for sub in bridge_protocol::SystemMessage::EPHEMERAL_SUBTYPES {
+            lines.push(format!(r#"{{"type":"system","subtype":"{sub}"}}"#));
+        }
+        for line in &lines {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let tags = peek_line(line).unwrap();
+            assert_eq!(route_tags(&tags), route_worker(&v), "{line}");
+        }
+    }
 
     #[test]
     fn routes() {

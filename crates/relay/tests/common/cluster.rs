@@ -182,3 +182,27 @@ pub fn signal(pid: u32, sig: &str) {
         .success();
     assert!(ok, "kill -{sig} {pid}");
 }
+
+/// Created through a gateway: placed on `host1`, answered with the gateway's own URLs.
+pub async fn create_on_host1(gw: &RelayProc) -> String {
+    let (sid, v) = create_through_with(gw, json!({})).await;
+    assert_eq!(v["host"], "host1", "{v}");
+    assert!(
+        v["stream_url"]
+            .as_str()
+            .unwrap()
+            .contains(&gw.addr.port().to_string()),
+        "the gateway's own URLs: {v}"
+    );
+    sid
+}
+
+/// Reads frames until none comes for 300 ms (what a fresh stream replays).
+pub async fn drain(sse: &mut Sse) {
+    while sse
+        .next(std::time::Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
+    assert!(!sse.ended, "the stream ended early");
+}

@@ -21,6 +21,26 @@ impl Session {
         if text.trim().is_empty() {
             return;
         }
+        // Most lines are stream deltas: their tags are read in one pass without building the
+        // line (checked to be JSON on the way), and they go out as they came. A stored frame,
+        // whose effects the relay reads, is parsed once below.
+        let tags = crate::core::frames::peek_line(text);
+        // Exact bytes go out only if they keep an SSE data line whole.
+        let exact = !(text.starts_with(char::is_whitespace)
+            || text.ends_with(char::is_whitespace)
+            || text.contains(['\r', '\n']));
+        if let Some(tags) = &tags
+            && exact
+        {
+            match crate::core::frames::route_tags(tags) {
+                Route::Drop => return,
+                Route::Ephemeral => {
+                    self.fan_out(Frame::ephemeral(tags.tag(), text));
+                    return;
+                }
+                Route::Durable => {}
+            }
+        }
         let value: Value = match serde_json::from_str::<Value>(text) {
             Ok(v) if MessageType::of(&v).is_some() => v,
             Ok(_) => {
@@ -42,13 +62,10 @@ impl Session {
             tracing::debug!(session = %self.id, error = %e, "CLI line does not match the typed model; forwarded as is");
         }
         // Forward the exact bytes unless they would break an SSE data line.
-        let payload = if text.contains(['\r', '\n'])
-            || text.starts_with(char::is_whitespace)
-            || text.ends_with(char::is_whitespace)
-        {
-            value.to_string()
-        } else {
+        let payload = if exact {
             text.to_owned()
+        } else {
+            value.to_string()
         };
         let ty = value["type"].as_str().unwrap_or_default().to_owned();
 

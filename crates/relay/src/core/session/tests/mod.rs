@@ -235,6 +235,45 @@ async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
     assert_eq!(log[0].2["raw"], "this is not json");
 }
 
+/// Stream deltas are routed from their tags without being parsed into a tree: what is not JSON
+/// still never reaches a subscriber, and bytes that would break an SSE data line are written anew.
+#[tokio::test]
+async fn delta_lines_are_checked_and_kept_whole_on_the_fast_path() {
+    let r = rig(None, None);
+    let mut sub = r.session.subscribe();
+    // Cut short, and a trailing garbage byte after a valid object: relay errors, stored.
+    r.session
+        .on_line(r#"{"type":"stream_event","event":{"type":"content_block_delta""#);
+    r.session.on_line(r#"{"type":"stream_event","event":{}}x"#);
+    // A raw carriage return between tokens is JSON whitespace, but would split an SSE data line.
+    r.session
+        .on_line("{\"type\":\"stream_event\",\r\"event\":{\"n\":1}}");
+    // Exactly as written.
+    let exact = r#"{"type":"stream_event","event":{"n":2},"uuid":"u"}"#;
+    r.session.on_line(exact);
+    // A type written with an escape is still a stream event.
+    r.session
+        .on_line(r#"{"type":"stream\u005fevent","event":{"n":3}}"#);
+    let frames: Vec<_> = std::iter::from_fn(|| sub.rx.try_recv().ok()).collect();
+    let seqs: Vec<_> = frames.iter().map(|f| f.seq).collect();
+    assert_eq!(seqs, [Some(1), Some(2), None, None, None]);
+    for f in &frames {
+        let sse = std::str::from_utf8(&f.sse).unwrap();
+        assert!(!sse.contains('\r'), "{sse:?}");
+    }
+    let data = |f: &Frame| -> Value {
+        let sse = std::str::from_utf8(&f.sse).unwrap();
+        let line = sse.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+        serde_json::from_str(line).unwrap()
+    };
+    assert_eq!(data(&frames[2])["payload"]["event"]["n"], 1);
+    assert!(std::str::from_utf8(&frames[3].sse).unwrap().contains(exact));
+    assert_eq!(data(&frames[4])["event_type"], "stream_event");
+    let log = payloads(&r);
+    assert_eq!(log.len(), 2);
+    assert!(log.iter().all(|e| e.2["type"] == "relay_error"), "{log:?}");
+}
+
 mod log;
 mod prompts;
 
