@@ -14,9 +14,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Args, TOKEN, cpu_secs, start_relay};
+use common::{Args, cpu_secs, start_relay};
 use futures::StreamExt as _;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::from_env();
@@ -87,18 +87,7 @@ async fn drive(deltas: u64, rate: u64) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?.display().to_string();
     let relay = start_relay("delta-cpu", None, &["--claude", &exe])?;
     let pid = relay.child.id().to_string();
-    let created: Value = common::http()
-        .post(format!("{}/v1/code/sessions", relay.base))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let sid = created["session_id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
-        .to_owned();
+    let sid = common::create_session(&relay.base).await?;
     let resp = common::sse(&relay.base, &sid, None).await?;
     let reader = tokio::spawn(read_until_result(resp));
     // Let the session settle (the agent's start, the relay's initialize) before measuring.

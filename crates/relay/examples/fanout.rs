@@ -18,10 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{
-    Args, Relay, TOKEN, cpu_secs, observer, percentile, start_relay, status_kb, write_syscalls,
-};
-use serde_json::{Value, json};
+use common::{Args, Relay, cpu_secs, observer, percentile, start_relay, status_kb, write_syscalls};
 
 fn main() -> anyhow::Result<()> {
     let args = Args::from_env();
@@ -62,18 +59,7 @@ async fn phase(
     kind: &str,
     rss: &AtomicU64,
 ) -> anyhow::Result<Phase> {
-    let created: Value = common::http()
-        .post(format!("{}/v1/code/sessions", relay.base))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let sid = created["session_id"]
-        .as_str()
-        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))?
-        .to_owned();
+    let sid = common::create_session(&relay.base).await?;
     let expected = rate * seconds;
     let done = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();

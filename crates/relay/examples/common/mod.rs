@@ -311,6 +311,22 @@ pub async fn sse(base: &str, sid: &str, last: Option<u64>) -> anyhow::Result<req
     Ok(resp)
 }
 
+/// Creates a session on the relay at `base`: its id.
+pub async fn create_session(base: &str) -> anyhow::Result<String> {
+    let created: Value = http()
+        .post(format!("{base}/v1/code/sessions"))
+        .bearer_auth(TOKEN)
+        .json(&json!({}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    created["session_id"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow::anyhow!("create failed: {created}"))
+}
+
 /// Sends the agent `go <count> <rate> [kind]` as a user message of session `sid` on `base`.
 pub async fn go(base: &str, sid: &str, count: u64, rate: u64, kind: &str) -> anyhow::Result<()> {
     let payload = json!({"type":"user","message":{"role":"user","content":format!("go {count} {rate} {kind}")},"parent_tool_use_id":null,"session_id":""});
