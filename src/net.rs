@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 
 use futures::future::LocalBoxFuture;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::state::Source;
@@ -58,36 +58,14 @@ impl std::fmt::Display for NetError {
 }
 
 /// `GET /v1/me`.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub struct Me {
-    /// `controller` or `observer`.
-    pub role: String,
-    /// The one session an observer token is scoped to, if any.
-    #[serde(default)]
-    pub session_id: Option<String>,
-}
-
-impl Me {
-    /// Observer role.
-    pub fn is_observer(&self) -> bool {
-        self.role != "controller"
-    }
-}
+pub use bridge_protocol::api::Me;
 
 /// One entry of `GET /v1/code/sessions` and where a session's worktree is: bridge-protocol's REST
 /// shapes, the ones the relay writes.
 pub use bridge_protocol::api::{SessionSummary, WorktreeInfo};
 
 /// The answer to `POST /v1/code/sessions/{id}/archive`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct ArchiveAnswer {
-    /// Why the session's worktree was kept (None: removed, or no worktree).
-    #[serde(default)]
-    pub worktree_kept: Option<String>,
-    /// Where it is, when kept.
-    #[serde(default)]
-    pub worktree: Option<WorktreeInfo>,
-}
+pub use bridge_protocol::api::ArchiveAnswer;
 
 /// `POST /v1/code/sessions` body.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

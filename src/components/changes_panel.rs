@@ -240,7 +240,7 @@ fn ChangeList() -> impl IntoView {
 fn ChangeRow(file: ChangedFile) -> impl IntoView {
     let store = Store::expect();
     let path = file.path.clone();
-    let letter = status_letter(&file.status);
+    let letter = status_letter(file.status.as_str());
     let n = counts(&file);
     let aria = format!(
         "{}, {}{}",
@@ -258,11 +258,11 @@ fn ChangeRow(file: ChangedFile) -> impl IntoView {
                 class="change-item"
                 data-testid="change-item"
                 data-path=file.path.clone()
-                data-status=file.status.clone()
+                data-status=file.status.to_string()
                 aria-label=aria
                 on:click=move |_| store.select_change(Some(path.clone()))
             >
-                <span class=format!("change-status status-{}", file.status) title=file.status.clone()>{letter}</span>
+                <span class=format!("change-status status-{}", file.status) title=file.status.to_string()>{letter}</span>
                 <span class="change-path">
                     {file.from.clone().map(|f| view! { <span class="change-from">{f}" → "</span> })}
                     {file.path.clone()}

@@ -215,6 +215,7 @@ mod tests {
         let bare = ArchiveAnswer {
             worktree_kept: Some("uncommitted changes".into()),
             worktree: None,
+            ..ArchiveAnswer::default()
         };
         let Some(ArchiveNotice::Kept(k)) = notice_after_archive("cse_a", "a", &bare) else {
             panic!("kept")

@@ -13,7 +13,11 @@ use serde_json::{Map, Value};
 use crate::util::{open_enum, present};
 use crate::values::SessionState;
 
+mod changes;
 mod list_entry;
+pub use changes::{
+    ArchiveAnswer, ChangeList, ChangeSource, ChangeStatus, ChangedFile, FileDiff, Me,
+};
 pub use list_entry::{ListEntry, ago, parse_iso_ms, session_name, waits_for_answer};
 
 open_enum! {

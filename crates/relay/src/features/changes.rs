@@ -30,8 +30,7 @@ use std::time::{Duration, Instant};
 use axum::extract::{Extension, Path as UrlPath, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Deserialize;
 
 use crate::core::auth::Principal;
 use crate::core::error::ApiError;
@@ -61,61 +60,16 @@ pub fn routes() -> Router<AppState> {
         .layer(Extension(Arc::new(Cache::default())))
 }
 
-/// What happened to a file, compared with `HEAD` (git) or with before the session wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Modified,
-    Added,
-    Deleted,
-    Renamed,
-    Untracked,
-}
+/// The shapes are bridge-protocol's (the console reads the same ones); the status under its
+/// old name here.
+pub use bridge_protocol::api::{
+    ChangeList, ChangeSource, ChangeStatus as Status, ChangedFile, FileDiff,
+};
 
-/// One changed file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ChangedFile {
-    /// Relative to the session's cwd, `/`-separated.
-    pub path: String,
-    pub status: Status,
-    /// A rename's old path (relative to the cwd; absent when it was outside it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
-    /// Lines added and removed, when known (not for binary files).
-    pub insertions: Option<u64>,
-    pub deletions: Option<u64>,
-    pub binary: bool,
-    /// Bytes on disk now (None when deleted).
-    pub size: Option<u64>,
-    /// An unresolved merge conflict (git).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub conflicted: bool,
-}
-
-/// Where a listing came from (not to be confused with an event's [`crate::core::store::Source`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ListingSource {
-    /// `git status` in the repository holding the cwd.
-    Git,
-    /// The session's own file tools (the cwd is not in a git repository).
-    Tools,
-}
-
-/// The answer of `GET …/changes`.
-#[derive(Debug, Clone, Serialize)]
+/// A listing and the repository it was read from (for its diffs).
+#[derive(Debug, Clone)]
 pub struct Listing {
-    pub session_id: String,
-    pub cwd: String,
-    pub source: ListingSource,
-    /// The checked-out branch (git; None when detached).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    pub files: Vec<ChangedFile>,
-    pub truncated: bool,
-    /// When this was computed (RFC 3339): consoles asking at once share one computation.
-    pub computed_at: String,
-    #[serde(skip)]
+    pub list: ChangeList,
     git: Option<git::Repo>,
 }
 
@@ -131,7 +85,7 @@ struct Slot {
     /// The incremental scan of the log for the files the session's tools wrote.
     touched: touched::Scan,
     /// Recent diffs: path, when, the listing they were made from, the answer.
-    diffs: VecDeque<(String, Instant, String, Arc<Value>)>,
+    diffs: VecDeque<(String, Instant, String, Arc<FileDiff>)>,
 }
 
 impl Cache {
@@ -191,13 +145,15 @@ async fn listing(
         Some(repo) => {
             let (files, truncated) = git::changes(&repo, &cwd).await?;
             Listing {
-                session_id: session.id.clone(),
-                cwd: cwd.display().to_string(),
-                source: ListingSource::Git,
-                branch: repo.branch.clone(),
-                files,
-                truncated,
-                computed_at: String::new(),
+                list: ChangeList {
+                    session_id: session.id.clone(),
+                    cwd: cwd.display().to_string(),
+                    source: ChangeSource::Git,
+                    branch: repo.branch.clone(),
+                    files,
+                    truncated,
+                    computed_at: String::new(),
+                },
                 git: Some(repo),
             }
         }
@@ -208,18 +164,20 @@ async fn listing(
             })
             .await?;
             Listing {
-                session_id: session.id.clone(),
-                cwd: cwd.display().to_string(),
-                source: ListingSource::Tools,
-                branch: None,
-                files,
-                truncated,
-                computed_at: String::new(),
+                list: ChangeList {
+                    session_id: session.id.clone(),
+                    cwd: cwd.display().to_string(),
+                    source: ChangeSource::Tools,
+                    branch: None,
+                    files,
+                    truncated,
+                    computed_at: String::new(),
+                },
                 git: None,
             }
         }
     };
-    l.computed_at = crate::core::util::now_rfc3339();
+    l.list.computed_at = crate::core::util::now_rfc3339();
     let l = Arc::new(l);
     slot.listing = Some((Instant::now(), now_seq, l.clone()));
     Ok((l, slot))
@@ -252,12 +210,12 @@ async fn list(
     Extension(cache): Extension<Arc<Cache>>,
     who: Principal,
     UrlPath(id): UrlPath<String>,
-) -> Result<Json<Listing>, ApiError> {
+) -> Result<Json<ChangeList>, ApiError> {
     let session = app.visible_session(&who, &id)?;
     let (l, slot) = listing(&app, &cache, &session).await?;
-    let mut l = (*l).clone();
-    l.files.retain(|f| may_see(&who, &slot, f));
-    Ok(Json(l))
+    let mut list = l.list.clone();
+    list.files.retain(|f| may_see(&who, &slot, f));
+    Ok(Json(list))
 }
 
 #[derive(Deserialize)]
@@ -271,7 +229,7 @@ async fn diff(
     who: Principal,
     UrlPath(id): UrlPath<String>,
     Query(q): Query<DiffQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<FileDiff>, ApiError> {
     let session = app.visible_session(&who, &id)?;
     let Some(path) = q.path else {
         return Err(ApiError::bad_request(
@@ -281,6 +239,7 @@ async fn diff(
     let rel = relative_path(&path)?;
     let (l, mut slot) = listing(&app, &cache, &session).await?;
     let Some(file) = l
+        .list
         .files
         .iter()
         .find(|f| f.path == rel && may_see(&who, &slot, f))
@@ -291,27 +250,26 @@ async fn diff(
         )));
     };
     if let Some((_, _, _, v)) = slot.diffs.iter().find(|(p, at, made_from, _)| {
-        *p == rel && *made_from == l.computed_at && at.elapsed() < TTL
+        *p == rel && *made_from == l.list.computed_at && at.elapsed() < TTL
     }) {
         return Ok(Json((**v).clone()));
     }
     let cwd = session_cwd(&session)?;
     let full = confined(&cwd, &rel)?;
-    let mut answer = json!({
-        "path": file.path,
-        "status": file.status,
-        "binary": file.binary,
-        "size": file.size,
-        "insertions": file.insertions,
-        "deletions": file.deletions,
-        "truncated": false,
-        "diff": null,
-    });
-    if let Some(from) = &file.from {
-        answer["from"] = json!(from);
-    }
+    let mut answer = FileDiff {
+        path: file.path.clone(),
+        status: file.status.clone(),
+        from: file.from.clone(),
+        binary: file.binary,
+        size: file.size,
+        insertions: file.insertions,
+        deletions: file.deletions,
+        truncated: false,
+        diff: None,
+        note: None,
+    };
     if file.binary {
-        answer["note"] = json!("binary file: not shown");
+        answer.note = Some("binary file: not shown".into());
     } else {
         let d = match &l.git {
             Some(repo) => git::diff(repo, &cwd, &file).await?,
@@ -323,15 +281,13 @@ async fn diff(
                 .await??
             }
         };
-        answer["truncated"] = json!(d.truncated);
-        answer["diff"] = json!(d.text);
-        if let Some(note) = d.note {
-            answer["note"] = json!(note);
-        }
+        answer.truncated = d.truncated;
+        answer.diff = d.text;
+        answer.note = d.note;
         if d.binary {
-            answer["binary"] = json!(true);
-            answer["diff"] = Value::Null;
-            answer["note"] = json!("binary file: not shown");
+            answer.binary = true;
+            answer.diff = None;
+            answer.note = Some("binary file: not shown".into());
         }
     }
     let v = Arc::new(answer);
@@ -339,7 +295,7 @@ async fn diff(
         slot.diffs.pop_front();
     }
     slot.diffs
-        .push_back((rel, Instant::now(), l.computed_at.clone(), v.clone()));
+        .push_back((rel, Instant::now(), l.list.computed_at.clone(), v.clone()));
     Ok(Json((*v).clone()))
 }
 

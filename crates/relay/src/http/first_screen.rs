@@ -97,7 +97,11 @@ pub async fn respond(app: &AppState, template: &Template, req: &Parts) -> Option
 
 /// What `/v1/me` answers (and the first screen carries): the role and the session it is scoped to.
 pub(super) fn me_json(who: &Principal) -> Value {
-    json!({"role": who.role.as_str(), "session_id": who.session_scope})
+    serde_json::to_value(bridge_protocol::api::Me {
+        role: who.role.as_str().to_owned(),
+        session_id: who.session_scope.clone(),
+    })
+    .unwrap_or_default()
 }
 
 /// The first screen for `who` — the list's markup and the `#boot-data` block that go where the

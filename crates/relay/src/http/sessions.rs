@@ -102,7 +102,7 @@ pub(super) async fn archive_session(
     Controller(_): Controller,
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<bridge_protocol::api::ArchiveAnswer>, ApiError> {
     let discard = match body.get("discard_worktree") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -113,14 +113,20 @@ pub(super) async fn archive_session(
         }
     };
     let (s, kept) = app.archive(&id, discard).await?;
-    let mut answer = json!({"session_id": s.id, "archived": true});
-    if let Some(why) = kept {
-        answer["worktree_kept"] = json!(why);
-        if let Some(wt) = s.meta().worktree {
-            answer["worktree"] = json!({"path": wt.path, "branch": wt.branch});
-        }
-    }
-    Ok(Json(answer))
+    let worktree = kept
+        .is_some()
+        .then(|| s.meta().worktree)
+        .flatten()
+        .map(|wt| bridge_protocol::api::WorktreeInfo {
+            path: wt.path,
+            branch: wt.branch,
+        });
+    Ok(Json(bridge_protocol::api::ArchiveAnswer {
+        session_id: s.id.clone(),
+        archived: true,
+        worktree_kept: kept,
+        worktree,
+    }))
 }
 
 #[derive(Deserialize)]

@@ -506,7 +506,14 @@ u UU N... 100644 100644 100644 100644 a b c sub/conflict\0\
         let files = parse_status(&repo("sub/"), out);
         let got: Vec<_> = files
             .iter()
-            .map(|f| (f.path.as_str(), f.status, f.from.as_deref(), f.conflicted))
+            .map(|f| {
+                (
+                    f.path.as_str(),
+                    f.status.clone(),
+                    f.from.as_deref(),
+                    f.conflicted,
+                )
+            })
             .collect();
         assert_eq!(
             got,
