@@ -22,9 +22,12 @@ echo "== protocol decode (criterion)"
 cargo bench -q -p bridge-protocol --bench decode -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/protocol-decode.txt"
 echo "== dedup (criterion)"
 cargo bench -q -p bridge-dedup --bench dedup -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$out/dedup.txt"
-echo "== relay fan-out: 200 SSE subscribers at 2,000 events/s"
+echo "== relay fan-out: 200, then 1,000 SSE subscribers at 2,000 events/s, beside a reference broadcaster"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example fanout
-"$CARGO_TARGET_DIR/release/examples/fanout" 2>&1 | tee "$out/relay-fanout.txt"
+{
+  "$CARGO_TARGET_DIR/release/examples/fanout"
+  "$CARGO_TARGET_DIR/release/examples/fanout" --subscribers 1000 --seconds 5
+} 2>&1 | tee "$out/relay-fanout.txt"
 echo "== relay CPU per streamed delta: 100,000 deltas at 20,000/s, then 1,000,000 as fast as the agent writes"
 cargo build -q --release -p bridge-relay --bin bridge-relay --example delta_cpu
 {

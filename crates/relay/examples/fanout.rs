@@ -1,6 +1,8 @@
 //! Fan-out benchmark: one session streaming N events/s to M SSE subscribers through a real
 //! `bridge-relay` process. Prints the latency the relay adds (agent stdout write → subscriber
 //! receive; p50/p99/max) for a 1-subscriber baseline and for M subscribers, plus the relay's RSS.
+//! Then the same M readers of a reference broadcaster (`common/reference.rs`: tokio + hyper, frames
+//! serialized once, no auth): deliveries per CPU-second of each process, side by side.
 //!
 //! ```text
 //! cargo build --release -p bridge-relay --bin bridge-relay --example fanout
@@ -24,6 +26,9 @@ fn main() -> anyhow::Result<()> {
     let args = Args::from_env();
     if args.is_agent() {
         return common::generator();
+    }
+    if args.0.iter().any(|a| a == "--reference-server") {
+        return common::reference::serve();
     }
     let subscribers = args.num("--subscribers", 200) as usize;
     let rate = args.num("--rate", 2000);
@@ -116,6 +121,55 @@ async fn phase(
     })
 }
 
+/// The same phase against the reference broadcaster (`reference.rs`, a process of its own):
+/// `(delivered, expected, its CPU seconds, p50 ms, p99 ms)`.
+async fn reference_phase(
+    subscribers: usize,
+    rate: u64,
+    seconds: u64,
+) -> anyhow::Result<(u64, u64, f64, f64, f64)> {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(std::env::current_exe()?)
+        .arg("--reference-server")
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut port = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped")).read_line(&mut port)?;
+    let base = format!("http://127.0.0.1:{}", port.trim());
+    let pid = child.id().to_string();
+    let expected = rate * seconds;
+    let done = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..subscribers {
+        let resp = common::http().get(format!("{base}/events")).send().await?;
+        tasks.push(tokio::spawn(observer(resp, expected, done.clone())));
+    }
+    let cpu0 = cpu_secs(&pid);
+    common::http()
+        .post(format!("{base}/go?count={expected}&rate={rate}"))
+        .send()
+        .await?;
+    let mut all = Vec::new();
+    for t in tasks {
+        if let Ok(Ok(lat)) = tokio::time::timeout(Duration::from_secs(seconds * 3 + 30), t).await {
+            all.push(lat);
+        }
+    }
+    let cpu = cpu_secs(&pid) - cpu0;
+    let _ = child.kill();
+    let _ = child.wait();
+    let received: u64 = all.iter().map(|l| l.len() as u64).sum();
+    let mut lat: Vec<u64> = all.into_iter().flatten().collect();
+    lat.sort_unstable();
+    Ok((
+        received,
+        expected * subscribers as u64,
+        cpu,
+        percentile(&lat, 0.50),
+        percentile(&lat, 0.99),
+    ))
+}
+
 async fn drive(
     subscribers: usize,
     rate: u64,
@@ -170,6 +224,27 @@ async fn drive(
         fan.p50 / base.p50,
         fan.p99 / base.p99,
         hwm as f64 / 1024.0
+    );
+    drop(relay);
+    let (got, want, ref_cpu, ref_p50, ref_p99) =
+        reference_phase(subscribers, rate, seconds).await?;
+    let relay_rate = fan.received as f64 / (fan.relay_cpu * fan.elapsed.as_secs_f64()).max(1e-9);
+    let ref_rate = got as f64 / ref_cpu.max(1e-9);
+    println!();
+    println!(
+        "| {subscribers} observers | delivered | p50 ms | p99 ms | deliveries per CPU-second |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    println!(
+        "| bridge-relay | {}/{} | {:.2} | {:.2} | {:.0} |",
+        fan.received, fan.expected, fan.p50, fan.p99, relay_rate
+    );
+    println!(
+        "| reference broadcaster (tokio + hyper, serialized once, no auth) | {got}/{want} | {ref_p50:.2} | {ref_p99:.2} | {ref_rate:.0} |"
+    );
+    println!(
+        "relay / reference: {:.0}% of the reference's deliveries per CPU-second (goal: at least 60%)",
+        relay_rate / ref_rate * 100.0
     );
     Ok(())
 }

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
+pub mod reference;
+
 /// The controller token every benchmark relay runs with.
 pub const TOKEN: &str = "bench-token-0123456789abcdef";
 
