@@ -709,3 +709,40 @@ async fn a_login_code_is_redeemed_once_across_gateways() {
         assert_eq!(got, [200, 401], "exactly one gateway redeems a code");
     }
 }
+
+/// A gateway lists the sessions while the registry is written to all the time (sessions running
+/// on busy nodes): every list answers at once, and each session once.
+#[tokio::test]
+async fn a_gateways_list_answers_while_the_registry_is_written_to() {
+    let c = cluster();
+    let sid = create_on_host1(&c.a).await;
+    let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let sessions = js
+        .get_key_value(bridge_relay::cluster::wire::SESSIONS_BUCKET)
+        .await
+        .unwrap();
+    // Writes without the cluster's seal: read and skipped by the gateways, but written.
+    let writer = tokio::spawn(async move {
+        for n in 0u64.. {
+            let key = format!("cse_busy{:020}", n % 50);
+            let _ = sessions.put(key, format!("{n}").into()).await;
+        }
+    });
+    for _ in 0..10 {
+        let list = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            get_json(&c.b.url("/v1/code/sessions"), TOKEN),
+        )
+        .await
+        .expect("the list answers while the registry is written to");
+        let ids: Vec<&str> = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["id"].as_str())
+            .collect();
+        assert_eq!(ids, [sid.as_str()], "{list}");
+    }
+    writer.abort();
+}

@@ -511,15 +511,23 @@ impl Cluster {
 }
 
 /// 503: NATS or a host cannot be reached, or a mirror has not caught up.
-/// The distinct keys of a KV bucket, sorted. NATS lists a key once per message it delivers while
-/// listing, so a key written meanwhile (a registry entry, a heartbeat) can come twice: a session
-/// would be listed twice, a node counted twice.
+/// The keys of a KV bucket, sorted: the subjects its stream holds, in one request (deleted keys
+/// among them: a read of one finds nothing). Not `kv::Store::keys`: that follows a consumer until it
+/// has delivered everything, and a bucket written to all the time (the registry while sessions
+/// run) can keep it from ever getting there — a gateway's session list then never answered — and
+/// it lists a key written meanwhile twice.
 pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::BTreeSet<String>> {
     use futures::StreamExt as _;
     let mut keys = std::collections::BTreeSet::new();
-    let mut listed = kv.keys().await?;
-    while let Some(k) = listed.next().await {
-        keys.insert(k?);
+    let mut subjects = kv
+        .stream
+        .info_with_subjects(format!("{}>", kv.prefix))
+        .await?;
+    while let Some(s) = subjects.next().await {
+        let (subject, _) = s?;
+        if let Some(key) = subject.strip_prefix(kv.prefix.as_str()) {
+            keys.insert(key.to_owned());
+        }
     }
     Ok(keys)
 }
