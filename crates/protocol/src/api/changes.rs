@@ -168,7 +168,8 @@ mod tests {
         assert!(me.is_observer());
         assert_eq!(
             serde_json::to_value(ArchiveAnswer::default()).unwrap(),
-            json!({})
+            json!({"session_id": "", "archived": false}),
+            "no worktree: nothing said of one"
         );
     }
 }
