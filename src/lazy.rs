@@ -222,9 +222,16 @@ mod split {
         if !start {
             return;
         }
+        let steps = preloads(part);
+        if steps.is_empty() {
+            // A view part asked for before its view registered how it loads: not ready (its
+            // fallback shows), and asked again once it is.
+            flag(part, |f| f.loading = false);
+            return;
+        }
         leptos::task::spawn_local(async move {
             let mut loaded = Ok(());
-            for step in preloads(part) {
+            for step in steps {
                 loaded = step().await;
                 if loaded.is_err() {
                     break;

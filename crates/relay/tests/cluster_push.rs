@@ -180,6 +180,29 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
         "one notification, not one per node"
     );
 
+    // At a gateway, answering a session another node runs still needs the controller: nothing for
+    // a stranger, an observer of that very session is refused, and the prompt stays pending.
+    let answer = json!({"session_id": sid, "request_id": rid1, "decision": "allow"});
+    let r = http()
+        .post(b.url("/v1/push/answer"))
+        .json(&answer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "{}", r.text().await.unwrap());
+    let observer = a.mint_observer(json!({ "session_id": sid })).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = http()
+        .post(b.url("/v1/push/answer"))
+        .bearer_auth(&observer)
+        .json(&answer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403, "{}", r.text().await.unwrap());
+
     // Allow from the notification, through B (not the gateway it subscribed through), as the
     // service worker does: with the login made at A (its cookie and login secret).
     let (cookie, secret, _) = login(&a, TOKEN).await;

@@ -244,34 +244,31 @@ impl Remote {
 /// relay's handler as it came.
 pub async fn answer(app: &AppState, req: Request, next: Next) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let bytes = super::forward::body_bytes(app, Request::from_parts(parts.clone(), body)).await?;
-    let id = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
-        v.get("session_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    });
-    let remote = match &id {
-        Some(id) => remote_session(app, id).await?,
-        None => None,
-    };
-    let Some(remote) = remote else {
-        let req = Request::from_parts(parts, axum::body::Body::from(bytes));
-        return Ok(next.run(req).await);
-    };
-    let who =
-        super::forward::principal(app, &Request::from_parts(parts, axum::body::Body::empty()))?;
+    // Who asks comes first, as with the relay's own handler: nothing is read for a stranger.
+    let who = super::forward::principal(
+        app,
+        &Request::from_parts(parts.clone(), axum::body::Body::empty()),
+    )?;
     if !who.can_write() {
         return Err(ApiError::forbidden(
             "observer tokens are read-only: this needs the controller token",
         ));
     }
+    let bytes = super::forward::body_bytes(app, Request::from_parts(parts.clone(), body)).await?;
+    let json = serde_json::from_slice::<Value>(&bytes).ok();
+    let remote = match json.as_ref().and_then(|v| v.get("session_id")?.as_str()) {
+        Some(id) => remote_session(app, id).await?,
+        None => None,
+    };
+    let (Some(remote), Some(body)) = (remote, json) else {
+        let req = Request::from_parts(parts, axum::body::Body::from(bytes));
+        return Ok(next.run(req).await);
+    };
     if !who.can_see(&remote.id) {
         return Err(ApiError::forbidden(
             "this token is scoped to another session",
         ));
     }
-    let body: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
     let answer = crate::features::push::api::read_answer(app, body).await?;
     let pending = remote
         .pending_request(&who, &answer.body.request_id)

@@ -1,6 +1,6 @@
 //! The console's files, read once at start and served from memory.
 //!
-//! Where the console comes from is decided once (see `config::console_source`): the copy built into
+//! Where the console comes from is decided once (`main.rs`, before the relay starts): the copy built into
 //! the binary, `--static-dir`, or a `dist/` beside the binary — never the directory the relay was
 //! started in. Whatever it is, it is read whole at start ([`Console`]); a file changed or planted
 //! afterwards is never served.

@@ -21,6 +21,13 @@ impl Session {
         if text.trim().is_empty() {
             return;
         }
+        // The typed parse only classifies (the line is forwarded as is either way): skip its cost unless
+        // someone reads the debug log.
+        if tracing::enabled!(tracing::Level::DEBUG)
+            && let Err(e) = crate::core::proto::validate_cli_line(text)
+        {
+            tracing::debug!(session = %self.id, error = %e, "CLI line does not match the typed model; forwarded as is");
+        }
         // Most lines are stream deltas: their tags are read in one pass without building the
         // line (checked to be JSON on the way), and they go out as they came. A stored frame,
         // whose effects the relay reads, is parsed once below.
@@ -54,13 +61,6 @@ impl Session {
                     .relay_error(&format!("agent wrote a line that is not JSON: {e}"), text);
             }
         };
-        // The typed parse only classifies (the line is forwarded as is either way): skip its cost unless
-        // someone reads the debug log.
-        if tracing::enabled!(tracing::Level::DEBUG)
-            && let Err(e) = crate::core::proto::validate_cli_line(text)
-        {
-            tracing::debug!(session = %self.id, error = %e, "CLI line does not match the typed model; forwarded as is");
-        }
         // Forward the exact bytes unless they would break an SSE data line.
         let payload = if exact {
             text.to_owned()

@@ -420,9 +420,13 @@ impl Terminal {
         let Some(tx) = tx else { return };
         let (done, handled) = oneshot::channel();
         self.lock().flushes.push(done);
-        if tx.send(Bytes::from_static(FLUSH)).await.is_ok() {
-            let _ = tokio::time::timeout(FLUSH_WAIT, handled).await;
-        }
+        // The channel may be full (a burst of console messages): the wait covers the send too.
+        let _ = tokio::time::timeout(FLUSH_WAIT, async {
+            if tx.send(Bytes::from_static(FLUSH)).await.is_ok() {
+                let _ = handled.await;
+            }
+        })
+        .await;
     }
 
     fn flushed(&self) {
