@@ -105,6 +105,11 @@ mod split {
         Ok(crate::markdown::parse(&block))
     }
 
+    #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_cut), fallible)]
+    fn md_cut(src: String) -> Result<Option<(usize, Vec<MdNode>)>, SplitLoaderError> {
+        Ok(crate::markdown::paragraph_cut(&src))
+    }
+
     #[leptos::wasm_split::wasm_split(diff, wasm_split_path = ::leptos::wasm_split, preload(preload_diff), fallible)]
     fn diff(old: String, new: String, context: usize) -> Result<Vec<DiffLine>, SplitLoaderError> {
         Ok(crate::diff::diff_lines(&old, &new, context))
@@ -203,9 +208,11 @@ mod split {
     /// What loads `part`: the entry points of this file, then those registered for it.
     fn preloads(part: Part) -> Vec<Preload> {
         let mut steps: Vec<Preload> = match part {
-            Part::Markdown => vec![|| Box::pin(preload_md_blocks()), || {
-                Box::pin(preload_md_parse())
-            }],
+            Part::Markdown => vec![
+                || Box::pin(preload_md_blocks()),
+                || Box::pin(preload_md_parse()),
+                || Box::pin(preload_md_cut()),
+            ],
             Part::Diff => vec![|| Box::pin(preload_diff())],
             Part::Live => vec![|| Box::pin(preload_subscribe())],
             Part::Session => vec![|| Box::pin(preload_apply())],
@@ -264,6 +271,10 @@ mod split {
 
     pub fn md_parse_now(block: &str) -> Option<Vec<MdNode>> {
         now(md_parse(block.to_string()))
+    }
+
+    pub fn md_cut_now(src: &str) -> Option<Option<(usize, Vec<MdNode>)>> {
+        now(md_cut(src.to_string()))
     }
 
     pub fn diff_now(old: &str, new: &str, context: usize) -> Option<Vec<DiffLine>> {
@@ -416,6 +427,15 @@ pub fn md_parse(block: &str) -> Option<Vec<MdNode>> {
     return split::md_parse_now(block);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     Some(crate::markdown::parse(block))
+}
+
+/// Where a growing paragraph can be cut for good, and the nodes before the cut
+/// ([`crate::markdown::paragraph_cut`]); `None` while the markdown part is not loaded.
+pub fn md_cut(src: &str) -> Option<Option<(usize, Vec<MdNode>)>> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::md_cut_now(src);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(crate::markdown::paragraph_cut(src))
 }
 
 /// A line diff ([`crate::diff::diff_lines`]), or `None` while the diff part is not loaded.

@@ -567,6 +567,118 @@ async fn benchmark_streaming() {
     }
 }
 
+/// One paragraph growing to 30 KB, a delta (one word) at a time, each applied and painted before the
+/// next (the naive path: no coalescing hides the cost): the script time of a delta — `ingest` and
+/// the effects it runs — by how long the paragraph already is. O(delta) keeps the rows flat.
+#[wasm_bindgen_test]
+#[ignore = "benchmark: run with --include-ignored"]
+async fn benchmark_paragraph() {
+    let (root, store, handle) = mount_transcript();
+    let msg = "msg_paragraph";
+    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant", "model": "m", "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        "parent_tool_use_id": null, "uuid": "s", "session_id": "s", "api_message_id": msg})));
+    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
+        "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "session_id": "s", "api_message_id": msg})));
+    next_frame().await;
+    store.set_naive(true);
+    // Prose as a model writes it: words, **bold**, `code`, a snake_case name, a link, sentences —
+    // and no blank line, so it stays one paragraph.
+    let words = [
+        "The ",
+        "relay ",
+        "keeps ",
+        "every ",
+        "frame ",
+        "in ",
+        "**SQLite** ",
+        "so ",
+        "a ",
+        "reload ",
+        "shows ",
+        "`the same` ",
+        "history; ",
+        "see ",
+        "[the docs](https://example.com/docs) ",
+        "and ",
+        "session_id ",
+        "values. ",
+    ];
+    let mut deltas = Vec::new();
+    let mut len = 0usize;
+    while len < 30_000 {
+        let w = words[deltas.len() % words.len()];
+        len += w.len();
+        deltas.push((len, delta(msg, w)));
+    }
+    let n = deltas.len();
+    // Per-delta script time, by the paragraph's length when it arrived (0–10, 10–20, 20–30 KB).
+    let mut buckets: [Vec<f64>; 3] = Default::default();
+    for (at, d) in deltas {
+        let t0 = dom::now_ms();
+        store.ingest(d);
+        tick().await;
+        tick().await;
+        let dt = dom::now_ms() - t0;
+        buckets[(at / 10_000).min(2)].push(dt);
+    }
+    next_frame().await;
+    let shown = root.text_content().unwrap_or_default().len();
+    assert!(
+        shown >= 20_000,
+        "the paragraph is on screen ({shown} chars)"
+    );
+    let paragraphs = root
+        .query_selector_all(".assistant-text .md > p")
+        .map(|l| l.length())
+        .unwrap_or(0);
+    store.set_naive(false);
+    drop(handle);
+    root.remove();
+
+    let line =
+        "+------------------------------------------+--------------+--------------+--------------+";
+    let mut table = vec![
+        String::from("Bridge Console browser benchmark: one paragraph growing to 30 KB"),
+        line.to_string(),
+        format!(
+            "| {:<40} | {:>12} | {:>12} | {:>12} |",
+            format!("{n} deltas, each painted; paragraph at"),
+            "0–10 KB",
+            "10–20 KB",
+            "20–30 KB"
+        ),
+        line.to_string(),
+    ];
+    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    table.push(format!(
+        "| {:<40} | {:>12.3} | {:>12.3} | {:>12.3} |",
+        "script time per delta, mean (ms)",
+        mean(&buckets[0]),
+        mean(&buckets[1]),
+        mean(&buckets[2])
+    ));
+    table.push(format!(
+        "| {:<40} | {:>12.3} | {:>12.3} | {:>12.3} |",
+        "script time per delta, p95 (ms)",
+        percentile(buckets[0].clone(), 0.95),
+        percentile(buckets[1].clone(), 0.95),
+        percentile(buckets[2].clone(), 0.95)
+    ));
+    table.push(format!(
+        "| {:<40} | {:>42} |",
+        "goal: per delta at 20–30 KB", "<= 0.3 ms"
+    ));
+    table.push(format!(
+        "| {:<40} | {:>42} |",
+        "top-level <p> on screen (one paragraph)", paragraphs
+    ));
+    table.push(line.to_string());
+    for l in table {
+        console_log!("{l}");
+    }
+}
+
 /// A 10,000-message session: mount, apply the history, first paint; the DOM it leaves.
 #[wasm_bindgen_test]
 #[ignore = "benchmark: run with --include-ignored"]

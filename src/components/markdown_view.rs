@@ -5,23 +5,62 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::lazy::{self, Part};
-use crate::markdown::{MdNode, MdTag};
+use crate::markdown::{MdNode, MdTag, into_paragraph};
+
+/// A reader of a text in place: calls its argument with the text.
+pub type ReadText = Arc<dyn Fn(&mut dyn FnMut(&str)) + Send + Sync>;
+
+/// Where a [`Markdown`] reads its source: a signal, or a reader that lends the text where it lives
+/// (a streaming message's text is read in place, never copied per delta).
+#[derive(Clone)]
+pub enum MdSource {
+    /// A string signal.
+    Signal(Signal<String>),
+    /// Calls its argument with the text (tracking whatever the text depends on).
+    Reader(ReadText),
+}
+
+impl MdSource {
+    /// A source read in place: `read` calls its argument with the text.
+    pub fn reader(read: impl Fn(&mut dyn FnMut(&str)) + Send + Sync + 'static) -> Self {
+        Self::Reader(Arc::new(read))
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        match self {
+            Self::Signal(s) => s.with(|t| f(t)),
+            Self::Reader(read) => {
+                let mut f = Some(f);
+                let mut out = None;
+                read(&mut |t| out = f.take().map(|f| f(t)));
+                out.unwrap_or_else(|| (f.take().expect("called once"))(""))
+            }
+        }
+    }
+}
+
+impl<T: Into<Signal<String>>> From<T> for MdSource {
+    fn from(s: T) -> Self {
+        Self::Signal(s.into())
+    }
+}
 
 /// Renders markdown as DOM built from a fixed set of elements (see [`crate::markdown`]): raw HTML
 /// shows as text, unsafe links are plain text, images show their alt text. Never uses `inner_html`.
 /// Top-level blocks are keyed by their position and source, so while text streams in only the block
 /// that changed (the last one) is rebuilt — and only the text's last blocks are split again
-/// ([`BlockSplit`]): a frame's cost follows what arrived, not the message's length. Until the
-/// markdown part is loaded ([`crate::lazy`], split build only) the source shows as plain text, then
-/// re-renders as markdown.
+/// ([`BlockSplit`]). A paragraph that is still growing at the end is kept as chunks rendered once
+/// and a short tail parsed again per update: a frame's cost follows what arrived, not the message's
+/// length. Until the markdown part is loaded ([`crate::lazy`], split build only) the source shows
+/// as plain text, then re-renders as markdown.
 #[component]
 pub fn Markdown(
-    /// The markdown source (a plain `String` works too).
+    /// The markdown source (a `String`, a string signal, or [`MdSource::reader`]).
     #[prop(into)]
-    text: Signal<String>,
+    text: MdSource,
 ) -> impl IntoView {
     let split = StoredValue::new(BlockSplit::default());
-    let blocks = Memo::new(move |_| {
+    let out = Memo::new(move |_| {
         let ready = lazy::ready(Part::Markdown);
         text.with(|t| {
             split
@@ -29,12 +68,27 @@ pub fn Markdown(
                 .unwrap_or_default()
         })
     });
+    let blocks = Memo::new(move |_| out.with(|o| o.blocks.clone()));
+    let chunks = Memo::new(move |_| out.with(|o| o.chunks.clone()));
+    let tail = Memo::new(move |_| out.with(|o| o.tail.clone()));
     view! {
         <div class="md">
-            <For each=move || blocks.get() key=|b| (b.ready, b.index, b.hash) let:b>
-                {match b.ready.then(|| lazy::md_parse(&b.text)).flatten() {
-                    Some(nodes) => render_nodes(nodes).into_any(),
-                    None => view! { <p class="md-plain">{b.text.to_string()}</p> }.into_any(),
+            <For each=move || blocks.get() key=|b| (b.ready, b.index, b.hash, b.live) let:b>
+                {if b.live {
+                    view! {
+                        <p>
+                            <For each=move || chunks.get() key=|c| c.start let:c>
+                                {render_nodes((*c.nodes).clone())}
+                            </For>
+                            {move || render_nodes(tail.with(|t| (*t.nodes).clone()))}
+                        </p>
+                    }
+                    .into_any()
+                } else {
+                    match b.ready.then(|| lazy::md_parse(&b.text)).flatten() {
+                        Some(nodes) => render_nodes(nodes).into_any(),
+                        None => view! { <p class="md-plain">{b.text.to_string()}</p> }.into_any(),
+                    }
                 }}
             </For>
         </div>
@@ -50,35 +104,109 @@ pub struct MdBlock {
     pub ready: bool,
     /// Position among the text's blocks.
     pub index: usize,
-    /// Hash of the source (with `index` and `ready`, the block's key).
+    /// Hash of the source (with `index`, `ready` and `live`, the block's key; 0 while live).
     pub hash: u64,
-    /// The block's source.
+    /// The block's source (empty while live: the chunks and the tail render it).
     pub text: Arc<str>,
+    /// The growing paragraph at the end, rendered from [`Rendered::chunks`] and [`Rendered::tail`].
+    pub live: bool,
     /// Where it starts in the text.
     start: usize,
 }
+
+/// A part of the growing paragraph that no later text can change, parsed once.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    /// Where it starts in the text (its key).
+    pub start: usize,
+    /// Its inline nodes.
+    pub nodes: Arc<Vec<MdNode>>,
+}
+
+impl PartialEq for Chunk {
+    fn eq(&self, other: &Self) -> bool {
+        self.start == other.start && Arc::ptr_eq(&self.nodes, &other.nodes)
+    }
+}
+
+/// The growing paragraph's text after its last chunk, parsed again at each update.
+#[derive(Clone, Debug, Default)]
+pub struct Tail {
+    rev: u64,
+    /// Its inline nodes.
+    pub nodes: Arc<Vec<MdNode>>,
+}
+
+impl PartialEq for Tail {
+    fn eq(&self, other: &Self) -> bool {
+        self.rev == other.rev
+    }
+}
+
+/// What a text renders as: its blocks, and (when the last block is a growing paragraph) that
+/// paragraph's chunks and tail.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rendered {
+    /// The top-level blocks.
+    pub blocks: Vec<MdBlock>,
+    /// The live paragraph's chunks (empty without one).
+    pub chunks: Vec<Chunk>,
+    /// The live paragraph's tail.
+    pub tail: Tail,
+}
+
+/// The last paragraph while it grows.
+struct Live {
+    /// Where the paragraph starts in the text.
+    start: usize,
+    chunks: Vec<Chunk>,
+    /// Where its tail starts in the text.
+    tail_from: usize,
+    tail: Tail,
+    /// The tail's length at which to look for a cut again.
+    next_try: usize,
+    /// The paragraph's last line cannot become anything else by text appended to it.
+    settled: bool,
+}
+
+/// Tail length at which a cut is looked for (then again every half of it).
+const CUT_AT: usize = 384;
 
 /// The last split of a text into top-level blocks. When the text grew at its end (streaming), the
 /// blocks before its last two are kept and only the rest is split again: appending cannot change a
 /// block that a later block already followed (CommonMark closes it), while the last one (a
 /// paragraph that becomes a setext heading, a list that gains an item, an open code fence) and the
 /// one before it are split again. Anything else — replaced text, the part just loaded — splits the
-/// whole text.
+/// whole text. When the last block is a paragraph whose last line cannot turn into anything else
+/// ([`settled`]), text appended without a line break only grows that paragraph: nothing is split
+/// again, and the paragraph is cut ([`crate::markdown::paragraph_cut`]) into chunks parsed once and
+/// a tail parsed again.
 #[derive(Default)]
 pub struct BlockSplit {
     /// The text of the last split.
     source: String,
     ready: bool,
     blocks: Vec<MdBlock>,
+    live: Option<Live>,
 }
 
 impl BlockSplit {
     /// The blocks of `text` (one plain block while `ready` is false, or the markdown part is not
     /// loaded).
-    pub fn update(&mut self, text: &str, ready: bool) -> Vec<MdBlock> {
+    pub fn update(&mut self, text: &str, ready: bool) -> Rendered {
         let appended = ready && self.ready && text.starts_with(self.source.as_str());
         if appended && text.len() == self.source.len() {
-            return self.blocks.clone();
+            return self.rendered();
+        }
+        if appended
+            && let Some(live) = &mut self.live
+            && live.settled
+            && !text[self.source.len()..].contains(['\n', '\r'])
+        {
+            self.source.push_str(&text[self.source.len()..]);
+            if live.grow(&self.source) {
+                return self.rendered();
+            }
         }
         let mut keep = if appended {
             self.blocks.len().saturating_sub(2)
@@ -99,7 +227,11 @@ impl BlockSplit {
                 self.source.clear();
                 self.ready = false;
                 self.blocks.clear();
-                return vec![block(false, 0, 0, text)];
+                self.live = None;
+                return Rendered {
+                    blocks: vec![block(false, 0, 0, text)],
+                    ..Rendered::default()
+                };
             }
         };
         let mut start = from;
@@ -114,7 +246,152 @@ impl BlockSplit {
             self.source = text.to_owned();
         }
         self.ready = true;
-        self.blocks.clone()
+        self.go_live(appended);
+        self.rendered()
+    }
+
+    /// Makes the last block live if it is a paragraph (keeping the chunks of the one that was live
+    /// if it is the same paragraph, grown).
+    fn go_live(&mut self, appended: bool) {
+        let old = self.live.take().filter(|_| appended);
+        let Some(last) = self.blocks.last_mut() else {
+            return;
+        };
+        let Some(nodes) = lazy::md_parse(&last.text) else {
+            return;
+        };
+        if into_paragraph(nodes).is_err() {
+            return;
+        }
+        let end = last.start + last.text.len();
+        let mut live = match old {
+            Some(old) if old.start == last.start && old.tail_from <= end => old,
+            _ => Live {
+                start: last.start,
+                chunks: Vec::new(),
+                tail_from: last.start,
+                tail: Tail::default(),
+                next_try: CUT_AT,
+                settled: false,
+            },
+        };
+        if !live.grow(&self.source[..end]) {
+            return;
+        }
+        last.live = true;
+        last.hash = 0;
+        last.text = Arc::from("");
+        self.live = Some(live);
+    }
+
+    fn rendered(&self) -> Rendered {
+        let (chunks, tail) = self
+            .live
+            .as_ref()
+            .map(|l| (l.chunks.clone(), l.tail.clone()))
+            .unwrap_or_default();
+        Rendered {
+            blocks: self.blocks.clone(),
+            chunks,
+            tail,
+        }
+    }
+
+    /// The blocks' sources (a live block's from the text).
+    #[cfg(test)]
+    fn texts(&self) -> Vec<(usize, String)> {
+        self.blocks
+            .iter()
+            .map(|b| {
+                let text = if b.live {
+                    self.source[b.start..].to_string()
+                } else {
+                    b.text.to_string()
+                };
+                (b.index, text)
+            })
+            .collect()
+    }
+}
+
+impl Live {
+    /// The paragraph now ends `text`: cuts a chunk off its tail when the tail is long enough and
+    /// parses the tail again. False if the markdown part is not loaded.
+    fn grow(&mut self, text: &str) -> bool {
+        let tail = &text[self.tail_from..];
+        if tail.len() >= self.next_try {
+            match lazy::md_cut(tail) {
+                None => return false,
+                Some(Some((cut, nodes))) => {
+                    self.chunks.push(Chunk {
+                        start: self.tail_from,
+                        nodes: Arc::new(nodes),
+                    });
+                    self.tail_from += cut;
+                    self.next_try = CUT_AT;
+                }
+                Some(None) => self.next_try = tail.len() + CUT_AT / 2,
+            }
+        }
+        let Some(nodes) = lazy::md_parse(&text[self.tail_from..]) else {
+            return false;
+        };
+        self.tail = Tail {
+            rev: self.tail.rev + 1,
+            nodes: Arc::new(into_paragraph(nodes).unwrap_or_else(|n| n)),
+        };
+        let line = &text[self.start..];
+        self.settled = settled(&line[line.rfind('\n').map_or(0, |i| i + 1)..]);
+        true
+    }
+}
+
+/// True if `line`, the last line of a paragraph, stays a line of that paragraph whatever is
+/// appended to it without a line break: it cannot become a heading, a list item, a quote, a fence,
+/// HTML, a thematic break, a setext underline, a table's delimiter row or a definition — it
+/// already holds a character that rules each of them out.
+pub fn settled(line: &str) -> bool {
+    let Some(first) = line.chars().next() else {
+        return false;
+    };
+    let rest = &line[first.len_utf8()..];
+    let only = |allowed: &[char]| line.chars().all(|c| allowed.contains(&c));
+    match first {
+        // Indentation (code, or a list item's content) and lines whose meaning a later character
+        // decides: not settled.
+        ' ' | '\t' | '>' | '<' => false,
+        // A link reference or footnote definition needs `]:`.
+        '[' => line
+            .find(']')
+            .is_some_and(|i| line[i + 1..].starts_with(|c: char| c != ':')),
+        '#' => {
+            let hashes = line.len() - line.trim_start_matches('#').len();
+            hashes > 6 || line[hashes..].starts_with(|c: char| !c.is_whitespace())
+        }
+        '`' | '~' => {
+            let run = line.len() - line.trim_start_matches(first).len();
+            run < 3 && !line[run..].is_empty()
+        }
+        '*' | '+' | '-' | '_' => {
+            let marker = rest.is_empty() || rest.starts_with([' ', '\t']);
+            let rule = only(&[first, ' ', '\t']);
+            let delimiter_row = first == '-' && only(&['-', ':', '|', ' ', '\t']);
+            !(marker || rule || delimiter_row)
+        }
+        '=' => !only(&['=', ' ', '\t']),
+        '|' | ':' => !only(&['-', ':', '|', ' ', '\t']),
+        c if c.is_ascii_digit() => {
+            let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let after = &line[digits..];
+            digits > 9
+                || match after.chars().next() {
+                    None => false,
+                    // An ordered list's marker is followed by a space (or nothing).
+                    Some('.' | ')') => after[1..].starts_with(|c: char| !c.is_whitespace()),
+                    Some(_) => true,
+                }
+        }
+        _ => true,
     }
 }
 
@@ -127,6 +404,7 @@ fn block(ready: bool, index: usize, start: usize, text: &str) -> MdBlock {
         index,
         hash: h.finish(),
         text: Arc::from(text),
+        live: false,
         start,
     }
 }
@@ -210,11 +488,10 @@ mod tests {
             .collect()
     }
 
-    fn got(blocks: &[MdBlock]) -> Vec<(usize, String)> {
-        blocks
-            .iter()
-            .map(|b| (b.index, b.text.to_string()))
-            .collect()
+    /// The blocks after an update (a live block's source read from the text).
+    fn got(split: &mut BlockSplit, text: &str) -> Vec<(usize, String)> {
+        split.update(text, true);
+        split.texts()
     }
 
     #[test]
@@ -229,11 +506,7 @@ mod tests {
                         end += 1;
                     }
                     let text = &doc[..end];
-                    assert_eq!(
-                        got(&split.update(text, true)),
-                        full(text),
-                        "step {step}, {text:?}"
-                    );
+                    assert_eq!(got(&mut split, text), full(text), "step {step}, {text:?}");
                 }
             }
         }
@@ -267,7 +540,7 @@ mod tests {
                     let mut split = BlockSplit::default();
                     for end in 1..=doc.len() {
                         let text = &doc[..end];
-                        assert_eq!(got(&split.update(text, true)), full(text), "{text:?}");
+                        assert_eq!(got(&mut split, text), full(text), "{text:?}");
                     }
                 }
             }
@@ -277,19 +550,175 @@ mod tests {
     #[test]
     fn kept_blocks_are_the_same_values_and_replaced_text_splits_again() {
         let mut split = BlockSplit::default();
-        let a = split.update("one\n\ntwo\n\nthree\n\nfour", true);
-        let b = split.update("one\n\ntwo\n\nthree\n\nfour five", true);
+        let a = split.update("one\n\ntwo\n\nthree\n\n- four", true).blocks;
+        let b = split
+            .update("one\n\ntwo\n\nthree\n\n- four five", true)
+            .blocks;
         // The blocks before the last two were not split again: the same shared text.
         assert!(Arc::ptr_eq(&a[0].text, &b[0].text) && Arc::ptr_eq(&a[1].text, &b[1].text));
         assert_eq!(a[..2], b[..2]);
         assert_ne!(a[3], b[3]);
         // Not an append (a durable frame replaced the streamed text): split from the start.
-        let c = split.update("one\n\nTWO", true);
-        assert_eq!(got(&c), full("one\n\nTWO"));
+        assert_eq!(got(&mut split, "one\n\nTWO"), full("one\n\nTWO"));
         // Not ready: the whole text, plain, one block; then markdown once ready.
-        let d = split.update("one\n\nTWO", false);
+        let d = split.update("one\n\nTWO", false).blocks;
         assert_eq!(d.len(), 1);
         assert!(!d[0].ready && &*d[0].text == "one\n\nTWO");
-        assert_eq!(got(&split.update("one\n\nTWO", true)), full("one\n\nTWO"));
+        assert_eq!(got(&mut split, "one\n\nTWO"), full("one\n\nTWO"));
+    }
+
+    /// What a text renders as, as one tree: each block parsed on its own, the live paragraph as a
+    /// `<p>` of its chunks and tail; adjacent text joined (the DOM shows it the same).
+    fn tree(r: &Rendered) -> Vec<MdNode> {
+        let mut out = Vec::new();
+        for b in &r.blocks {
+            if b.live {
+                let mut children = Vec::new();
+                for c in &r.chunks {
+                    children.extend(c.nodes.iter().cloned());
+                }
+                children.extend(r.tail.nodes.iter().cloned());
+                out.push(MdNode::El {
+                    tag: MdTag::P,
+                    attrs: vec![],
+                    children,
+                });
+            } else {
+                out.extend(crate::markdown::parse(&b.text));
+            }
+        }
+        joined(out)
+    }
+
+    fn joined(nodes: Vec<MdNode>) -> Vec<MdNode> {
+        let mut out: Vec<MdNode> = Vec::new();
+        for n in nodes {
+            let n = match n {
+                MdNode::El {
+                    tag,
+                    attrs,
+                    children,
+                } => MdNode::El {
+                    tag,
+                    attrs,
+                    children: joined(children),
+                },
+                t => t,
+            };
+            match (out.last_mut(), n) {
+                (Some(MdNode::Text(prev)), MdNode::Text(t)) => prev.push_str(&t),
+                (_, n) => out.push(n),
+            }
+        }
+        out
+    }
+
+    /// The same text split and parsed whole, block by block.
+    fn whole(text: &str) -> Vec<MdNode> {
+        joined(
+            split_blocks(text)
+                .into_iter()
+                .flat_map(crate::markdown::parse)
+                .collect(),
+        )
+    }
+
+    /// Paragraphs as models write them, and the constructs that pair across a cut: emphasis opened
+    /// and closed later, snake_case, a lone `*`, unclosed code and links, entities, escapes, hard
+    /// and soft breaks, lines that start like blocks.
+    const PROSE: &[&str] = &[
+        "The relay keeps every frame in **SQLite** so a reload shows `the same` history; see [the docs](https://example.com) and session_id values. ",
+        "Start *emphasis that goes on for a while and closes much later* here. Then 2 * 3 is six and a_b_c stays. ",
+        "**Note:** an opener *that never closes, followed by words and words and more words ",
+        "`code that spans a long way before it closes` and [a link text that is long](https://x.y/z) done. ",
+        "&amp; entities &copy; and \\*escaped\\* stars, <span>inline html</span> and <https://auto.link> too. ",
+        "1990 was a year. 1.5 million people. #hashtag and -5 degrees, +1 from me, ~~struck~~ text. ",
+        "line one  \nline two after a hard break\nand a soft one ",
+        "[Docs](https://docs.example) explain it; ~tilde~ and _under_ too, plus __strong__ words. ",
+        "A para that becomes a heading\n===\n\nthen more words and words and words ",
+        "- a list item that goes on and on and on with **bold** and words\n- another ",
+    ];
+
+    #[test]
+    fn a_growing_paragraph_renders_as_the_whole_text_would_at_every_step() {
+        for i in 0..PROSE.len() {
+            // Each fragment several times over (long enough to be cut), then the next one.
+            let doc: String = (0..12).map(|k| PROSE[(i + k / 4) % PROSE.len()]).collect();
+            for step in [1, 3, 7, 16] {
+                let mut split = BlockSplit::default();
+                let mut end = 0;
+                let mut cut = false;
+                while end < doc.len() {
+                    end = (end + step).min(doc.len());
+                    while !doc.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    let text = &doc[..end];
+                    let r = split.update(text, true);
+                    assert_eq!(tree(&r), whole(text), "doc {i}, step {step}, {text:?}");
+                    cut |= !r.chunks.is_empty();
+                }
+                if i == 0 {
+                    assert!(cut, "the plain paragraph is cut into chunks");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_paragraph_parses_only_its_tail_again() {
+        let mut split = BlockSplit::default();
+        let mut text = String::new();
+        let mut chunks = 0;
+        let mut longest_tail = 0;
+        while text.len() < 30_000 {
+            text.push_str(PROSE[0]);
+            let r = split.update(&text, true);
+            assert!(
+                r.blocks.last().is_some_and(|b| b.live),
+                "the paragraph stays live"
+            );
+            chunks = r.chunks.len();
+            let tail: usize = r
+                .tail
+                .nodes
+                .iter()
+                .map(|n| crate::markdown::plain_text(std::slice::from_ref(n)).len())
+                .sum();
+            longest_tail = longest_tail.max(tail);
+        }
+        assert!(chunks > 30, "{chunks} chunks");
+        assert!(longest_tail < 1_000, "the tail stays short: {longest_tail}");
+        // A blank line ends it: the paragraph is one ordinary block again, the new one live.
+        text.push_str("\n\nNext");
+        let r = split.update(&text, true);
+        assert_eq!(r.blocks.len(), 2);
+        assert!(!r.blocks[0].live && r.blocks[1].live);
+        assert_eq!(tree(&r), whole(&text));
+    }
+
+    #[test]
+    fn a_last_line_is_settled_once_nothing_can_change_what_it_is() {
+        for line in [
+            "word",
+            "**Note:** x",
+            "1990 ",
+            "1.5 m",
+            "#tag",
+            "`c` d",
+            "-5",
+            "[a](b) c",
+            "| a |",
+            "==x",
+            "é",
+        ] {
+            assert!(settled(line), "{line:?}");
+        }
+        for line in [
+            "", " x", "#", "# h", "1", "1.", "1. x", "- x", "*", "**", "***", "---", "--", "=",
+            "==", "```", "``", "> q", "<div", "[a]", "[a]: /u", "|-", ":-:", "\tx",
+        ] {
+            assert!(!settled(line), "{line:?}");
+        }
     }
 }

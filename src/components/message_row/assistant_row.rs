@@ -2,8 +2,9 @@
 
 use leptos::prelude::*;
 
+use crate::components::markdown_view::MdSource;
 use crate::components::{Markdown, ToolCard};
-use crate::state::{AssistantMsg, Block, Item, ItemKind};
+use crate::state::{AssistantMsg, Block, Item, ItemKind, Session};
 use crate::store::Store;
 
 /// Identity of a block slot: its position, kind and (for tool calls) id. A slot keeps its DOM
@@ -26,6 +27,31 @@ fn slot_key(index: usize, block: &Block) -> SlotKey {
     SlotKey { index, kind, tool }
 }
 
+/// The row's message, read in place where the session keeps it (tracking the row's revision):
+/// nothing of a streaming message is copied per update.
+#[derive(Clone, Copy)]
+struct MsgRef {
+    rev: Memo<u64>,
+    session: RwSignal<Session>,
+    key: StoredValue<String>,
+}
+
+impl MsgRef {
+    /// `f` of the message (`R::default()` while the row has none).
+    fn with<R: Default>(self, f: impl FnOnce(&AssistantMsg) -> R) -> R {
+        self.rev.track();
+        self.session.with_untracked(|s| {
+            self.key.with_value(|k| match s.item(k) {
+                Some(Item {
+                    kind: ItemKind::Assistant(a),
+                    ..
+                }) => f(a),
+                _ => R::default(),
+            })
+        })
+    }
+}
+
 /// An assistant message: markdown text (streaming live), thinking, tool call cards, other blocks.
 /// Each block updates on its own; while text streams only its last markdown block is rebuilt.
 #[component]
@@ -35,69 +61,48 @@ pub fn AssistantRow(
     /// The row's revision.
     rev: Memo<u64>,
 ) -> impl IntoView {
-    let session = Store::expect().session;
-    let msg: Memo<Option<AssistantMsg>> = Memo::new(move |_| {
-        let _ = rev.get();
-        session.with_untracked(|s| match s.item(&row_key) {
-            Some(Item {
-                kind: ItemKind::Assistant(a),
-                ..
-            }) => Some(a.clone()),
-            _ => None,
-        })
-    });
+    let msg = MsgRef {
+        rev,
+        session: Store::expect().session,
+        key: StoredValue::new(row_key),
+    };
     let slots = Memo::new(move |_| {
         msg.with(|m| {
-            m.as_ref()
-                .map(|m| {
-                    m.blocks
-                        .iter()
-                        .enumerate()
-                        .map(|(i, s)| slot_key(i, &s.block))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
+            m.blocks
+                .iter()
+                .enumerate()
+                .map(|(i, s)| slot_key(i, &s.block))
+                .collect::<Vec<_>>()
         })
     });
-    let synthetic =
-        move || msg.with(|m| m.as_ref().and_then(|m| m.model.as_deref()) == Some("<synthetic>"));
-    let error = move || msg.with(|m| m.as_ref().and_then(|m| m.error.clone()));
-    let typing = move || {
-        msg.with(|m| {
-            m.as_ref()
-                .is_some_and(|m| m.blocks.is_empty() && m.streaming)
-        })
-    };
+    let synthetic = Memo::new(move |_| msg.with(|m| m.model.as_deref() == Some("<synthetic>")));
+    let error = Memo::new(move |_| msg.with(|m| m.error.clone()));
+    let typing = Memo::new(move |_| msg.with(|m| m.blocks.is_empty() && m.streaming));
     view! {
-        <div class="assistant" class:synthetic=synthetic class:error=move || error().is_some()>
-            {move || error().map(|e| view! { <div class="error-label" role="alert">{format!("API error ({e})")}</div> })}
+        <div class="assistant" class:synthetic=synthetic class:error=move || error.with(Option::is_some)>
+            {move || error.get().map(|e| view! { <div class="error-label" role="alert">{format!("API error ({e})")}</div> })}
             <For each=move || slots.get() key=|k| k.clone() let:k>
                 {render_slot(msg, rev, k)}
             </For>
-            {move || typing().then(|| view! {
+            {move || typing.get().then(|| view! {
                 <div class="typing" role="status" aria-label="Claude is writing"><span></span><span></span><span></span></div>
             })}
         </div>
     }
 }
 
-fn render_slot(msg: Memo<Option<AssistantMsg>>, rev: Memo<u64>, key: SlotKey) -> AnyView {
+fn render_slot(msg: MsgRef, rev: Memo<u64>, key: SlotKey) -> AnyView {
     let i = key.index;
-    let live = Signal::derive(move || {
-        msg.with(|m| {
-            m.as_ref()
-                .and_then(|m| m.blocks.get(i))
-                .is_some_and(|s| s.open && !s.durable)
+    let live =
+        Memo::new(move |_| msg.with(|m| m.blocks.get(i).is_some_and(|s| s.open && !s.durable)));
+    // The block's text, lent where it is kept.
+    let read = move |f: &mut dyn FnMut(&str)| {
+        msg.with(|m| match m.blocks.get(i).map(|s| &s.block) {
+            Some(Block::Text(t) | Block::Thinking(t)) => f(t),
+            _ => f(""),
         })
-    });
-    let text = Signal::derive(move || {
-        msg.with(
-            |m| match m.as_ref().and_then(|m| m.blocks.get(i)).map(|s| &s.block) {
-                Some(Block::Text(t) | Block::Thinking(t)) => t.clone(),
-                _ => String::new(),
-            },
-        )
-    });
+    };
+    let text = MdSource::reader(read);
     match key.kind {
         "text" => view! {
             <div class="assistant-text" data-testid="assistant-text" data-streaming=move || live.get().to_string()>
@@ -109,7 +114,7 @@ fn render_slot(msg: Memo<Option<AssistantMsg>>, rev: Memo<u64>, key: SlotKey) ->
         "thinking" => view! {
             <details class="thinking" data-testid="thinking-block" aria-label="Thinking" data-streaming=move || live.get().to_string() open=move || live.get()>
                 <summary>{move || if live.get() { "Thinking…" } else { "Thinking" }}</summary>
-                <div class="thinking-text">{move || text.get()}</div>
+                <div class="thinking-text">{move || { let mut out = String::new(); read(&mut |t| out = t.to_owned()); out }}</div>
             </details>
         }
         .into_any(),
@@ -119,10 +124,10 @@ fn render_slot(msg: Memo<Option<AssistantMsg>>, rev: Memo<u64>, key: SlotKey) ->
         .into_any(),
         "tool" => view! { <ToolCard tool_id=key.tool rev=rev /> }.into_any(),
         _ => {
-            let v = msg.with_untracked(|m| match m.as_ref().and_then(|m| m.blocks.get(i)).map(|s| &s.block) {
+            let v = untrack(|| msg.with(|m| match m.blocks.get(i).map(|s| &s.block) {
                 Some(Block::Other(v)) => v.clone(),
                 _ => serde_json::Value::Null,
-            });
+            }));
             let ty = v.get("type").and_then(|t| t.as_str()).unwrap_or("block").to_string();
             view! {
                 <details class="other-block">
