@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and prints their figures (also saved under pkg/bench/):
 #   protocol decode throughput (MB/s, messages/s), dedup operations/s, relay SSE fan-out latency + RSS, relay CPU per streamed delta,
-#   console streaming frame times / 10,000-message first paint / DOM size (headless Chromium),
+#   console streaming frame times / script time per delta of a growing 30 KB paragraph / 10,000-message
+#   first paint / DOM size (headless Chromium; streaming and the paragraph again at 4x CPU),
 #   console transfer size (gzipped wasm + js + css), the bytes the relay really sends (br / gzip), and
 #   the first load on a throttled phone (bytes before the session list is usable, time to list / transcript),
 #   the end-to-end latency of a streamed delta (agent stdout line to its paint, p50/p99 over 1,000), and
@@ -38,6 +39,17 @@ echo "== console in headless Chromium (streaming, 10,000 messages)"
 # The runner's Chromium options (headless, no sandbox, …), as for scripts/test.sh's wasm tests.
 scripts/webdriver-json.sh .
 BRIDGE_BENCH_PROFILE=release cargo test --release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture 2>&1 | tee "$out/console.txt"
+echo "== console on a phone's CPU: streaming and the growing paragraph again, CPU slowed down 4x (CDP)"
+# wasm-bindgen-test-runner serves the benchmark page (interactive mode); Playwright opens it throttled.
+for b in benchmark_streaming benchmark_paragraph; do
+  NO_HEADLESS=1 WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:8765 BRIDGE_BENCH_PROFILE=release cargo test -q --release \
+    --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture "$b" >/dev/null 2>&1 &
+  runner=$!
+  (cd tests/e2e && node bench/wasm-bench-throttled.mjs http://127.0.0.1:8765/ 4) || true
+  pkill -f 'wasm-bindgen-test-runner.*bench' 2>/dev/null || true
+  kill "$runner" 2>/dev/null || true
+  wait "$runner" 2>/dev/null || true
+done 2>&1 | tee "$out/console-4x.txt"
 echo "== typed decode in headless Chromium, built as users get it (profile wasm-release: opt-level z, LTO)"
 BRIDGE_BENCH_PROFILE=wasm-release cargo test --profile wasm-release --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture benchmark_decode 2>&1 | tee "$out/console-decode-wasm-release.txt"
 echo "== console transfer size (raw and gzip -9): one module (trunk build --release) vs split (scripts/build-console.sh)"

@@ -9,10 +9,13 @@
 //!   once per animation frame (coalesced), and 10,000 at 5,000/s applied and painted one by one
 //!   (naive); deltas/s achieved, frame-time p95 from `requestAnimationFrame` timestamps, and the
 //!   naive/coalesced ratios;
+//! * one paragraph growing to 30 KB a word at a time, each delta applied and painted before the
+//!   next: the script time per delta by the paragraph's length (O(delta) keeps it flat);
 //! * a 10,000-message session: time from mounting to the first painted frame, and the DOM size;
 //! * typed decode throughput against `JSON.parse`.
 //!
-//! Three tests, one table each: `benchmark_streaming`, `benchmark_long_session`, `benchmark_decode`
+//! Four tests, one table each: `benchmark_streaming`, `benchmark_paragraph`, `benchmark_long_session`,
+//! `benchmark_decode`
 //! (one alone: `… --include-ignored --nocapture benchmark_decode`). The runner reads the page's output
 //! with a WebDriver script every 100 ms, and a script waits while the page runs: the decode rows yield
 //! to the event loop between their timed slices (they held the page about 5.5 s at a time), so what
