@@ -64,6 +64,15 @@ scripts/build-console.sh dist >/dev/null 2>&1
   scripts/console-sizes.sh "$trunk_dist" "one module (trunk build --release)"
   scripts/console-sizes.sh dist "split (scripts/build-console.sh -> dist/)"
 } | tee "$out/transfer-size.txt"
+echo "== the biggest functions of the main module and the session part (the split build's raw modules, names kept)"
+{
+  top=$(mktemp -d)
+  "$BRIDGE_CACHE/wasm-split/bin/wasm-split-cli" --target web --out-name bridge-console \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/bridge-console.wasm" "$top" >/dev/null
+  python3 scripts/wasm-top.py "$top/bridge-console.wasm" 30
+  python3 scripts/wasm-top.py "$top/split_session.wasm" 30
+  rm -rf "$top"
+} 2>&1 | tee "$out/wasm-top.txt"
 echo "== what the relay sends (release relay, console read at start)"
 {
   log=$(mktemp); data=$(mktemp -d); log1=$(mktemp); data1=$(mktemp -d)

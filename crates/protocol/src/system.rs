@@ -15,7 +15,7 @@ tagged_union! {
     /// a plain stdio session emits (§9, [`SystemMessage::INTERNAL_SUBTYPES`]) are kept whole in
     /// [`SystemMessage::Internal`]. Through [`crate::CliMessage`], any other subtype becomes
     /// [`crate::CliMessage::Unknown`].
-    pub enum SystemMessage (tag = "subtype") {
+    pub enum SystemMessage (tag = "subtype", body_of = "system") {
         "init" => Init(SystemInit),
         "status" => Status(SystemStatus),
         "compact_boundary" => CompactBoundary(SystemCompactBoundary),

@@ -28,6 +28,11 @@ pub(crate) trait TaggedUnion: Sized {
     /// The discriminating field.
     const TAG: &'static str;
 
+    /// The `type` of the messages whose body this union is, decoded with their `type` skipped
+    /// ([`crate::extra::SkipType`]): the general path ([`from_object`]) decodes through the same
+    /// wrapper, so the variants' decoders are linked once, not once per wrapper.
+    const BODY_OF: Option<&'static str> = None;
+
     /// The tag's own spelling when `tag` has a typed variant.
     fn known_tag(tag: &str) -> Option<&'static str>;
 
@@ -81,7 +86,11 @@ fn from_object<T: TaggedUnion>(map: Map<String, Value>) -> Result<T, serde_json:
         return Ok(T::other(Value::Object(map)));
     }
     let text = tag_first::<T>(map).to_string();
-    from_text(&text, |de| deserialize(de))
+    if T::BODY_OF.is_some() {
+        from_text(&text, |de| deserialize(crate::extra::SkipType(de)))
+    } else {
+        from_text(&text, |de| deserialize(de))
+    }
 }
 
 /// Decodes `text` with `decode` (the whole text: trailing characters are an error). An error reads

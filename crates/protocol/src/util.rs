@@ -121,7 +121,7 @@ pub(crate) use open_enum;
 macro_rules! tagged_union {
     (
         $(#[$meta:meta])*
-        $vis:vis enum $name:ident (tag = $tag:literal) {
+        $vis:vis enum $name:ident (tag = $tag:literal $(, body_of = $body_of:literal)?) {
             $( $(#[$vmeta:meta])* $lit:literal => $variant:ident($ty:ty), )+
             _ => $other:ident,
         }
@@ -175,6 +175,7 @@ macro_rules! tagged_union {
 
         impl $crate::tagged::TaggedUnion for $name {
             const TAG: &'static str = $tag;
+            $(const BODY_OF: Option<&'static str> = Some($body_of);)?
 
             fn known_tag(tag: &str) -> Option<&'static str> {
                 match tag {
