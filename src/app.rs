@@ -36,7 +36,7 @@ async fn wait_or_retry(store: Store, ms: u32) {
     while waited < ms {
         gloo_timers::future::TimeoutFuture::new(250).await;
         waited += 250;
-        if store.take_retry_now() {
+        if store.device.take_retry_now() {
             return;
         }
     }
@@ -72,17 +72,17 @@ async fn check_me(
                     store.close_session();
                     store.open_session(sid);
                 }
-                store.set_relay_offline(None);
+                store.device.set_relay_offline(None);
                 auth.set(Auth::SignedIn);
             }
             Err(NetError::Status(401 | 403, _)) => {
-                store.set_relay_offline(None);
+                store.device.set_relay_offline(None);
                 auth.set(Auth::SignedOut(login_error));
             }
             Err(e) if unreachable(&e) => {
                 let delay = crate::pwa::retry_delay_ms(attempt, js_sys::Math::random());
                 attempt += 1;
-                store.set_relay_offline(Some(RelayOffline {
+                store.device.set_relay_offline(Some(RelayOffline {
                     reason: e.to_string(),
                     attempt,
                     next_at_ms: js_sys::Date::now() + f64::from(delay),
@@ -97,7 +97,7 @@ async fn check_me(
                 continue;
             }
             Err(e) => {
-                store.set_relay_offline(None);
+                store.device.set_relay_offline(None);
                 auth.set(Auth::Failed(e.to_string()));
             }
         }
@@ -135,7 +135,7 @@ pub fn App() -> impl IntoView {
     store.watch_visibility();
     dom::install_keyboard_inset();
     let open: Rc<dyn Fn(String)> = Rc::new(move |path: String| nav.open_path(&path));
-    store.init_device(open.clone());
+    store.device.init_device(open.clone());
     store.watch_prompts(open);
     let address = embed::parse_address(&dom::location_search(), &dom::location_hash());
     let observer = address.switches.observer;
@@ -182,11 +182,11 @@ pub fn App() -> impl IntoView {
         });
     });
     embed::host::install(&address.switches, store, nav, on_auth);
-    let online = window_event_listener_untyped("online", move |_| store.retry_relay_now());
+    let online = window_event_listener_untyped("online", move |_| store.device.retry_relay_now());
     on_cleanup(move || online.remove());
     let visible = window_event_listener_untyped("visibilitychange", move |_| {
         if !dom::page_hidden() {
-            store.retry_relay_now();
+            store.device.retry_relay_now();
         }
     });
     on_cleanup(move || visible.remove());
@@ -299,6 +299,6 @@ pub fn App() -> impl IntoView {
     view! {
         {page}
         <UpdateBanner />
-        {move || store.notifications_open.get().then(|| view! { <NotificationsSettings /> })}
+        {move || store.device.notifications_open.get().then(|| view! { <NotificationsSettings /> })}
     }
 }

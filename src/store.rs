@@ -37,7 +37,7 @@ pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
 pub use changes::{Changes, writes_files};
 pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
-pub use device::{PushState, RelayOffline, test_summary};
+pub use device::{Device, PushState, RelayOffline, test_summary};
 pub use files::files_of;
 
 /// How long the page stays hidden before the stream is suspended.
@@ -104,31 +104,22 @@ pub struct Store {
     pub queue: RwSignal<crate::state::Queue>,
     /// Something the composer must tell the person about attachments kept across a reload.
     pub compose_note: RwSignal<Option<String>>,
-    /// A new build of the console installed and waits ("New version — reload").
-    pub update_ready: RwSignal<bool>,
-    /// The relay could not be reached at start (the console opened from cache); None once it answers.
-    pub relay_offline: RwSignal<Option<RelayOffline>>,
-    retry_now: StoredValue<bool>,
-    /// Web Push on this device.
-    pub push: RwSignal<PushState>,
-    /// The relay's list of push devices (None until read; Err: why it could not be read).
-    pub devices: RwSignal<Option<Result<Vec<net::PushDevice>, String>>>,
-    /// The Notifications panel is open.
-    pub notifications_open: RwSignal<bool>,
-    /// The composer's text (kept across an update reload).
-    draft: StoredValue<String>,
     /// The changes panel: the open session's changed files and the diff shown.
     pub changes: Changes,
+    /// This device: the installed app, the relay's reachability, push ([`Device`]).
+    pub device: Device,
 }
 
 impl Store {
     /// A store sending through `sender`.
     pub fn new(sender: Rc<dyn Sender>) -> Self {
+        let me = RwSignal::new(None);
+        let session_id = RwSignal::new(None);
         Store {
             session: RwSignal::new(Session::new()),
-            session_id: RwSignal::new(None),
+            session_id,
             conn: RwSignal::new(ConnState::Connecting),
-            me: RwSignal::new(None),
+            me,
             sessions: RwSignal::new(Vec::new()),
             kept_worktrees: RwSignal::new(Vec::new()),
             archive_notice: RwSignal::new(None),
@@ -148,14 +139,8 @@ impl Store {
             restoring: RwSignal::new(0),
             queue: RwSignal::new(Default::default()),
             compose_note: RwSignal::new(None),
-            update_ready: RwSignal::new(false),
-            relay_offline: RwSignal::new(None),
-            retry_now: StoredValue::new(false),
-            push: RwSignal::new(PushState::default()),
-            devices: RwSignal::new(None),
-            notifications_open: RwSignal::new(false),
-            draft: StoredValue::new(String::new()),
             changes: Changes::new(),
+            device: Device::new(me, session_id),
         }
     }
 
@@ -164,9 +149,10 @@ impl Store {
         Self::new(Rc::new(HttpSender))
     }
 
-    /// Provides it to the component tree.
+    /// Provides it (and its handles) to the component tree.
     pub fn provide(self) -> Self {
         provide_context(self);
+        provide_context(self.device);
         self
     }
 

@@ -111,7 +111,7 @@ fn ready_caps() -> Capabilities {
 }
 
 fn set_push(m: &Mounted, state: PushState) {
-    m.store.push.set(PushState {
+    m.store.device.push.set(PushState {
         checked: true,
         ..state
     });
@@ -246,7 +246,7 @@ async fn an_enabled_device_shows_its_events_the_devices_and_the_test_result() {
             "last_success_at": null, "last_error": "the push service answered 500"}))
         .unwrap()
     };
-    m.store.devices.set(Some(Ok(vec![
+    m.store.device.devices.set(Some(Ok(vec![
         device(
             "psub_mine",
             "Chrome on Android",
@@ -311,7 +311,7 @@ async fn an_enabled_device_shows_its_events_the_devices_and_the_test_result() {
 #[wasm_bindgen_test]
 async fn observers_get_no_push_controls_and_escape_closes_the_panel() {
     let m = mount("observer", || view! { <NotificationsSettings /> });
-    m.store.notifications_open.set(true);
+    m.store.device.notifications_open.set(true);
     set_push(
         &m,
         PushState {
@@ -340,7 +340,7 @@ async fn observers_get_no_push_controls_and_escape_closes_the_panel() {
     let esc = web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
     web_sys::window().unwrap().dispatch_event(&esc).unwrap();
     tick().await;
-    assert!(!m.store.notifications_open.get_untracked());
+    assert!(!m.store.device.notifications_open.get_untracked());
     assert!(esc.default_prevented());
 }
 
@@ -348,7 +348,7 @@ async fn observers_get_no_push_controls_and_escape_closes_the_panel() {
 async fn a_new_version_waits_for_a_click() {
     let m = mount("controller", || view! { <UpdateBanner /> });
     assert!(!m.has("[data-testid=update-available]"));
-    m.store.update_ready.set(true);
+    m.store.device.update_ready.set(true);
     tick().await;
     let button = m.one("[data-testid=update-available]");
     assert_eq!(button.tag_name(), "BUTTON");
@@ -362,7 +362,7 @@ async fn a_new_version_waits_for_a_click() {
 async fn the_offline_banner_counts_down_and_retries_on_demand() {
     let m = mount("controller", || view! { <OfflineBanner /> });
     assert!(!m.has("[data-testid=offline-banner]"));
-    m.store.set_relay_offline(Some(RelayOffline {
+    m.store.device.set_relay_offline(Some(RelayOffline {
         reason: "could not reach the relay: Failed to fetch".into(),
         attempt: 2,
         next_at_ms: js_sys::Date::now() + 4_500.0,
@@ -378,11 +378,11 @@ async fn the_offline_banner_counts_down_and_retries_on_demand() {
         text.contains("Offline") && text.contains("Reconnecting in 5 s"),
         "{text}"
     );
-    assert!(!m.store.take_retry_now());
+    assert!(!m.store.device.take_retry_now());
     m.one("[data-testid=offline-retry]").click();
-    assert!(m.store.take_retry_now());
-    assert!(!m.store.take_retry_now(), "taken once");
-    m.store.set_relay_offline(None);
+    assert!(m.store.device.take_retry_now());
+    assert!(!m.store.device.take_retry_now(), "taken once");
+    m.store.device.set_relay_offline(None);
     tick().await;
     assert!(!m.has("[data-testid=offline-banner]"));
 }
@@ -429,7 +429,7 @@ async fn the_needs_you_view_lists_only_sessions_waiting_for_an_answer() {
     assert!(m.has("[data-testid=notifications-open]"));
     // The bell opens the panel.
     m.one("[data-testid=notifications-open]").click();
-    assert!(m.store.notifications_open.get_untracked());
+    assert!(m.store.device.notifications_open.get_untracked());
     let here = web_sys::window().unwrap().location().pathname().unwrap();
     bridge_console::dom::replace_url(&format!("{here}{search}"));
 }

@@ -73,10 +73,10 @@ pub fn Composer() -> impl IntoView {
         );
     };
     // The draft survives an update reload ("New version — reload"): the store keeps it for that.
-    Effect::new(move |_| text.with(|t| store.note_draft(t)));
+    Effect::new(move |_| text.with(|t| store.device.note_draft(t)));
     Effect::new(move |_| {
         if let Some(sid) = store.session_id.get()
-            && let Some(draft) = store.take_saved_draft(&sid)
+            && let Some(draft) = store.device.take_saved_draft(&sid)
             && text.with_untracked(String::is_empty)
         {
             text.set(draft);

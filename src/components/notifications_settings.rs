@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::dom;
 use crate::lazy::{self, Part};
 use crate::pwa::{self, PUSH_EVENTS, PushSupport};
-use crate::store::Store;
+use crate::store::Device;
 
 pub use device_row::DeviceRow;
 
@@ -79,7 +79,7 @@ pub fn settings_view() -> AnyView {
 
 #[component]
 fn NotificationsPanel() -> impl IntoView {
-    let store = Store::expect();
+    let device = Device::expect();
     let el: NodeRef<leptos::html::Div> = NodeRef::new();
     Effect::new(move |_| {
         if let Some(node) = el.get() {
@@ -87,7 +87,7 @@ fn NotificationsPanel() -> impl IntoView {
         }
     });
     let close = move || {
-        store.close_notifications();
+        device.close_notifications();
         dom::focus_selector("[data-testid='notifications-open']");
     };
     // Escape closes it wherever the focus is (a button that just became disabled drops it).
@@ -103,12 +103,12 @@ fn NotificationsPanel() -> impl IntoView {
             dom::trap_tab(&node, &ev);
         }
     };
-    let controller = Memo::new(move |_| store.is_controller());
-    let busy = Memo::new(move |_| store.push.with(|p| p.busy));
-    let state = Memo::new(move |_| store.push.with(|p| p.status()));
-    let enabled = Memo::new(move |_| store.push.with(|p| p.device.is_some()));
+    let controller = Memo::new(move |_| device.is_controller());
+    let busy = Memo::new(move |_| device.push.with(|p| p.busy));
+    let state = Memo::new(move |_| device.push.with(|p| p.status()));
+    let enabled = Memo::new(move |_| device.push.with(|p| p.device.is_some()));
     let status = move || {
-        store.push.with(|p| {
+        device.push.with(|p| {
             status_text(
                 p.status(),
                 p.support().explain(&p.caps.host),
@@ -119,18 +119,18 @@ fn NotificationsPanel() -> impl IntoView {
     let can_enable = move || {
         controller.get()
             && !enabled.get()
-            && store
+            && device
                 .push
                 .with(|p| p.checked && p.support() == PushSupport::Ready)
     };
     let offer_in_page = move || {
-        store.push.with(|p| {
+        device.push.with(|p| {
             p.offer_in_page()
                 || (!controller.get() && p.device.is_none() && pwa::in_page_possible(&p.caps))
         })
     };
     let my_id = move || {
-        store
+        device
             .push
             .with(|p| p.device.as_ref().map(|d| d.subscription_id.clone()))
     };
@@ -178,7 +178,7 @@ fn NotificationsPanel() -> impl IntoView {
                                 class="primary"
                                 data-testid="notifications-enable"
                                 disabled=move || busy.get()
-                                on:click=move |_| store.enable_push()
+                                on:click=move |_| device.enable_push()
                             >
                                 {move || if busy.get() { "Enabling…" } else { "Enable on this device" }}
                             </button>
@@ -190,14 +190,14 @@ fn NotificationsPanel() -> impl IntoView {
                             <legend>"Notify this device when"</legend>
                             {PUSH_EVENTS.iter().map(|(ev, label)| {
                                 let ev = *ev;
-                                let checked = move || store.push.with(|p| p.device.as_ref().is_some_and(|d| d.events.iter().any(|e| e == ev)));
+                                let checked = move || device.push.with(|p| p.device.as_ref().is_some_and(|d| d.events.iter().any(|e| e == ev)));
                                 view! {
                                     <label class="field field-check">
                                         <input
                                             type="checkbox"
                                             data-testid=format!("notifications-event-{ev}")
                                             prop:checked=checked
-                                            on:change=move |e| store.set_push_event(ev, event_target_checked(&e))
+                                            on:change=move |e| device.set_push_event(ev, event_target_checked(&e))
                                         />
                                         <span>{*label}</span>
                                     </label>
@@ -206,7 +206,7 @@ fn NotificationsPanel() -> impl IntoView {
                             <p class="muted small">"A prompt answered anywhere closes its notification on every device."</p>
                         </fieldset>
                         <div class="notif-actions">
-                            <button data-testid="notifications-test" disabled=move || busy.get() on:click=move |_| store.test_push()>
+                            <button data-testid="notifications-test" disabled=move || busy.get() on:click=move |_| device.test_push()>
                                 "Send a test notification"
                             </button>
                             <button
@@ -215,7 +215,7 @@ fn NotificationsPanel() -> impl IntoView {
                                 disabled=move || busy.get()
                                 on:click=move |_| {
                                     if let Some(id) = my_id() {
-                                        store.remove_device(&id);
+                                        device.remove_device(&id);
                                     }
                                 }
                             >
@@ -223,18 +223,18 @@ fn NotificationsPanel() -> impl IntoView {
                             </button>
                         </div>
                     })}
-                    {move || store.push.with(|p| p.test_result.clone()).map(|r| {
+                    {move || device.push.with(|p| p.test_result.clone()).map(|r| {
                         let (state, text) = match r {
                             Ok(t) => ("sent", t),
                             Err(t) => ("error", t),
                         };
                         view! { <p class=format!("notif-test-result {state}") data-testid="notifications-test-result" data-state=state role="status">{text}</p> }
                     })}
-                    {move || store.push.with(|p| p.error.clone()).map(|e| view! {
+                    {move || device.push.with(|p| p.error.clone()).map(|e| view! {
                         <p class="field-error" data-testid="notifications-error" role="alert">{e}</p>
                     })}
                     {move || offer_in_page().then(|| {
-                        let on = move || store.push.with(|p| p.in_page_active());
+                        let on = move || device.push.with(|p| p.in_page_active());
                         view! {
                             <section class="notif-fallback" aria-labelledby="notif-fallback-title">
                                 <h3 id="notif-fallback-title">"While this tab is open"</h3>
@@ -244,11 +244,11 @@ fn NotificationsPanel() -> impl IntoView {
                                 {move || if on() {
                                     view! {
                                         <p data-testid="notifications-inpage-on" role="status">"On: this tab notifies you while it is open."</p>
-                                        <button data-testid="notifications-disable-inpage" on:click=move |_| store.disable_in_page()>"Turn off"</button>
+                                        <button data-testid="notifications-disable-inpage" on:click=move |_| device.disable_in_page()>"Turn off"</button>
                                     }.into_any()
                                 } else {
                                     view! {
-                                        <button data-testid="notifications-enable-inpage" on:click=move |_| store.enable_in_page()>
+                                        <button data-testid="notifications-enable-inpage" on:click=move |_| device.enable_in_page()>
                                             "Notify me in this tab"
                                         </button>
                                     }.into_any()
@@ -260,7 +260,7 @@ fn NotificationsPanel() -> impl IntoView {
                     {move || controller.get().then(|| view! {
                         <section class="notif-devices" aria-labelledby="notif-devices-title">
                             <h3 id="notif-devices-title">"Devices with push on"</h3>
-                            {move || match store.devices.get() {
+                            {move || match device.devices.get() {
                                 None => view! { <p class="muted small">"Loading…"</p> }.into_any(),
                                 Some(Err(e)) => view! { <p class="field-error" role="alert">{format!("The device list could not be read: {e}")}</p> }.into_any(),
                                 Some(Ok(list)) if list.is_empty() => view! { <p class="muted small" data-testid="notifications-no-devices">"No device has push on yet."</p> }.into_any(),

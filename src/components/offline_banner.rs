@@ -2,18 +2,18 @@
 
 use leptos::prelude::*;
 
-use crate::store::Store;
+use crate::store::Device;
 
 /// Shown while the console, opened from the service worker's cache, cannot reach the relay
 /// (`data-testid="offline-banner"`, `data-state="reconnecting"`): says so, counts down to the next
 /// attempt, and offers "Retry now" (`data-testid="offline-retry"`). Unsent messages stay kept.
 #[component]
 pub fn OfflineBanner() -> impl IntoView {
-    let store = Store::expect();
+    let device = Device::expect();
     let now = RwSignal::new(js_sys::Date::now());
     if let Ok(h) = set_interval_with_handle(
         move || {
-            if store.relay_offline.with_untracked(Option::is_some) {
+            if device.relay_offline.with_untracked(Option::is_some) {
                 now.set(js_sys::Date::now());
             }
         },
@@ -22,7 +22,7 @@ pub fn OfflineBanner() -> impl IntoView {
         on_cleanup(move || h.clear());
     }
     let countdown = move || {
-        store.relay_offline.with(|o| {
+        device.relay_offline.with(|o| {
             let Some(o) = o else {
                 return String::new();
             };
@@ -35,12 +35,12 @@ pub fn OfflineBanner() -> impl IntoView {
         })
     };
     let reason = move || {
-        store
+        device
             .relay_offline
             .with(|o| o.as_ref().map(|o| o.reason.clone()).unwrap_or_default())
     };
     move || {
-        store.relay_offline.with(Option::is_some).then(|| {
+        device.relay_offline.with(Option::is_some).then(|| {
             view! {
                 <div class="offline-banner" data-testid="offline-banner" data-state="reconnecting" role="status" title=reason>
                     <p>
@@ -48,7 +48,7 @@ pub fn OfflineBanner() -> impl IntoView {
                         <span class="offline-countdown">{countdown}</span>
                     </p>
                     <p class="small">"Messages you write are kept on this device and sent when the relay is back."</p>
-                    <button data-testid="offline-retry" on:click=move |_| store.retry_relay_now()>"Retry now"</button>
+                    <button data-testid="offline-retry" on:click=move |_| device.retry_relay_now()>"Retry now"</button>
                 </div>
             }
         })

@@ -73,7 +73,7 @@ pub fn SessionList() -> impl IntoView {
                     aria-label="Notifications"
                     aria-haspopup="dialog"
                     title="Notifications"
-                    on:click=move |_| store.open_notifications()
+                    on:click=move |_| store.device.open_notifications()
                 >
                     <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
                         <path d="M12 3a6 6 0 0 0-6 6v3.6L4.3 15.4A1 1 0 0 0 5.2 17h13.6a1 1 0 0 0 .9-1.6L18 12.6V9a6 6 0 0 0-6-6Zm-2.4 15.5a2.5 2.5 0 0 0 4.8 0Z" fill="currentColor"/>
@@ -111,7 +111,7 @@ pub fn SessionList() -> impl IntoView {
             {move || match (list_view(), store.sessions.with(Vec::is_empty), waiting()) {
                 (ListView::All, true, _) => Some(view! {
                     <p class="muted empty">
-                        {move || if store.relay_offline.with(Option::is_some) {
+                        {move || if store.device.relay_offline.with(Option::is_some) {
                             "Sessions show here once the relay can be reached."
                         } else if !store.kept_worktrees.with(Vec::is_empty) {
                             "No live sessions."

@@ -27,7 +27,7 @@ pub fn SessionView() -> impl IntoView {
         if ev.key() != "Escape"
             || ev.default_prevented()
             || !store.can_act()
-            || store.notifications_open.get_untracked()
+            || store.device.notifications_open.get_untracked()
         {
             return;
         }

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::store::Store;
+use crate::store::Device;
 
 /// Offers a new build of the console once it has installed in the background
 /// (`data-testid="update-available"`, a button). Nothing reloads until it is clicked; then the new
@@ -11,12 +11,12 @@ use crate::store::Store;
 /// "Later" hides the offer until the next page load.
 #[component]
 pub fn UpdateBanner() -> impl IntoView {
-    let store = Store::expect();
+    let device = Device::expect();
     let dismissed = RwSignal::new(false);
     let reloading = RwSignal::new(false);
     let stuck = RwSignal::new(false);
     move || {
-        (store.update_ready.get() && !dismissed.get()).then(|| {
+        (device.update_ready.get() && !dismissed.get()).then(|| {
             view! {
                 <div class="update-banner" role="region" aria-label="Update">
                     <span class="update-text" role="status" data-testid="update-text">
@@ -32,7 +32,7 @@ pub fn UpdateBanner() -> impl IntoView {
                         disabled=move || reloading.get()
                         on:click=move |_| {
                             reloading.set(true);
-                            store.apply_update(move || {
+                            device.apply_update(move || {
                                 stuck.try_set(true);
                             });
                         }

@@ -7,6 +7,12 @@ use super::Store;
 use crate::net::{self, Me, NetError};
 
 impl Store {
+    /// Whether the signed-in person is a controller (observers cannot act, nor use push).
+    pub fn is_controller(&self) -> bool {
+        self.me
+            .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
+    }
+
     /// Exchanges a login link's one-time code (or a token) for the session cookie
     /// (`POST /v1/auth/login`); the login secret the relay returns is kept.
     pub async fn sign_in(self, token: &str) -> Result<(), NetError> {

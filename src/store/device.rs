@@ -1,15 +1,16 @@
 //! The store's side of the installed app, for this device: a new build waiting ("New version —
 //! reload", keeping the composer's draft), the relay being unreachable at start, Web Push on this
 //! device (enable, events, test, the device list) and the in-page notifications that stand in for
-//! push where it cannot work. The browser calls are in [`crate::pwa`], the relay calls in
-//! [`crate::net`]; components only call the methods here.
+//! push where it cannot work. [`Device`] owns that state (components that need only this take it
+//! from context); the browser calls are in [`crate::pwa`], the relay calls in [`crate::net`];
+//! components only call the methods here.
 
 use std::rc::Rc;
 
 use leptos::prelude::*;
 
 use super::Store;
-use crate::net::{self, NetError};
+use crate::net::{self, Me, NetError};
 use crate::pwa::{self, Capabilities, DeviceRecord, Permission, PushSupport};
 
 /// How long "New version — reload" waits for the new service worker to take over before it
@@ -82,7 +83,52 @@ impl PushState {
     }
 }
 
-impl Store {
+/// This device's handle (cheap to copy; in context beside the [`Store`]): the installed app (a new
+/// build waiting, the draft kept across its reload), the relay being unreachable at start, Web Push
+/// and in-page notifications. It owns that state; it reads who is signed in and which session is
+/// open from the store's signals.
+#[derive(Clone, Copy)]
+pub struct Device {
+    /// A new build of the console installed and waits ("New version — reload").
+    pub update_ready: RwSignal<bool>,
+    /// The relay could not be reached at start (the console opened from cache); None once it answers.
+    pub relay_offline: RwSignal<Option<RelayOffline>>,
+    retry_now: StoredValue<bool>,
+    /// Web Push on this device.
+    pub push: RwSignal<PushState>,
+    /// The relay's list of push devices (None until read; Err: why it could not be read).
+    pub devices: RwSignal<Option<Result<Vec<net::PushDevice>, String>>>,
+    /// The Notifications panel is open.
+    pub notifications_open: RwSignal<bool>,
+    /// The composer's text (kept across an update reload).
+    draft: StoredValue<String>,
+    /// Who is signed in (the store's).
+    me: RwSignal<Option<Me>>,
+    /// The open session (the store's).
+    session_id: RwSignal<Option<String>>,
+}
+
+impl Device {
+    /// A device handle reading `me` and `session_id`.
+    pub fn new(me: RwSignal<Option<Me>>, session_id: RwSignal<Option<String>>) -> Self {
+        Self {
+            update_ready: RwSignal::new(false),
+            relay_offline: RwSignal::new(None),
+            retry_now: StoredValue::new(false),
+            push: RwSignal::new(PushState::default()),
+            devices: RwSignal::new(None),
+            notifications_open: RwSignal::new(false),
+            draft: StoredValue::new(String::new()),
+            me,
+            session_id,
+        }
+    }
+
+    /// The device handle from context.
+    pub fn expect() -> Self {
+        expect_context::<Device>()
+    }
+
     /// Whether the signed-in person is a controller (observers cannot use push: the relay refuses).
     pub fn is_controller(&self) -> bool {
         self.me
@@ -443,7 +489,9 @@ impl Store {
         pwa::set_in_page_enabled(false);
         self.push.update(|p| p.in_page = false);
     }
+}
 
+impl Store {
     // ------------------------------------------------------------------ in-page notifications
 
     /// While the page is hidden and in-page notifications are on, a prompt that starts waiting in
@@ -486,7 +534,7 @@ impl Store {
                 .unwrap_or_default();
             if fresh.is_empty()
                 || !crate::dom::page_hidden()
-                || !store.push.with_untracked(PushState::in_page_active)
+                || !store.device.push.with_untracked(PushState::in_page_active)
             {
                 return;
             }
@@ -511,7 +559,7 @@ impl Store {
     ) {
         if old.is_empty()
             || !crate::dom::page_hidden()
-            || !self.push.with_untracked(PushState::in_page_active)
+            || !self.device.push.with_untracked(PushState::in_page_active)
         {
             return;
         }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::format;
 use crate::net::PushDevice;
-use crate::store::Store;
+use crate::store::Device;
 
 /// A short name for an event type.
 fn event_name(e: &str) -> Option<&str> {
@@ -43,7 +43,7 @@ pub fn DeviceRow(
     /// Whether it is this browser.
     mine: bool,
 ) -> impl IntoView {
-    let store = Store::expect();
+    let here = Device::expect();
     let label = device
         .label
         .clone()
@@ -73,8 +73,8 @@ pub fn DeviceRow(
                 class="danger-outline"
                 data-testid="notifications-device-remove"
                 aria-label=remove_label
-                disabled=move || store.push.with(|p| p.busy)
-                on:click=move |_| store.remove_device(&id)
+                disabled=move || here.push.with(|p| p.busy)
+                on:click=move |_| here.remove_device(&id)
             >
                 "Remove"
             </button>
