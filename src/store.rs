@@ -153,6 +153,7 @@ impl Store {
     pub fn provide(self) -> Self {
         provide_context(self);
         provide_context(self.device);
+        provide_context(self.changes);
         self
     }
 

@@ -8,7 +8,7 @@ use crate::components::diff_view::DiffLines;
 use crate::diff::parse_unified;
 use crate::dom;
 use crate::net::changes::{ChangedFile, FileDiff};
-use crate::store::Store;
+use crate::store::{Changes, Store};
 
 /// One letter for a status, as `git status --short` shows it.
 fn status_letter(status: &str) -> &'static str {
@@ -41,10 +41,11 @@ fn counts(f: &ChangedFile) -> String {
 #[component]
 pub fn ChangesButton() -> impl IntoView {
     let store = Store::expect();
+    let changes = Changes::expect();
     Effect::new(move |_| {
-        store.follow_changes(store.session_id.get(), store.caught_up.get());
+        changes.follow(store.session_id.get(), store.caught_up.get());
     });
-    let count = Memo::new(move |_| store.changes.count());
+    let count = Memo::new(move |_| changes.count());
     let label = move || match count.get() {
         Some(1) => "Changes: 1 file changed".to_string(),
         Some(n) => format!("Changes: {n} files changed"),
@@ -55,11 +56,11 @@ pub fn ChangesButton() -> impl IntoView {
             class="chip-button changes-button"
             data-testid="changes-open"
             aria-haspopup="dialog"
-            aria-expanded=move || store.changes.open.get().to_string()
+            aria-expanded=move || changes.open.get().to_string()
             aria-label=label
             title=label
             data-count=move || count.get().map(|n| n.to_string()).unwrap_or_default()
-            on:click=move |_| store.open_changes()
+            on:click=move |_| changes.open_panel()
         >
             <span aria-hidden="true">"±"</span>
             <span class="changes-count" data-testid="changes-count" aria-hidden="true">
@@ -67,7 +68,7 @@ pub fn ChangesButton() -> impl IntoView {
             </span>
         </button>
         // In the body, not the header: the header's backdrop filter would confine a fixed panel.
-        {move || store.changes.open.get().then(|| view! { <Portal><ChangesPanel /></Portal> })}
+        {move || changes.open.get().then(|| view! { <Portal><ChangesPanel /></Portal> })}
     }
 }
 
@@ -76,8 +77,7 @@ pub fn ChangesButton() -> impl IntoView {
 /// (`change-diff`). Read-only. Escape goes back from a diff to the list, then closes.
 #[component]
 pub fn ChangesPanel() -> impl IntoView {
-    let store = Store::expect();
-    let c = store.changes;
+    let c = Changes::expect();
     let el: NodeRef<leptos::html::Div> = NodeRef::new();
     Effect::new(move |_| {
         if let Some(node) = el.get() {
@@ -85,14 +85,14 @@ pub fn ChangesPanel() -> impl IntoView {
         }
     });
     let close = move || {
-        store.close_changes();
+        c.close_panel();
         dom::focus_selector("[data-testid='changes-open']");
     };
     let esc = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.key() == "Escape" && !ev.default_prevented() {
             ev.prevent_default();
             if c.selected.get_untracked().is_some() {
-                store.select_change(None);
+                c.select(None);
             } else {
                 close();
             }
@@ -130,7 +130,7 @@ pub fn ChangesPanel() -> impl IntoView {
                             class="link-button changes-back"
                             data-testid="changes-back"
                             aria-label="Back to the changed files"
-                            on:click=move |_| store.select_change(None)
+                            on:click=move |_| c.select(None)
                         >
                             "‹ Files"
                         </button>
@@ -143,7 +143,7 @@ pub fn ChangesPanel() -> impl IntoView {
                         data-testid="changes-refresh"
                         aria-label="Read the changes again"
                         disabled=move || c.loading.get()
-                        on:click=move |_| store.refresh_changes()
+                        on:click=move |_| c.refresh()
                     >
                         {move || if c.loading.get() { "Reading…" } else { "Refresh" }}
                     </button>
@@ -171,8 +171,7 @@ pub fn ChangesPanel() -> impl IntoView {
 /// The list of changed files.
 #[component]
 fn ChangeList() -> impl IntoView {
-    let store = Store::expect();
-    let c = store.changes;
+    let c = Changes::expect();
     let summary = move || {
         c.list.with(|l| match l {
             None => "Reading the changes…".to_string(),
@@ -238,7 +237,7 @@ fn ChangeList() -> impl IntoView {
 /// One changed file: a button that shows its diff.
 #[component]
 fn ChangeRow(file: ChangedFile) -> impl IntoView {
-    let store = Store::expect();
+    let c = Changes::expect();
     let path = file.path.clone();
     let letter = status_letter(file.status.as_str());
     let n = counts(&file);
@@ -260,7 +259,7 @@ fn ChangeRow(file: ChangedFile) -> impl IntoView {
                 data-path=file.path.clone()
                 data-status=file.status.to_string()
                 aria-label=aria
-                on:click=move |_| store.select_change(Some(path.clone()))
+                on:click=move |_| c.select(Some(path.clone()))
             >
                 <span class=format!("change-status status-{}", file.status) title=file.status.to_string()>{letter}</span>
                 <span class="change-path">
@@ -277,8 +276,7 @@ fn ChangeRow(file: ChangedFile) -> impl IntoView {
 /// The diff of `path`.
 #[component]
 fn ChangeDiff(path: String) -> impl IntoView {
-    let store = Store::expect();
-    let c = store.changes;
+    let c = Changes::expect();
     let lines = Memo::new(move |_| {
         c.diff.with(|d| match d {
             Some(Ok(FileDiff {

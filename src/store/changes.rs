@@ -1,7 +1,8 @@
 //! The store's side of the changes panel: the open session's changed files (read from the relay
 //! when the session is opened, when the panel opens, and shortly after each tool call that writes —
 //! debounced, one request at a time) and the diff of the file the person picked. The relay calls
-//! are in [`crate::net::changes`]; components only read these signals and call the methods here.
+//! are in [`crate::net::changes`]; components take [`Changes`] from context, read its signals and
+//! call its methods.
 
 use bridge_protocol::MessageType;
 use leptos::prelude::*;
@@ -87,11 +88,16 @@ pub fn writes_files(frames: &[Incoming], name_of: impl Fn(&str) -> Option<String
     })
 }
 
-impl Store {
+impl Changes {
+    /// The changes panel from context.
+    pub fn expect() -> Self {
+        expect_context::<Changes>()
+    }
+
     /// Follows the open session: a new one starts with an empty list; the list is read once the
     /// session's history is in (on each opening).
-    pub fn follow_changes(&self, session: Option<String>, caught_up: bool) {
-        let c = self.changes;
+    pub fn follow(&self, session: Option<String>, caught_up: bool) {
+        let c = *self;
         let changed = c
             .session
             .try_update_value(|s| {
@@ -108,26 +114,26 @@ impl Store {
         }
         // Called when the session or its caught-up state changes: each opening reads the list anew.
         if session.is_some() && caught_up {
-            self.refresh_changes();
+            self.refresh();
         }
     }
 
     /// Opens the panel and reads the list again.
-    pub fn open_changes(&self) {
-        self.changes.open.set(true);
-        self.refresh_changes();
+    pub fn open_panel(&self) {
+        self.open.set(true);
+        self.refresh();
     }
 
     /// Closes the panel.
-    pub fn close_changes(&self) {
-        self.changes.open.set(false);
-        self.changes.selected.set(None);
-        self.changes.diff.set(None);
+    pub fn close_panel(&self) {
+        self.open.set(false);
+        self.selected.set(None);
+        self.diff.set(None);
     }
 
     /// Shows `path`'s diff (None: back to the list).
-    pub fn select_change(&self, path: Option<String>) {
-        let c = self.changes;
+    pub fn select(&self, path: Option<String>) {
+        let c = *self;
         c.selected.set(path.clone());
         c.diff.set(None);
         if let Some(p) = path {
@@ -135,6 +141,63 @@ impl Store {
         }
     }
 
+    /// Reads the list (one request at a time: one asked for meanwhile runs after it).
+    pub fn refresh(&self) {
+        let c = *self;
+        let Some(sid) = c.session.try_get_value().flatten() else {
+            return;
+        };
+        if c.in_flight.try_get_value() != Some(false) {
+            c.again.try_set_value(true);
+            return;
+        }
+        c.in_flight.set_value(true);
+        c.loading.set(true);
+        leptos::task::spawn_local(async move {
+            let r = api::list(&sid).await.map_err(|e| e.to_string());
+            if c.session.try_get_value().flatten().as_deref() != Some(sid.as_str()) {
+                c.in_flight.try_set_value(false);
+                c.again.try_set_value(false);
+                return;
+            }
+            c.list.try_set(Some(r));
+            c.loading.try_set(false);
+            c.in_flight.try_set_value(false);
+            // The file shown may have changed too.
+            if c.open.try_get_untracked() == Some(true)
+                && let Some(p) = c.selected.try_get_untracked().flatten()
+            {
+                c.load_diff(p);
+            }
+            if c.again.try_update_value(std::mem::take) == Some(true) {
+                c.refresh();
+            }
+        });
+    }
+
+    fn load_diff(&self, path: String) {
+        let c = *self;
+        let Some(sid) = c.session.try_get_value().flatten() else {
+            return;
+        };
+        let Some(generation) = c.diff_gen.try_update_value(|g| {
+            *g += 1;
+            *g
+        }) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let r = api::diff(&sid, &path).await.map_err(|e| e.to_string());
+            if c.diff_gen.try_get_value() == Some(generation)
+                && c.selected.try_get_untracked().flatten().as_deref() == Some(path.as_str())
+            {
+                c.diff.try_set(Some(r));
+            }
+        });
+    }
+}
+
+impl Store {
     /// Called with each batch of applied frames: a writing tool's result schedules a refresh.
     pub(super) fn note_changes(&self, frames: &[Incoming]) {
         if self.caught_up.try_get_untracked() != Some(true) {
@@ -154,71 +217,14 @@ impl Store {
         }) else {
             return;
         };
-        let store = *self;
         set_timeout(
             move || {
                 if c.debounce.try_get_value() == Some(generation) {
-                    store.refresh_changes();
+                    c.refresh();
                 }
             },
             std::time::Duration::from_millis(DEBOUNCE_MS),
         );
-    }
-
-    /// Reads the list (one request at a time: one asked for meanwhile runs after it).
-    pub fn refresh_changes(&self) {
-        let c = self.changes;
-        let Some(sid) = c.session.try_get_value().flatten() else {
-            return;
-        };
-        if c.in_flight.try_get_value() != Some(false) {
-            c.again.try_set_value(true);
-            return;
-        }
-        c.in_flight.set_value(true);
-        c.loading.set(true);
-        let store = *self;
-        leptos::task::spawn_local(async move {
-            let r = api::list(&sid).await.map_err(|e| e.to_string());
-            if c.session.try_get_value().flatten().as_deref() != Some(sid.as_str()) {
-                c.in_flight.try_set_value(false);
-                c.again.try_set_value(false);
-                return;
-            }
-            c.list.try_set(Some(r));
-            c.loading.try_set(false);
-            c.in_flight.try_set_value(false);
-            // The file shown may have changed too.
-            if c.open.try_get_untracked() == Some(true)
-                && let Some(p) = c.selected.try_get_untracked().flatten()
-            {
-                store.load_diff(p);
-            }
-            if c.again.try_update_value(std::mem::take) == Some(true) {
-                store.refresh_changes();
-            }
-        });
-    }
-
-    fn load_diff(&self, path: String) {
-        let c = self.changes;
-        let Some(sid) = c.session.try_get_value().flatten() else {
-            return;
-        };
-        let Some(generation) = c.diff_gen.try_update_value(|g| {
-            *g += 1;
-            *g
-        }) else {
-            return;
-        };
-        leptos::task::spawn_local(async move {
-            let r = api::diff(&sid, &path).await.map_err(|e| e.to_string());
-            if c.diff_gen.try_get_value() == Some(generation)
-                && c.selected.try_get_untracked().flatten().as_deref() == Some(path.as_str())
-            {
-                c.diff.try_set(Some(r));
-            }
-        });
     }
 }
 
