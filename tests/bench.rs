@@ -132,15 +132,20 @@ struct StreamRun {
     frames: usize,
 }
 
-/// Feeds `n` deltas at `rate`/s (batches every 4 ms) and samples frame intervals meanwhile.
-async fn stream_run(naive: bool, n: usize, rate: f64) -> StreamRun {
-    let (root, store, handle) = mount_transcript();
-    let msg = if naive { "msg_naive" } else { "msg_coalesced" };
+/// Starts assistant message `msg` with an empty text block, as the stream does.
+fn start_text(store: &Store, msg: &str) {
     store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant", "model": "m", "content": [],
         "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}},
         "parent_tool_use_id": null, "uuid": "s", "session_id": "s", "api_message_id": msg})));
     store.ingest(frame(json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
         "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "session_id": "s", "api_message_id": msg})));
+}
+
+/// Feeds `n` deltas at `rate`/s (batches every 4 ms) and samples frame intervals meanwhile.
+async fn stream_run(naive: bool, n: usize, rate: f64) -> StreamRun {
+    let (root, store, handle) = mount_transcript();
+    let msg = if naive { "msg_naive" } else { "msg_coalesced" };
+    start_text(&store, msg);
     next_frame().await;
     next_frame().await;
     store.set_naive(naive);
@@ -578,11 +583,7 @@ async fn benchmark_streaming() {
 async fn benchmark_paragraph() {
     let (root, store, handle) = mount_transcript();
     let msg = "msg_paragraph";
-    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "message_start", "message": {"id": msg, "type": "message", "role": "assistant", "model": "m", "content": [],
-        "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 1, "output_tokens": 1}}},
-        "parent_tool_use_id": null, "uuid": "s", "session_id": "s", "api_message_id": msg})));
-    store.ingest(frame(json!({"type": "stream_event", "event": {"type": "content_block_start", "index": 0,
-        "content_block": {"type": "text", "text": ""}}, "parent_tool_use_id": null, "uuid": "b", "session_id": "s", "api_message_id": msg})));
+    start_text(&store, msg);
     next_frame().await;
     store.set_naive(true);
     // Prose as a model writes it: words, **bold**, `code`, a snake_case name, a link, sentences —
