@@ -213,7 +213,7 @@ pub fn App() -> impl IntoView {
         }
         // The list is read beside `GET /v1/me`, not after it (the list shows it when signed in).
         if !embedded {
-            store.refresh_sessions_unless_pending();
+            store.list.refresh_unless_pending();
         }
         check_me(store, nav, auth, login_error, observer).await;
     });
@@ -229,7 +229,7 @@ pub fn App() -> impl IntoView {
     // The static shell of index.html gives way once the first real screen is rendered beneath it:
     // the session list with its sessions (or after boot::LIST_WAIT_MS), the sign-in screen, an error.
     Effect::new(move |prev: Option<()>| {
-        store.sessions.track();
+        store.list.sessions.track();
         if prev.is_some() {
             crate::boot::done();
         }

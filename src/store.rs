@@ -27,8 +27,7 @@ use uuid::Uuid;
 
 use crate::lazy::{self, Part};
 use crate::net::{
-    self, ConnState, HttpSender, Incoming, Me, NetError, Payload, Sender, SessionSummary,
-    StreamEvent, Subscription,
+    self, ConnState, HttpSender, Incoming, Me, NetError, Payload, Sender, StreamEvent, Subscription,
 };
 use crate::state::{SendState, Session, Source};
 use inbox::{Inbox, Pace};
@@ -39,6 +38,7 @@ pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
 pub use device::{Device, PushState, RelayOffline, test_summary};
 pub use files::files_of;
+pub use list::{OpenLive, SessionList};
 
 /// How long the page stays hidden before the stream is suspended.
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
@@ -67,12 +67,6 @@ pub struct Store {
     pub conn: RwSignal<ConnState>,
     /// Who is signed in (None until known).
     pub me: RwSignal<Option<Me>>,
-    /// The session list.
-    pub sessions: RwSignal<Vec<SessionSummary>>,
-    /// Archived sessions whose worktree the relay kept (see [`archive`]).
-    pub kept_worktrees: RwSignal<Vec<KeptWorktree>>,
-    /// What the last archive or discard did (shown until dismissed).
-    pub archive_notice: RwSignal<Option<ArchiveNotice>>,
     /// History before the stream's first frame was cut (relay retention).
     pub truncated: RwSignal<bool>,
     /// Ids of collapsed things the person expanded ("show all"), kept across re-renders.
@@ -108,6 +102,8 @@ pub struct Store {
     pub changes: Changes,
     /// This device: the installed app, the relay's reachability, push ([`Device`]).
     pub device: Device,
+    /// The session list ([`SessionList`]).
+    pub list: SessionList,
 }
 
 impl Store {
@@ -115,14 +111,12 @@ impl Store {
     pub fn new(sender: Rc<dyn Sender>) -> Self {
         let me = RwSignal::new(None);
         let session_id = RwSignal::new(None);
-        Store {
+        let device = Device::new(me, session_id);
+        let store = Store {
             session: RwSignal::new(Session::new()),
             session_id,
             conn: RwSignal::new(ConnState::Connecting),
             me,
-            sessions: RwSignal::new(Vec::new()),
-            kept_worktrees: RwSignal::new(Vec::new()),
-            archive_notice: RwSignal::new(None),
             truncated: RwSignal::new(false),
             expanded: RwSignal::new(Default::default()),
             scroll_to_end: RwSignal::new(0),
@@ -140,8 +134,11 @@ impl Store {
             queue: RwSignal::new(Default::default()),
             compose_note: RwSignal::new(None),
             changes: Changes::new(),
-            device: Device::new(me, session_id),
-        }
+            device,
+            list: SessionList::new(device),
+        };
+        store.list.set_open_live(Rc::new(move || store.open_live()));
+        store
     }
 
     /// A store talking HTTP to the relay that served the page.
@@ -154,6 +151,7 @@ impl Store {
         provide_context(self);
         provide_context(self.device);
         provide_context(self.changes);
+        provide_context(self.list);
         self
     }
 
@@ -452,31 +450,14 @@ impl Store {
     /// The open session's entry takes the state its stream shows once the stream has caught up:
     /// that is fresher than any list read (a scale-out gateway's list comes from a registry the
     /// host updates a moment after the event), so the list never disagrees with the header.
-    fn live_state_into(&self, list: &mut [crate::net::SessionSummary]) {
+    /// The open session's id and live state, once its history is in.
+    fn open_live(&self) -> Option<(String, crate::state::SessionState)> {
         if self.caught_up.try_get_untracked() != Some(true) {
-            return;
+            return None;
         }
-        let Some(open) = self.session_id.try_get_untracked().flatten() else {
-            return;
-        };
-        let Some(live) = self.session.try_with_untracked(|s| s.state()) else {
-            return;
-        };
-        if let Some(entry) = list.iter_mut().find(|e| e.id == open) {
-            entry.state = live;
-        }
-    }
-
-    /// The open session's state changed on its stream: its list entry says so at once, and the
-    /// list is read again for everything else.
-    pub fn live_state_changed(&self) {
-        if let Some(mut list) = self.sessions.try_get_untracked() {
-            self.live_state_into(&mut list);
-            if self.sessions.try_with_untracked(|l| *l != list) == Some(true) {
-                self.sessions.try_set(list);
-            }
-        }
-        self.refresh_sessions();
+        let open = self.session_id.try_get_untracked().flatten()?;
+        let live = self.session.try_with_untracked(|s| s.state())?;
+        Some((open, live))
     }
 
     // ------------------------------------------------------------------ actions

@@ -396,7 +396,7 @@ fn summary(id: &str, state: &str, pending: u64) -> SessionSummary {
 async fn the_needs_you_view_lists_only_sessions_waiting_for_an_answer() {
     let m = mount("controller", || view! { <SessionList /> });
     let search = web_sys::window().unwrap().location().search().unwrap();
-    m.store.sessions.set(vec![
+    m.store.list.sessions.set(vec![
         summary("a", "idle", 0),
         summary("b", "requires_action", 1),
         summary("c", "running", 0),
@@ -419,7 +419,7 @@ async fn the_needs_you_view_lists_only_sessions_waiting_for_an_answer() {
     assert_eq!(m.nav.view.get_untracked(), ListView::All);
     assert_eq!(ids(&m), ["a", "b", "c"]);
     // Nothing waiting: says so and offers all.
-    m.store.sessions.set(vec![summary("a", "idle", 0)]);
+    m.store.list.sessions.set(vec![summary("a", "idle", 0)]);
     m.nav.view.set(ListView::NeedsYou);
     tick().await;
     assert!(m.has("[data-testid=needs-you-empty]"));

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::components::permission_mode_select::MODES;
 use crate::nav::Nav;
 use crate::net::NewSession;
-use crate::store::Store;
+use crate::store::SessionList;
 
 fn opt(s: String) -> Option<String> {
     let t = s.trim().to_string();
@@ -15,7 +15,7 @@ fn opt(s: String) -> Option<String> {
 /// Starts a session (working directory, model, permission mode, title) and opens it.
 #[component]
 pub fn NewSessionForm() -> impl IntoView {
-    let store = Store::expect();
+    let list = SessionList::expect();
     let nav = Nav::expect();
     let open = RwSignal::new(false);
     let cwd = RwSignal::new(String::new());
@@ -33,7 +33,7 @@ pub fn NewSessionForm() -> impl IntoView {
             permission_mode: opt(mode.get_untracked()),
             title: opt(title.get_untracked()),
         };
-        store.create_session(req, move |result| {
+        list.create_session(req, move |result| {
             match result {
                 Ok(id) => {
                     open.try_set(false);

@@ -20,7 +20,7 @@ pub fn SessionHeader() -> impl IntoView {
     let terminal = Memo::new(move |_| store.session.with(|s| s.info().terminal));
     let title = move || {
         let id = store.session_id.get().unwrap_or_default();
-        let from_list = store.sessions.with(|l| {
+        let from_list = store.list.sessions.with(|l| {
             l.iter()
                 .find(|s| s.id == id)
                 .map(|s| format::session_name(s.title.as_deref(), s.cwd.as_deref(), &s.id))
@@ -35,7 +35,7 @@ pub fn SessionHeader() -> impl IntoView {
     // Scale-out: the node running this session (from the list; nothing on a single relay).
     let host = move || {
         let id = store.session_id.get().unwrap_or_default();
-        store.sessions.with(|l| {
+        store.list.sessions.with(|l| {
             l.iter()
                 .find(|s| s.id == id)
                 .and_then(|s| crate::components::session_list::session_item::host_of(s))

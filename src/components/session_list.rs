@@ -27,9 +27,9 @@ pub fn SessionList() -> impl IntoView {
     let store = Store::expect();
     let nav = Nav::expect();
     // The console asked for the list beside `GET /v1/me` at start: that read is not repeated.
-    store.refresh_sessions_unless_pending();
+    store.list.refresh_unless_pending();
     if let Ok(handle) = set_interval_with_handle(
-        move || store.refresh_sessions(),
+        move || store.list.refresh(),
         std::time::Duration::from_secs(4),
     ) {
         on_cleanup(move || handle.clear());
@@ -39,7 +39,7 @@ pub fn SessionList() -> impl IntoView {
     Effect::new(move |prev: Option<String>| {
         let now = store.session.with(|s| s.state().as_str().to_string());
         if prev.as_ref().is_some_and(|p| *p != now) {
-            store.live_state_changed();
+            store.list.open_state_changed();
         }
         now
     });
@@ -61,8 +61,13 @@ pub fn SessionList() -> impl IntoView {
         )
     };
     let list_view = move || nav.view.get();
-    let waiting = move || store.sessions.with(|l| ListView::NeedsYou.filter(l).len());
-    let shown = move || store.sessions.with(|l| list_view().filter(l));
+    let waiting = move || {
+        store
+            .list
+            .sessions
+            .with(|l| ListView::NeedsYou.filter(l).len())
+    };
+    let shown = move || store.list.sessions.with(|l| list_view().filter(l));
     view! {
         <nav class="session-list" data-testid="session-list" aria-label="Sessions">
             <div class="list-head">
@@ -108,12 +113,12 @@ pub fn SessionList() -> impl IntoView {
                     <SessionItem summary=s />
                 </For>
             </ul>
-            {move || match (list_view(), store.sessions.with(Vec::is_empty), waiting()) {
+            {move || match (list_view(), store.list.sessions.with(Vec::is_empty), waiting()) {
                 (ListView::All, true, _) => Some(view! {
                     <p class="muted empty">
                         {move || if store.device.relay_offline.with(Option::is_some) {
                             "Sessions show here once the relay can be reached."
-                        } else if !store.kept_worktrees.with(Vec::is_empty) {
+                        } else if !store.list.kept_worktrees.with(Vec::is_empty) {
                             "No live sessions."
                         } else {
                             "No sessions yet."

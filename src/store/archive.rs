@@ -6,7 +6,7 @@
 
 use leptos::prelude::*;
 
-use super::Store;
+use super::SessionList;
 use crate::format;
 use crate::net::{self, ArchiveAnswer, SessionSummary};
 
@@ -98,12 +98,12 @@ pub fn notice_after_archive(id: &str, name: &str, answer: &ArchiveAnswer) -> Opt
     KeptWorktree::from_answer(id, name, answer).map(ArchiveNotice::Kept)
 }
 
-impl Store {
+impl SessionList {
     /// Archives session `id` (named `name` in the list): the relay stops its agent and hides it.
     /// When the relay kept its worktree, the notice says where and why. `done` runs when the
     /// relay has answered.
     pub fn archive_session(&self, id: &str, name: &str, done: impl FnOnce() + 'static) {
-        let store = *self;
+        let list = *self;
         let (id, name) = (id.to_owned(), name.to_owned());
         leptos::task::spawn_local(async move {
             let notice = match net::archive_session(&id, false).await {
@@ -113,21 +113,21 @@ impl Store {
                     message: e.to_string(),
                 }),
             };
-            store.archive_notice.try_set(notice);
+            list.archive_notice.try_set(notice);
             done();
-            store.refresh_sessions();
+            list.refresh();
         });
     }
 
     /// Discards a kept worktree: the relay removes its directory and its branch, work included.
     /// Call it only after the person confirmed. `done` runs when the relay has answered.
     pub fn discard_worktree(&self, kept: &KeptWorktree, done: impl FnOnce() + 'static) {
-        let store = *self;
+        let list = *self;
         let kept = kept.clone();
         leptos::task::spawn_local(async move {
             let notice = match net::archive_session(&kept.session_id, true).await {
                 Ok(_) => {
-                    store.kept_worktrees.try_update(|l| {
+                    list.kept_worktrees.try_update(|l| {
                         l.retain(|k| k.session_id != kept.session_id);
                     });
                     ArchiveNotice::Discarded {
@@ -140,9 +140,9 @@ impl Store {
                     message: e.to_string(),
                 },
             };
-            store.archive_notice.try_set(Some(notice));
+            list.archive_notice.try_set(Some(notice));
             done();
-            store.refresh_sessions();
+            list.refresh();
         });
     }
 

@@ -252,7 +252,7 @@ impl Store {
                         let _ = p;
                     }
                     store.cli.moved_to.try_set(Some(f.session_id));
-                    store.refresh_sessions();
+                    store.list.refresh();
                 }
                 Err(e) => {
                     store

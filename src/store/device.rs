@@ -129,6 +129,42 @@ impl Device {
         expect_context::<Device>()
     }
 
+    /// After the session list was read: sessions that newly wait for an answer get an in-page
+    /// notification while the page is hidden.
+    pub(super) fn notify_newly_waiting(
+        &self,
+        old: &[net::SessionSummary],
+        new: &[net::SessionSummary],
+    ) {
+        if old.is_empty()
+            || !crate::dom::page_hidden()
+            || !self.push.with_untracked(PushState::in_page_active)
+        {
+            return;
+        }
+        for s in pwa::newly_waiting(old, new) {
+            let name = crate::format::session_name(s.title.as_deref(), s.cwd.as_deref(), &s.id);
+            let open = self.open_path_callback();
+            pwa::show_local_notification(
+                "Claude needs you",
+                &format!("{name} waits for your answer."),
+                &format!("bridge:{}:inpage", s.id),
+                &crate::nav::session_path(&s.id),
+                open,
+            );
+        }
+    }
+
+    fn open_path_callback(&self) -> Rc<dyn Fn(String)> {
+        Rc::new(|path: String| {
+            if let Some(nav) = use_context::<crate::nav::Nav>() {
+                nav.open_path(&path);
+            } else {
+                crate::dom::push_url(&path);
+            }
+        })
+    }
+
     /// Whether the signed-in person is a controller (observers cannot use push: the relay refuses).
     pub fn is_controller(&self) -> bool {
         self.me
@@ -548,42 +584,6 @@ impl Store {
                 );
             }
         });
-    }
-
-    /// After the session list was read: sessions that newly wait for an answer get an in-page
-    /// notification while the page is hidden.
-    pub(super) fn notify_newly_waiting(
-        &self,
-        old: &[net::SessionSummary],
-        new: &[net::SessionSummary],
-    ) {
-        if old.is_empty()
-            || !crate::dom::page_hidden()
-            || !self.device.push.with_untracked(PushState::in_page_active)
-        {
-            return;
-        }
-        for s in pwa::newly_waiting(old, new) {
-            let name = crate::format::session_name(s.title.as_deref(), s.cwd.as_deref(), &s.id);
-            let open = self.open_path_callback();
-            pwa::show_local_notification(
-                "Claude needs you",
-                &format!("{name} waits for your answer."),
-                &format!("bridge:{}:inpage", s.id),
-                &crate::nav::session_path(&s.id),
-                open,
-            );
-        }
-    }
-
-    fn open_path_callback(&self) -> Rc<dyn Fn(String)> {
-        Rc::new(|path: String| {
-            if let Some(nav) = use_context::<crate::nav::Nav>() {
-                nav.open_path(&path);
-            } else {
-                crate::dom::push_url(&path);
-            }
-        })
     }
 }
 

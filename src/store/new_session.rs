@@ -1,9 +1,9 @@
 //! Starting a session from the console (`POST /v1/code/sessions`).
 
-use super::Store;
+use super::SessionList;
 use crate::net::{self, NetError, NewSession};
 
-impl Store {
+impl SessionList {
     /// Asks the relay to start a session; once it has, the session list is reloaded. `done` gets
     /// the new session's id (to open it) or why it could not start.
     pub fn create_session(
@@ -11,11 +11,11 @@ impl Store {
         req: NewSession,
         done: impl FnOnce(Result<String, NetError>) + 'static,
     ) {
-        let store = *self;
+        let list = *self;
         leptos::task::spawn_local(async move {
             let result = net::create_session(&req).await;
             if result.is_ok() {
-                store.refresh_sessions();
+                list.refresh();
             }
             done(result);
         });

@@ -3,16 +3,16 @@
 use leptos::prelude::*;
 
 use super::WorktreeDetails;
-use crate::store::{ArchiveNotice, Store};
+use crate::store::{ArchiveNotice, SessionList};
 
 /// The notice after archiving (`data-testid="archive-notice"`, `data-kind` = `kept`, `discarded`
 /// or `failed`): the session's worktree was kept — where, why, and "Discard worktree" — or it was
 /// discarded, or the relay refused. Dismissed with `archive-notice-dismiss`.
 #[component]
 pub fn ArchiveNoticeView() -> impl IntoView {
-    let store = Store::expect();
+    let list = SessionList::expect();
     move || {
-        store.archive_notice.get().map(|notice| {
+        list.archive_notice.get().map(|notice| {
             let (kind, body) = match notice {
                 ArchiveNotice::Kept(kept) => (
                     "kept",
@@ -53,7 +53,7 @@ pub fn ArchiveNoticeView() -> impl IntoView {
                         class="link-button dismiss"
                         data-testid="archive-notice-dismiss"
                         aria-label="Dismiss"
-                        on:click=move |_| store.dismiss_archive_notice()
+                        on:click=move |_| list.dismiss_archive_notice()
                     >
                         "✕"
                     </button>

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::WorktreeDetails;
-use crate::store::Store;
+use crate::store::SessionList;
 
 /// "Kept worktrees" (`data-testid="kept-worktrees"`): each archived session whose worktree the
 /// relay kept (`kept-worktree-item`, `data-session-id`) with a "worktree kept" badge
@@ -11,10 +11,10 @@ use crate::store::Store;
 /// so it shows after a reload too; nothing renders when there is none.
 #[component]
 pub fn KeptWorktrees() -> impl IntoView {
-    let store = Store::expect();
-    let kept = move || store.kept_worktrees.get();
+    let list = SessionList::expect();
+    let kept = move || list.kept_worktrees.get();
     move || {
-        (!store.kept_worktrees.with(Vec::is_empty)).then(|| {
+        (!list.kept_worktrees.with(Vec::is_empty)).then(|| {
             view! {
                 <section class="kept-worktrees" data-testid="kept-worktrees" aria-labelledby="kept-worktrees-h">
                     <h3 id="kept-worktrees-h">"Kept worktrees"</h3>

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::lazy::{self, Part};
 use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
-use crate::store::Store;
+use crate::store::{SessionList, Store};
 use bridge_protocol::api::ListEntry;
 
 /// Starts loading what opening a session needs: the session view and its live connection.
@@ -32,18 +32,15 @@ pub fn SessionItem(
     /// The session.
     summary: SessionSummary,
 ) -> impl IntoView {
-    let store = Store::expect();
+    let list = SessionList::expect();
     let nav = Nav::expect();
     let id = summary.id.clone();
     let id_click = id.clone();
     let id_cur = id.clone();
     let id_archive = id.clone();
     let current = Memo::new(move |_| nav.session.with(|s| s.as_deref() == Some(id_cur.as_str())));
-    let controller = move || {
-        store
-            .me
-            .with(|m| m.as_ref().is_some_and(|m| !m.is_observer()))
-    };
+    let store = Store::expect();
+    let controller = move || store.is_controller();
     // The same text the relay pre-renders into index.html (bridge-protocol's `ListEntry`).
     let entry = ListEntry::of(&summary, js_sys::Date::now());
     let name = entry.name;
@@ -116,7 +113,7 @@ pub fn SessionItem(
                         on:click=move |_| {
                             archiving.set(true);
                             let id = id_archive.clone();
-                            store.archive_session(&id.clone(), &name_archive, move || {
+                            list.archive_session(&id.clone(), &name_archive, move || {
                                 archiving.try_set(false);
                                 if nav.session.get_untracked().as_deref() == Some(id.as_str()) {
                                     nav.go(None);

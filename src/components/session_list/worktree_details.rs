@@ -75,7 +75,7 @@ pub fn WorktreeDetails(
                                 disabled=move || discarding.get()
                                 on:click=move |_| {
                                     discarding.set(true);
-                                    store.discard_worktree(&kept, move || {
+                                    store.list.discard_worktree(&kept, move || {
                                         discarding.try_set(false);
                                         confirming.try_set(false);
                                     });
