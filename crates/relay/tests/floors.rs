@@ -1,6 +1,7 @@
 //! The relay's floors (docs/architecture.md): `core` < `edge` < `features` < `cluster` < `http`.
 //! A file imports from its own floor or the ones below; this reads every source file and fails on
-//! a path (outside comments) that names a floor above the file's own.
+//! a path (outside comments) that names a floor above the file's own. The core also names no HTTP:
+//! its errors are its own (`core/error.rs`), answered with a status at the edge (`edge/error.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +62,51 @@ fn no_file_names_a_floor_above_its_own() {
         "imports that run up a floor:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Names of the HTTP stack that the core must not use (outside comments), with their line numbers.
+const HTTP_NAMES: [&str; 5] = ["axum", "StatusCode", "http::", "hyper", "IntoResponse"];
+
+fn named_http(text: &str) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for name in HTTP_NAMES {
+            if code.contains(name) {
+                found.push((n + 1, name));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_core_names_no_http() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core"),
+        &mut files,
+    );
+    assert!(files.len() > 20, "read {} files", files.len());
+    let mut wrong = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, name) in named_http(&text) {
+            wrong.push(format!("{}:{line} names {name}", f.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the core answers with core::error::Error (a Fault), the edge maps it to HTTP \
+         (edge/error.rs):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_http_reader_sees_code_not_comments() {
+    let text = "use axum::Json;\n/// an [`axum`] answer\nlet s = StatusCode::OK; // http::\nlet url = \"http://x\";";
+    assert_eq!(named_http(text), vec![(1, "axum"), (3, "StatusCode")]);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 use super::Cluster;

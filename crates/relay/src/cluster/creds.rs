@@ -21,7 +21,7 @@ use futures::StreamExt as _;
 
 use super::Cluster;
 use crate::core::auth::shared::{self, Shared};
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 
 /// Credential hashes: key ([`shared::OBSERVER_KEY`], [`shared::LOGIN_KEY`] or
 /// [`shared::CODE_KEY`] + hex SHA-256) → [`Shared`].

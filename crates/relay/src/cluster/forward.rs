@@ -8,7 +8,7 @@ use axum::response::{IntoResponse as _, Response};
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::AppState;
 

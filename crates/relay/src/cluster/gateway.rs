@@ -18,7 +18,7 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::AppState;
 

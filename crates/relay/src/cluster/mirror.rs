@@ -19,10 +19,11 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::core::error::Error;
 use crate::core::frames::Frame;
 use crate::core::session::{ClusterHook, IngestResult, Session, SessionMeta};
 use crate::core::store::StoredEvent;
+use crate::edge::error::ApiError;
 
 use super::wire::{self, Input, RegistryEntry, Who};
 use super::{Cluster, REQUEST_TIMEOUT};
@@ -111,12 +112,12 @@ impl ClusterHook for MirrorHook {
         session_id: &str,
         who: &Principal,
         payloads: Vec<Value>,
-    ) -> Result<Vec<IngestResult>, ApiError> {
+    ) -> Result<Vec<IngestResult>, Error> {
         let Some(c) = self.cluster.upgrade() else {
-            return Err(super::unavailable("the relay is shutting down"));
+            return Err(super::unavailable("the relay is shutting down").into());
         };
         if !who.can_write() {
-            return Err(ApiError::forbidden(
+            return Err(Error::forbidden(
                 "observer tokens are read-only: sending events needs the controller token",
             ));
         }
@@ -140,7 +141,7 @@ impl ClusterHook for MirrorHook {
         session_id: &str,
         who: &Principal,
         payloads: Vec<Value>,
-    ) -> BoxFuture<'static, Result<(), ApiError>> {
+    ) -> BoxFuture<'static, Result<(), Error>> {
         let cluster = self.cluster.upgrade();
         let write = who.can_write();
         let id = session_id.to_owned();
@@ -152,7 +153,7 @@ impl ClusterHook for MirrorHook {
         Box::pin(async move {
             let c = cluster.ok_or_else(|| super::unavailable("the relay is shutting down"))?;
             if !write {
-                return Err(ApiError::forbidden(
+                return Err(Error::forbidden(
                     "observer tokens are read-only: sending events needs the controller token",
                 ));
             }
@@ -160,7 +161,8 @@ impl ClusterHook for MirrorHook {
             if status < 300 {
                 return Ok(());
             }
-            Err(host_error(status, &body))
+            // Through the core as a fault; the edge answers it with the host's status again.
+            Err(host_error(status, &body).into())
         })
     }
 }

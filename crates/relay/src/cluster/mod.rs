@@ -425,7 +425,7 @@ impl Cluster {
     }
 
     /// The stream and buckets, or 503 while NATS has not answered since the start.
-    pub(crate) fn ready(&self) -> Result<&Nats, crate::core::error::ApiError> {
+    pub(crate) fn ready(&self) -> Result<&Nats, crate::edge::error::ApiError> {
         self.nats().ok_or_else(|| {
             unavailable(
                 "NATS has not been reachable since this relay started: it serves sessions once NATS is up",
@@ -532,8 +532,8 @@ pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::
     Ok(keys)
 }
 
-pub(crate) fn unavailable(message: impl Into<String>) -> crate::core::error::ApiError {
-    crate::core::error::ApiError::cluster_unavailable(message)
+pub(crate) fn unavailable(message: impl Into<String>) -> crate::edge::error::ApiError {
+    crate::edge::error::ApiError::cluster_unavailable(message)
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@ use serde_json::Value;
 use super::Cluster;
 use super::wire::{Input, Who};
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::relay::Relay;
 use crate::core::session::{PendingRequest, Session};
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 use crate::features::push::cluster::{ClusterSubs, KEYS_BUCKET, SUBSCRIPTIONS_BUCKET, agree_vapid};
 

@@ -18,8 +18,8 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::core::error::ApiError;
 use crate::core::relay::{CreateSession, Relay};
+use crate::edge::error::ApiError;
 
 use super::Cluster;
 use super::wire::{self, CliAsk, Input};

@@ -1,57 +1,82 @@
-//! JSON errors: every 4xx/5xx answer is `{"type":"error","error":{"type","message"}}`.
+//! The core's errors: what went wrong (a [`Fault`]), a machine-readable `kind` and a message saying
+//! what failed and what to do. The core names no transport: the edge (`edge/error.rs`) answers each
+//! fault with its HTTP status and the JSON error body.
 
-use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+/// What kind of failure an [`Error`] is, as a caller can act on it (the edge maps each to a status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// The request is malformed or names something that cannot be (a bad field, a cursor past the end).
+    Invalid,
+    /// No credential, or one that is not valid.
+    Unauthenticated,
+    /// The credential may not do this (an observer writing, a mode the relay does not allow).
+    Forbidden,
+    /// No such session, request or file.
+    NotFound,
+    /// The request conflicts with the current state (a running session, a settled prompt).
+    Conflict,
+    /// The session has ended: nothing more can be sent to it.
+    Gone,
+    /// The request or its body is larger than allowed.
+    TooLarge,
+    /// A limit on how many (sessions, streams, attempts, waiting frames) is reached.
+    TooMany,
+    /// The relay itself failed (store, audit log, a broken invariant).
+    Internal,
+    /// Something the relay depends on failed: the agent could not start, another process answered badly.
+    Upstream,
+    /// Cannot be done now (the agent is not reading its input, a store cannot be reached); retry.
+    Unavailable,
+    /// Something the relay waited for did not answer in time.
+    TimedOut,
+}
 
-/// An HTTP error with a machine-readable `type` and a message saying what failed and what to do.
-#[derive(Debug, Clone)]
-pub struct ApiError {
-    pub status: StatusCode,
+/// A failure of the core, with a machine-readable `kind` and a message saying what failed and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub fault: Fault,
     pub kind: &'static str,
     pub message: String,
 }
 
-impl ApiError {
-    pub fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
+impl Error {
+    pub fn new(fault: Fault, kind: &'static str, message: impl Into<String>) -> Self {
         Self {
-            status,
+            fault,
             kind,
             message: message.into(),
         }
     }
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    /// `invalid_request_error`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Fault::Invalid, "invalid_request_error", message)
     }
-    pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "authentication_error", message)
+    /// `authentication_error`.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(Fault::Unauthenticated, "authentication_error", message)
     }
+    /// `permission_error`.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "permission_error", message)
+        Self::new(Fault::Forbidden, "permission_error", message)
     }
+    /// `not_found_error`.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found_error", message)
+        Self::new(Fault::NotFound, "not_found_error", message)
     }
     pub fn conflict(kind: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, kind, message)
+        Self::new(Fault::Conflict, kind, message)
     }
+    /// `session_ended`.
     pub fn gone(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::GONE, "session_ended", message)
+        Self::new(Fault::Gone, "session_ended", message)
     }
+    /// `request_too_large`.
     pub fn too_large(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "request_too_large", message)
+        Self::new(Fault::TooLarge, "request_too_large", message)
     }
-    /// 503 `cluster_unavailable`: scale-out's store (NATS) cannot be reached now; retry.
-    pub fn cluster_unavailable(message: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "cluster_unavailable",
-            message,
-        )
-    }
+    /// `api_error`.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "api_error", message)
+        Self::new(Fault::Internal, "api_error", message)
     }
     pub fn unknown_session(id: &str) -> Self {
         Self::not_found(format!(
@@ -60,35 +85,34 @@ impl ApiError {
     }
 }
 
-impl std::fmt::Display for ApiError {
+impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {}: {}",
-            self.status.as_u16(),
-            self.kind,
-            self.message
-        )
+        write!(f, "{:?} {}: {}", self.fault, self.kind, self.message)
     }
 }
 
-impl std::error::Error for ApiError {}
+impl std::error::Error for Error {}
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = json!({"type": "error", "error": {"type": self.kind, "message": self.message}});
-        let mut resp = (self.status, Json(body)).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            resp.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        resp
-    }
-}
-
-impl From<crate::core::store::StoreError> for ApiError {
+impl From<crate::core::store::StoreError> for Error {
     fn from(e: crate::core::store::StoreError) -> Self {
         tracing::error!(error = %e, "event store failure");
-        ApiError::internal(format!("event store failure: {e}"))
+        Error::internal(format!("event store failure: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_name_their_fault_and_kind() {
+        let e = Error::unknown_session("cse_x");
+        assert_eq!((e.fault, e.kind), (Fault::NotFound, "not_found_error"));
+        assert!(e.message.contains("GET /v1/code/sessions"));
+        assert_eq!(Error::gone("x").kind, "session_ended");
+        assert_eq!(
+            Error::conflict("session_running", "m").to_string(),
+            "Conflict session_running: m"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
+use crate::core::error::{Error, Fault};
 use crate::core::frames::Frame;
 use crate::core::session::Session;
 
@@ -20,9 +21,9 @@ const LIVE_BATCH: usize = 1024;
 const LIVE_BATCH_BYTES: usize = 512 * 1024;
 
 /// 400 `cursor_beyond_end`: `cursor` is past `last`, the end of session `id`'s log.
-pub fn beyond_end_error(id: &str, cursor: u64, last: u64) -> crate::core::error::ApiError {
-    crate::core::error::ApiError::new(
-        axum::http::StatusCode::BAD_REQUEST,
+pub fn beyond_end_error(id: &str, cursor: u64, last: u64) -> Error {
+    Error::new(
+        Fault::Invalid,
         "cursor_beyond_end",
         format!(
             "sequence number {cursor} is past the end of session {id}'s log (its last is {last}): \
@@ -73,7 +74,7 @@ impl Follower {
     }
 
     /// The refusal of a cursor past the end (400 `cursor_beyond_end`).
-    pub fn beyond_end_error(&self) -> crate::core::error::ApiError {
+    pub fn beyond_end_error(&self) -> Error {
         beyond_end_error(&self.session.id, self.cursor, self.replay_to)
     }
 

@@ -7,10 +7,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse as _, Response};
-
-use crate::core::error::ApiError;
+use crate::core::error::{Error, Fault};
 
 /// Largest body accepted on a path that needs no credentials (`/v1/auth/login`, or any request
 /// without them), and the largest WebSocket auth message.
@@ -131,14 +128,14 @@ pub struct PendingSlot {
 }
 
 impl PendingAuth {
-    pub fn acquire(&self, peer: Option<IpAddr>) -> Result<PendingSlot, ApiError> {
+    pub fn acquire(&self, peer: Option<IpAddr>) -> Result<PendingSlot, Error> {
         let peer = bucket_of(peer);
         let mut g = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let (total, by_peer) = &mut *g;
         let mine = by_peer.get(&peer).copied().unwrap_or(0);
         if *total >= PENDING_AUTH_TOTAL || mine >= PENDING_AUTH_PER_PEER {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
+            return Err(Error::new(
+                Fault::TooMany,
                 "rate_limit_error",
                 "too many WebSockets are waiting to authenticate (from this address, or in all); \
                  send the credential in the first frame at once, or in the Authorization header",
@@ -171,22 +168,6 @@ impl Drop for PendingSlot {
     }
 }
 
-/// The 429 of an exhausted login bucket, with `Retry-After`.
-pub fn too_many_login_attempts(wait: Duration) -> Response {
-    let secs = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
-    let mut resp = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
-        "rate_limit_error",
-        format!(
-            "too many login attempts from this address ({LOGIN_PER_MINUTE} per minute); try again in {secs} s"
-        ),
-    )
-    .into_response();
-    resp.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    resp
-}
-
 /// Open SSE streams and WebSockets per principal (`token_id`).
 pub struct StreamSlots {
     max: usize,
@@ -208,12 +189,12 @@ impl StreamSlots {
     }
 
     /// A slot for `principal`, or 429 naming the flag that raises the cap.
-    pub fn acquire(&self, principal: &str) -> Result<StreamSlot, ApiError> {
+    pub fn acquire(&self, principal: &str) -> Result<StreamSlot, Error> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let n = open.entry(principal.to_owned()).or_insert(0);
         if *n >= self.max {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
+            return Err(Error::new(
+                Fault::TooMany,
                 "too_many_streams",
                 format!(
                     "this credential already has {} open event streams (SSE or WebSocket); close one, \
@@ -299,10 +280,7 @@ mod tests {
         let mine: Vec<_> = (0..PENDING_AUTH_PER_PEER)
             .map(|_| p.acquire(a).unwrap())
             .collect();
-        assert_eq!(
-            p.acquire(a).unwrap_err().status,
-            StatusCode::TOO_MANY_REQUESTS
-        );
+        assert_eq!(p.acquire(a).unwrap_err().fault, Fault::TooMany);
         let others: Vec<_> = (0..PENDING_AUTH_TOTAL - PENDING_AUTH_PER_PEER)
             .map(|i| {
                 p.acquire(Some(IpAddr::from(std::net::Ipv4Addr::from(
@@ -362,7 +340,7 @@ mod tests {
         let a = s.acquire("p").unwrap();
         let _b = s.acquire("p").unwrap();
         let err = s.acquire("p").err().unwrap();
-        assert_eq!(err.status, axum::http::StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(err.fault, Fault::TooMany);
         assert!(err.message.contains("--max-streams-per-principal"));
         assert!(s.acquire("q").is_ok());
         drop(a);

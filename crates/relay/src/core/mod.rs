@@ -1,4 +1,4 @@
-//! The core: sessions (their log, state, pending prompts, fan-out), the store, frames, agents, auth and config. It names no edge, feature or cluster; what plugs in from above it holds in `plugs::Plugs`, and sessions report what a person should be told of through `notice`.
+//! The core: sessions (their log, state, pending prompts, fan-out), the store, frames, agents, auth and config. It names no edge, feature or cluster (nor HTTP: it fails with `error::Error`, which the edge answers with a status); what plugs in from above it holds in `plugs::Plugs`, and sessions report what a person should be told of through `notice`.
 
 pub mod agent;
 pub mod audit;

@@ -12,7 +12,7 @@ use crate::core::agent::{self, SIGTERM_GRACE, STDIN_CLOSE_GRACE, SpawnSpec};
 use crate::core::audit::AuditLog;
 use crate::core::auth::Auth;
 use crate::core::config::{Config, SpawnMode};
-use crate::core::error::ApiError;
+use crate::core::error::{Error, Fault};
 use crate::core::notice::PushHandle;
 use crate::core::session::{Session, SessionCtx, SessionMeta};
 use crate::core::store::{EventStore, SqliteStore};
@@ -173,7 +173,7 @@ impl Relay {
     }
 
     /// Starts the one session of `single-session` mode.
-    pub async fn start_single_session(&self) -> Result<Arc<Session>, ApiError> {
+    pub async fn start_single_session(&self) -> Result<Arc<Session>, Error> {
         let s = self.spawn_session(CreateSession::default()).await?;
         *self
             .single_session
@@ -183,9 +183,9 @@ impl Relay {
     }
 
     /// `POST /v1/code/sessions`.
-    pub async fn create_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
+    pub async fn create_session(&self, req: CreateSession) -> Result<Arc<Session>, Error> {
         if self.config.spawn_mode == SpawnMode::SingleSession {
-            return Err(ApiError::conflict(
+            return Err(Error::conflict(
                 "single_session_mode",
                 format!(
                     "the relay runs in single-session mode with session {:?}; restart it with --spawn-mode same-dir or worktree to create sessions",
@@ -195,8 +195,8 @@ impl Relay {
         }
         let live = self.list().iter().filter(|s| s.agent_running()).count();
         if live >= self.config.max_sessions {
-            return Err(ApiError::new(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
+            return Err(Error::new(
+                Fault::TooMany,
                 "too_many_sessions",
                 format!(
                     "{live} sessions already have a running agent, the most this relay allows \
@@ -211,10 +211,10 @@ impl Relay {
 
     /// `DELETE /v1/code/sessions/{id}`: removes the session, its events and its record. A session
     /// whose agent still runs must be archived first, unless `force` (its agent is then stopped).
-    pub async fn delete_session(&self, id: &str, force: bool) -> Result<(), ApiError> {
-        let session = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+    pub async fn delete_session(&self, id: &str, force: bool) -> Result<(), Error> {
+        let session = self.get(id).ok_or_else(|| Error::unknown_session(id))?;
         if self.single_session_id().as_deref() == Some(id) {
-            return Err(ApiError::conflict(
+            return Err(Error::conflict(
                 "single_session_mode",
                 format!("session {id} is the relay's single session; stop the relay instead"),
             ));
@@ -222,7 +222,7 @@ impl Relay {
         let meta = session.meta();
         if session.agent_running() || meta.state != crate::core::session::SessionState::Ended {
             if !meta.archived && !force {
-                return Err(ApiError::conflict(
+                return Err(Error::conflict(
                     "session_running",
                     format!(
                         "session {id} is running: archive it first (POST /v1/code/sessions/{id}/archive), \
@@ -240,7 +240,7 @@ impl Relay {
         Ok(())
     }
 
-    fn remove(&self, id: &str) -> Result<(), ApiError> {
+    fn remove(&self, id: &str) -> Result<(), Error> {
         self.sessions
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -275,7 +275,7 @@ impl Relay {
         }
     }
 
-    async fn spawn_session(&self, req: CreateSession) -> Result<Arc<Session>, ApiError> {
+    async fn spawn_session(&self, req: CreateSession) -> Result<Arc<Session>, Error> {
         if let Some(m) = &req.permission_mode {
             crate::core::validate::permission_mode(m, self.config.allow_bypass_permissions)?;
         }
@@ -291,7 +291,7 @@ impl Relay {
             .ok()
             .filter(|p| p.is_dir())
             .ok_or_else(|| {
-                ApiError::bad_request(format!(
+                Error::invalid(format!(
                     "cwd {:?} is not an existing directory",
                     base.display()
                 ))
@@ -355,8 +355,8 @@ impl Relay {
                         reason: Some(msg.clone()),
                     },
                 );
-                return Err(ApiError::new(
-                    axum::http::StatusCode::BAD_GATEWAY,
+                return Err(Error::new(
+                    Fault::Upstream,
                     "agent_spawn_failed",
                     format!("{msg}; check --claude / PATH"),
                 ));
@@ -373,8 +373,8 @@ impl Relay {
         self: &Arc<Self>,
         id: &str,
         discard_worktree: bool,
-    ) -> Result<(Arc<Session>, Option<String>), ApiError> {
-        let session = self.get(id).ok_or_else(|| ApiError::unknown_session(id))?;
+    ) -> Result<(Arc<Session>, Option<String>), Error> {
+        let session = self.get(id).ok_or_else(|| Error::unknown_session(id))?;
         let wt = session.meta().worktree;
         let kept_now = match &wt {
             Some(wt) if !discard_worktree => crate::core::worktree::keep_reason(wt).await,

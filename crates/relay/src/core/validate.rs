@@ -3,7 +3,7 @@
 
 use bridge_protocol::ControlRequestBody;
 
-use crate::core::error::ApiError;
+use crate::core::error::Error;
 
 /// The modes CLI 2.1.332 accepts (`PermissionMode`, plus `manual`, its input alias for `default`).
 pub const PERMISSION_MODES: &[&str] = &[
@@ -23,16 +23,16 @@ pub const ALLOW_BYPASS_FLAG: &str = "--allow-dangerously-skip-permissions";
 pub const MAX_MODEL_CHARS: usize = 200;
 
 /// A known mode; `bypassPermissions` only when the relay was started allowing it.
-pub fn permission_mode(mode: &str, allow_bypass: bool) -> Result<(), ApiError> {
+pub fn permission_mode(mode: &str, allow_bypass: bool) -> Result<(), Error> {
     if !PERMISSION_MODES.contains(&mode) {
-        return Err(ApiError::bad_request(format!(
+        return Err(Error::invalid(format!(
             "unknown permission_mode {:?}; use one of {}",
             crate::core::util::truncate_utf8(mode, 64),
             PERMISSION_MODES.join(", ")
         )));
     }
     if mode == "bypassPermissions" && !allow_bypass {
-        return Err(ApiError::forbidden(
+        return Err(Error::forbidden(
             "permission_mode bypassPermissions lets the agent run every tool without asking; this relay \
              does not allow it. Restart the relay with --allow-bypass-permissions to allow it",
         ));
@@ -42,14 +42,14 @@ pub fn permission_mode(mode: &str, allow_bypass: bool) -> Result<(), ApiError> {
 
 /// Non-empty, at most [`MAX_MODEL_CHARS`], only `A-Z a-z 0-9 . _ : - [ ] /` (model ids, aliases
 /// such as `opus[1m]`, provider paths): never something the agent could read as a flag or a path trick.
-pub fn model(model: &str) -> Result<(), ApiError> {
+pub fn model(model: &str) -> Result<(), Error> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || "._:-[]/".contains(c);
     if model.is_empty()
         || model.chars().count() > MAX_MODEL_CHARS
         || !model.chars().all(ok_char)
         || model.starts_with('-')
     {
-        return Err(ApiError::bad_request(format!(
+        return Err(Error::invalid(format!(
             "model {:?} is not a model name: 1 to {MAX_MODEL_CHARS} characters of A-Z a-z 0-9 . _ : - [ ] /, \
              not starting with '-'",
             crate::core::util::truncate_utf8(model, 64)
@@ -60,7 +60,7 @@ pub fn model(model: &str) -> Result<(), ApiError> {
 
 /// A client's `control_request` (decoded): `set_permission_mode.mode` and `set_model.model` (when
 /// a string; `null` or absent is the default model).
-pub fn control_request(request: &ControlRequestBody, allow_bypass: bool) -> Result<(), ApiError> {
+pub fn control_request(request: &ControlRequestBody, allow_bypass: bool) -> Result<(), Error> {
     match request {
         ControlRequestBody::SetPermissionMode(r) => permission_mode(r.mode.as_str(), allow_bypass),
         ControlRequestBody::SetModel(r) => match &r.model {
@@ -74,7 +74,7 @@ pub fn control_request(request: &ControlRequestBody, allow_bypass: bool) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::StatusCode;
+    use crate::core::error::Fault;
     use serde_json::json;
 
     #[test]
@@ -92,14 +92,14 @@ mod tests {
         assert_eq!(
             permission_mode("bypassPermissions", false)
                 .unwrap_err()
-                .status,
-            StatusCode::FORBIDDEN
+                .fault,
+            Fault::Forbidden
         );
         permission_mode("bypassPermissions", true).unwrap();
         for m in ["", "yolo", "Default", "plan --dangerously-skip-permissions"] {
             assert_eq!(
-                permission_mode(m, true).unwrap_err().status,
-                StatusCode::BAD_REQUEST,
+                permission_mode(m, true).unwrap_err().fault,
+                Fault::Invalid,
                 "{m:?}"
             );
         }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::core::error::ApiError;
+use crate::core::error::Error;
 use crate::core::record::Worktree;
 
 /// The branch of session `id`: `bridge/` and the first 12 hex digits of its id.
@@ -30,13 +30,13 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 
 /// `git worktree add -b bridge/<id> <path>` from the repository's current commit; the base is the
 /// branch checked out in `repo` (or that commit when it is detached).
-pub async fn add(repo: &Path, path: &Path, id: &str) -> Result<Worktree, ApiError> {
+pub async fn add(repo: &Path, path: &Path, id: &str) -> Result<Worktree, Error> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| ApiError::internal(format!("cannot create {}: {e}", parent.display())))?;
+            .map_err(|e| Error::internal(format!("cannot create {}: {e}", parent.display())))?;
     }
     let refuse = |e: String| {
-        ApiError::bad_request(format!(
+        Error::invalid(format!(
             "git worktree add failed in {} (worktree mode needs --cwd inside a git repository with a commit): {e}",
             repo.display()
         ))

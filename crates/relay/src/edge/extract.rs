@@ -12,9 +12,9 @@ use axum::http::{HeaderMap, header};
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::relay::Relay;
 use crate::core::session::Session;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 
 pub type AppState = Arc<Relay>;

@@ -17,10 +17,10 @@ use futures::Stream;
 use serde::Deserialize;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::follow::Follower;
 use crate::core::frames::{Frame, SSE_CATCH_UP_TRUNCATED, SSE_KEEPALIVE};
 use crate::core::session::Session;
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 #[derive(Deserialize)]
@@ -49,7 +49,7 @@ pub async fn stream(
     let cursor = cursor_from(&headers, q.from_sequence_num);
     let (follower, truncated) = Follower::new(session.clone(), cursor);
     if follower.beyond_end() {
-        return Err(follower.beyond_end_error());
+        return Err(follower.beyond_end_error().into());
     }
     if follower.finished() {
         // An ended session whose log the client already has: a 2xx that closes at once would make

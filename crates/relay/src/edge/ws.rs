@@ -25,11 +25,11 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::follow::Follower;
 use crate::core::frames::{FrameKind, WS_CATCH_UP_TRUNCATED};
 use crate::core::session::Session;
 use crate::core::store::Source;
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 mod upgrade;
@@ -448,13 +448,16 @@ fn inbound(
                 let verdict = session.forward_input(who, v);
                 let id = session.id.clone();
                 verdicts.push_back(Box::pin(async move {
-                    let e = verdict.await.err()?;
+                    let e = ApiError::from(verdict.await.err()?);
                     tracing::debug!(session = %id, error = %e, "websocket frame refused by the session's host");
                     envelope.then(|| error_frame(&e))
                 }));
                 Ok(())
             }
-            Ok(v) => session.ingest(who, vec![v]).map(|_| ()),
+            Ok(v) => session
+                .ingest(who, vec![v])
+                .map(|_| ())
+                .map_err(ApiError::from),
         };
         if let Err(e) = result {
             tracing::debug!(session = %session.id, error = %e, "websocket frame refused");

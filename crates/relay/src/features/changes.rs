@@ -33,8 +33,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::session::Session;
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 /// Longest diff text returned; longer ones are cut at a line end and say `truncated: true`.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::{
     AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, parse_body,
@@ -35,7 +35,7 @@ pub(super) async fn login(
     // person or a test signing in with a good link many times a minute).
     if let Err(wait) = app.limits.login.check(peer, std::time::Instant::now()) {
         tracing::warn!(?peer, "login attempts rate-limited");
-        return Ok(crate::core::limits::too_many_login_attempts(wait));
+        return Ok(crate::edge::error::too_many_login_attempts(wait));
     }
     let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
     let secret = body.token.trim();

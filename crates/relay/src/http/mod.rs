@@ -12,7 +12,7 @@ use axum::routing::{any, delete, get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 
 pub use crate::edge::extract::{AppState, Controller, JsonBody, PeerIp, SmallJsonBody, peer_ip};

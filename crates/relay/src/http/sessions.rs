@@ -13,10 +13,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::follow::{REPLAY_PAGE, REPLAY_PAGE_BYTES};
 use crate::core::relay::CreateSession;
 use crate::core::session::Session;
+use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::{AppState, Controller, JsonBody, parse_body};
 
@@ -194,7 +194,7 @@ pub(super) async fn list_events(
         .clamp(1, EVENTS_PAGE_MAX);
     let (first, last) = session.bounds();
     if after > last {
-        return Err(crate::core::follow::beyond_end_error(&id, after, last));
+        return Err(crate::core::follow::beyond_end_error(&id, after, last).into());
     }
     let truncated = last > 0 && after.saturating_add(1) < first;
     // The first page now (a store failure is still a clean 500), the rest as the client reads:

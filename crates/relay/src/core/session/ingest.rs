@@ -9,7 +9,7 @@ use bridge_protocol::{ClientMessage, MessageType};
 use serde_json::Value;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::core::error::{Error, Fault};
 use crate::core::frames::Delivery;
 use crate::core::notice::Device;
 use crate::core::store::Source;
@@ -24,7 +24,7 @@ impl Session {
         &self,
         who: &Principal,
         payloads: Vec<Value>,
-    ) -> Result<Vec<IngestResult>, ApiError> {
+    ) -> Result<Vec<IngestResult>, Error> {
         self.ingest_from(who, None, payloads)
     }
 
@@ -35,14 +35,14 @@ impl Session {
         who: &Principal,
         device: Option<&Device>,
         payloads: Vec<Value>,
-    ) -> Result<Vec<IngestResult>, ApiError> {
+    ) -> Result<Vec<IngestResult>, Error> {
         let mut payloads = Some(payloads);
         if let Some(verdict) = self.hook_forward(who, &mut payloads) {
             return verdict;
         }
         let payloads = payloads.unwrap_or_default();
         if !who.can_write() {
-            return Err(ApiError::forbidden(
+            return Err(Error::forbidden(
                 "observer tokens are read-only: sending events needs the controller token",
             ));
         }
@@ -63,12 +63,12 @@ impl Session {
         let mut batch_answers = HashSet::new();
         for (i, payload) in payloads.into_iter().enumerate() {
             let Some(obj) = payload.as_object() else {
-                return Err(ApiError::bad_request(format!(
+                return Err(Error::invalid(format!(
                     "events[{i}].payload must be a JSON object"
                 )));
             };
             let Some(ty) = obj.get("type").and_then(Value::as_str).map(str::to_owned) else {
-                return Err(ApiError::bad_request(format!(
+                return Err(Error::invalid(format!(
                     "events[{i}].payload.type must be a string"
                 )));
             };
@@ -86,7 +86,7 @@ impl Session {
                     continue;
                 }
                 if !batch_uuids.insert(u.clone()) {
-                    return Err(ApiError::bad_request(format!(
+                    return Err(Error::invalid(format!(
                         "events[{i}].payload.uuid {u:?} appears twice in one request"
                     )));
                 }
@@ -99,7 +99,7 @@ impl Session {
                 continue;
             }
             if g.meta.state == SessionState::Ended {
-                return Err(ApiError::gone(format!(
+                return Err(Error::gone(format!(
                     "session {} has ended (its agent exited); start a new session to continue",
                     self.id
                 )));
@@ -108,7 +108,7 @@ impl Session {
             let msg = match bridge_protocol::parse_client_line(&text) {
                 Ok(msg) => msg,
                 Err(e) => {
-                    return Err(ApiError::bad_request(format!(
+                    return Err(Error::invalid(format!(
                         "events[{i}].payload is not a valid {ty} message: {e}"
                     )));
                 }
@@ -126,7 +126,7 @@ impl Session {
                 }
                 ClientMessage::ControlResponse(r) => {
                     let Some(rid) = r.request_id() else {
-                        return Err(ApiError::bad_request(format!(
+                        return Err(Error::invalid(format!(
                             "events[{i}].payload.response.request_id must be a string"
                         )));
                     };
@@ -156,8 +156,8 @@ impl Session {
             && let Some(tx) = &g.stdin
             && tx.capacity() < writes
         {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            return Err(Error::new(
+                Fault::Unavailable,
                 "agent_busy",
                 format!(
                     "the agent is not reading its input: {} of its {} queued messages are waiting \
@@ -177,7 +177,7 @@ impl Session {
                 let rid = answer.request_id().unwrap_or_default();
                 if let Some(p) = g.pending.iter().find(|p| p.request_id == rid) {
                     self.audit_answer(p, who, device, answer).map_err(|e| {
-                        ApiError::internal(format!(
+                        Error::internal(format!(
                             "cannot write the audit log ({e}); the answer was not forwarded to the agent: \
                              free disk space or fix the data dir's permissions, then answer again"
                         ))

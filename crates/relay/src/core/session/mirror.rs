@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::core::error::Error;
 use crate::core::frames::Frame;
 use crate::core::store::{StoreError, StoredEvent};
 
@@ -36,8 +36,8 @@ pub trait ClusterHook: Send + Sync {
         session_id: &str,
         _who: &Principal,
         _payloads: Vec<Value>,
-    ) -> Result<Vec<IngestResult>, ApiError> {
-        Err(ApiError::internal(format!(
+    ) -> Result<Vec<IngestResult>, Error> {
+        Err(Error::internal(format!(
             "session {session_id} is not a mirror"
         )))
     }
@@ -48,8 +48,8 @@ pub trait ClusterHook: Send + Sync {
         session_id: &str,
         _who: &Principal,
         _payloads: Vec<Value>,
-    ) -> BoxFuture<'static, Result<(), ApiError>> {
-        let e = ApiError::internal(format!("session {session_id} is not a mirror"));
+    ) -> BoxFuture<'static, Result<(), Error>> {
+        let e = Error::internal(format!("session {session_id} is not a mirror"));
         Box::pin(async move { Err(e) })
     }
 }
@@ -69,7 +69,7 @@ impl Session {
         &self,
         who: &Principal,
         payloads: &mut Option<Vec<Value>>,
-    ) -> Option<Result<Vec<IngestResult>, ApiError>> {
+    ) -> Option<Result<Vec<IngestResult>, Error>> {
         let h = self.hook.get().filter(|h| h.is_mirror())?;
         Some(h.forward(&self.id, who, payloads.take().unwrap_or_default()))
     }
@@ -85,19 +85,18 @@ impl Session {
         &self,
         who: &Principal,
         payload: Value,
-    ) -> BoxFuture<'static, Result<(), ApiError>> {
-        let refuse = |e: ApiError| -> BoxFuture<'static, Result<(), ApiError>> {
-            Box::pin(async move { Err(e) })
-        };
+    ) -> BoxFuture<'static, Result<(), Error>> {
+        let refuse =
+            |e: Error| -> BoxFuture<'static, Result<(), Error>> { Box::pin(async move { Err(e) }) };
         if self.state() == SessionState::Ended {
-            return refuse(ApiError::gone(format!(
+            return refuse(Error::gone(format!(
                 "session {} has ended (its agent exited); start a new session to continue",
                 self.id
             )));
         }
         match self.hook.get().filter(|h| h.is_mirror()) {
             Some(h) => h.forward_verdict(&self.id, who, vec![payload]),
-            None => refuse(ApiError::internal(format!(
+            None => refuse(Error::internal(format!(
                 "session {} is not a mirror",
                 self.id
             ))),

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
+use crate::core::error::Error;
 use crate::core::notice::Device;
 use crate::core::store::Source;
 use crate::core::util::now_rfc3339;
@@ -42,11 +42,11 @@ impl Session {
     }
 
     /// The 409 an answer to `request_id` gets when that request is not pending (what `ingest` says).
-    pub fn not_pending_error(&self, request_id: &str) -> ApiError {
+    pub fn not_pending_error(&self, request_id: &str) -> Error {
         Self::not_pending(&self.lock(), request_id, false)
     }
 
-    pub(super) fn not_pending(g: &Inner, rid: &str, pending: bool) -> ApiError {
+    pub(super) fn not_pending(g: &Inner, rid: &str, pending: bool) -> Error {
         let why = g
             .settled
             .iter()
@@ -60,7 +60,7 @@ impl Session {
                     "no such request is pending".into()
                 }
             });
-        ApiError::conflict(
+        Error::conflict(
             "request_not_pending",
             format!(
                 "control_request {rid:?} is already settled: {why}; this answer was not forwarded"

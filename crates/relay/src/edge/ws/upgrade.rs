@@ -22,7 +22,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 
 /// What an unauthenticated socket may send in all: its auth message and the largest frame header
 /// a client writes (2 + 8 length + 4 mask bytes), with room for a ping before it.

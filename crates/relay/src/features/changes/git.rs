@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use tokio::io::AsyncReadExt as _;
 
 use super::{ChangedFile, DIFF_CAP, DiffText, MAX_FILES, READ_CAP, Status};
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 
 /// Longest any one git command may run.
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -11,8 +11,8 @@ use bridge_protocol::MessageType;
 use serde_json::Value;
 
 use super::{ChangedFile, DiffText, MAX_FILES, READ_CAP, Status};
-use crate::core::error::ApiError;
 use crate::core::session::Session;
+use crate::edge::error::ApiError;
 
 /// The tools whose calls write files, and the input field naming the file.
 const WRITE_TOOLS: &[(&str, &str)] = &[

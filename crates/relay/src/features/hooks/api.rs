@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 
 use super::live::{HookSettings, Terminal, Verdict};
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::session::{Session, SessionMeta};
+use crate::edge::error::ApiError;
 use crate::edge::extract::{AppState, Controller};
 
 pub fn routes() -> Router<AppState> {

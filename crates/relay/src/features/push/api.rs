@@ -15,8 +15,8 @@ use super::deliver::{Attempt, b64url};
 use super::payload::{self, Prompt};
 use super::store::{EventKind, NewSubscription, StoreError, Subscription};
 use super::{Device, Push, crypto, endpoint};
-use crate::core::error::ApiError;
 use crate::core::session::{PendingRequest, Session};
+use crate::edge::error::ApiError;
 use crate::edge::extract::{AppState, Controller, JsonBody};
 
 /// Longest kept device label, in characters.
@@ -345,7 +345,7 @@ pub fn answer_message(
 ) -> Result<Value, ApiError> {
     let body = &answer.body;
     let Some(pending) = pending else {
-        return Err(session.not_pending_error(&body.request_id));
+        return Err(session.not_pending_error(&body.request_id).into());
     };
     if !payload::is_ordinary_tool(&pending.subtype, pending.tool_name.as_deref()) {
         return Err(ApiError::bad_request(format!(

@@ -6,7 +6,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::core::error::ApiError;
+use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 use super::pem_certificate;

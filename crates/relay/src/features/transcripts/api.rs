@@ -19,8 +19,8 @@ use time::format_description::well_known::Rfc3339;
 
 use super::{CliLink, ForkedFrom, Resume, Transcript, index, parse};
 use crate::core::auth::Principal;
-use crate::core::error::ApiError;
 use crate::core::relay::CreateSession;
+use crate::edge::error::ApiError;
 use crate::edge::extract::{AppState, Controller, JsonBody};
 use bridge_protocol::api::{Origin, SessionList, SessionSummary};
 use bridge_protocol::{

@@ -1,6 +1,7 @@
 use super::*;
 use crate::core::auth::Principal;
 use crate::core::auth::Role;
+use crate::core::error::Fault;
 use crate::core::store::MemoryStore;
 use crate::core::store::Source;
 use serde_json::json;
@@ -125,7 +126,7 @@ async fn a_full_stdin_queue_refuses_the_whole_batch() {
         .session
         .ingest(&who, vec![user_msg("a"), user_msg("b"), user_msg("c")])
         .unwrap_err();
-    assert_eq!(err.status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(err.fault, Fault::Unavailable);
     assert!(err.message.contains("--max-stdin-queue"), "{}", err.message);
     assert_eq!(payloads(&r).len(), before, "nothing stored");
     r.session
@@ -162,7 +163,13 @@ async fn bad_batches_change_nothing() {
         answer("nope", "u9", "x"),
     ] {
         let err = r.session.ingest(&who, vec![good.clone(), bad]).unwrap_err();
-        assert!(err.status.is_client_error(), "{err}");
+        assert!(
+            !matches!(
+                err.fault,
+                Fault::Internal | Fault::Upstream | Fault::Unavailable | Fault::TimedOut
+            ),
+            "the request is refused, not the relay failing: {err}"
+        );
     }
     assert!(payloads(&r).is_empty());
     assert!(drain(&mut r.stdin).is_empty());
@@ -174,8 +181,8 @@ async fn bad_batches_change_nothing() {
         transcripts: false,
     };
     assert_eq!(
-        r.session.ingest(&observer, vec![good]).unwrap_err().status,
-        axum::http::StatusCode::FORBIDDEN
+        r.session.ingest(&observer, vec![good]).unwrap_err().fault,
+        Fault::Forbidden
     );
     assert!(payloads(&r).is_empty());
 }
@@ -205,8 +212,8 @@ async fn exit_ends_the_session_and_refuses_new_messages() {
         r.session
             .ingest(&controller(), vec![user])
             .unwrap_err()
-            .status,
-        axum::http::StatusCode::GONE
+            .fault,
+        Fault::Gone
     );
     assert_eq!(payloads(&r).len(), log.len());
     drain(&mut r.stdin);

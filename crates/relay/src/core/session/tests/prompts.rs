@@ -20,7 +20,7 @@ async fn first_answer_wins_and_later_ones_change_nothing() {
         .session
         .ingest(&who, vec![answer("req-1", "u-b", "rm -rf /")])
         .unwrap_err();
-    assert_eq!(err.status, axum::http::StatusCode::CONFLICT);
+    assert_eq!(err.fault, Fault::Conflict);
     assert!(err.message.contains("answered first"), "{}", err.message);
     // A retry of the winner is idempotent.
     let retry = r
@@ -74,7 +74,7 @@ async fn an_answer_whose_audit_record_cannot_be_written_is_refused_and_not_forwa
         .session
         .ingest(&controller(), vec![answer("req-1", "u1", "rm -rf /")])
         .unwrap_err();
-    assert_eq!(err.status, axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(err.fault, Fault::Internal);
     assert!(err.message.contains("audit log"), "{}", err.message);
     assert!(drain(&mut r.stdin).is_empty(), "nothing reached the agent");
     assert_eq!(payloads(&r).len(), before, "nothing stored");
@@ -92,7 +92,7 @@ async fn cancelled_prompt_cannot_be_answered() {
         .session
         .ingest(&controller(), vec![answer("req-2", "u", "x")])
         .unwrap_err();
-    assert_eq!(err.status, axum::http::StatusCode::CONFLICT);
+    assert_eq!(err.fault, Fault::Conflict);
     assert!(err.message.contains("cancelled"), "{}", err.message);
     drain(&mut r.stdin);
     assert_eq!(payloads(&r).len(), 2);
@@ -348,7 +348,7 @@ async fn prompts_and_answers_are_routed_by_their_typed_kind() {
             vec![json!({"type":"control_request","request_id":"m1","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}})],
         )
         .unwrap_err();
-    assert_eq!(err.status, axum::http::StatusCode::FORBIDDEN);
+    assert_eq!(err.fault, Fault::Forbidden);
     assert!(err.message.starts_with("events[0]: "), "{}", err.message);
     // system/init: the model and permission mode the session shows.
     r.session.on_line(
