@@ -1,9 +1,14 @@
 //! The console's markdown renderer, its pure part (src/markdown.rs: `parse`, `split_blocks`,
-//! `plain_text`, `safe_url`). Properties: never panics; the blocks are consecutive slices that put
-//! back together give the input; every `href` in the tree passes `safe_url` (a `javascript:` link
-//! can never become a link); attribute names come from the fixed set.
+//! `plain_text`, `safe_url`, `paragraph_cut`). Properties: never panics; the blocks are consecutive
+//! slices that put back together give the input; every `href` in the tree passes `safe_url` (a
+//! `javascript:` link can never become a link); attribute names come from the fixed set; where a
+//! growing paragraph is cut for good, the part before the cut and the text after it render as the
+//! whole paragraph does — now, and after any of a set of closers is appended (`*`, `_`, `~`, a
+//! backtick, `](url)`, `>`, an entity's `;`).
 
-use super::super::markdown::{MdNode, parse, plain_text, safe_url, split_blocks};
+use super::super::markdown::{
+    MdNode, into_paragraph, paragraph_cut, parse, plain_text, safe_url, split_blocks,
+};
 
 const ATTRS: &[&str] = &[
     "href",
@@ -48,4 +53,54 @@ pub fn input(data: &[u8]) {
         check(&parse(block));
     }
     let _ = safe_url(text);
+    cuts(text);
+}
+
+/// Text appended after a cut that would pair with an opener left before it, if the cut were wrong.
+const CLOSERS: &[&str] = &["", " x* y", " x** y", " x_ y", " x__ y", " x~~ y", " x` y", " x](https://e.x) y", " x> y", "; y"];
+
+/// `nodes` with adjacent text joined (the DOM shows them the same).
+fn joined(nodes: Vec<MdNode>) -> Vec<MdNode> {
+    let mut out: Vec<MdNode> = Vec::new();
+    for n in nodes {
+        let n = match n {
+            MdNode::El {
+                tag,
+                attrs,
+                children,
+            } => MdNode::El {
+                tag,
+                attrs,
+                children: joined(children),
+            },
+            t => t,
+        };
+        match (out.last_mut(), n) {
+            (Some(MdNode::Text(prev)), MdNode::Text(t)) => prev.push_str(&t),
+            (_, n) => out.push(n),
+        }
+    }
+    out
+}
+
+fn cuts(text: &str) {
+    let Ok(_) = into_paragraph(parse(text)) else {
+        return;
+    };
+    let Some((cut, head)) = paragraph_cut(text) else {
+        return;
+    };
+    for closer in CLOSERS {
+        let grown = format!("{text}{closer}");
+        let Ok(whole) = into_paragraph(parse(&grown)) else {
+            continue;
+        };
+        let mut parts = head.clone();
+        parts.extend(into_paragraph(parse(&grown[cut..])).unwrap_or_else(|n| n));
+        assert_eq!(
+            joined(parts),
+            joined(whole),
+            "cut at {cut} of {grown:?} renders differently"
+        );
+    }
 }
