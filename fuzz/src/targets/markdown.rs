@@ -57,7 +57,18 @@ pub fn input(data: &[u8]) {
 }
 
 /// Text appended after a cut that would pair with an opener left before it, if the cut were wrong.
-const CLOSERS: &[&str] = &["", " x* y", " x** y", " x_ y", " x__ y", " x~~ y", " x` y", " x](https://e.x) y", " x> y", "; y"];
+const CLOSERS: &[&str] = &[
+    "",
+    " x* y",
+    " x** y",
+    " x_ y",
+    " x__ y",
+    " x~~ y",
+    " x` y",
+    " x](https://e.x) y",
+    " x> y",
+    "; y",
+];
 
 /// `nodes` with adjacent text joined (the DOM shows them the same).
 fn joined(nodes: Vec<MdNode>) -> Vec<MdNode> {
