@@ -106,6 +106,8 @@ echo "== what the relay sends (release relay, console read at start)"
     -d '{"title":"first-load bench"}' "$base1/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
   node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "trunk=$base1@$sid1" "split=$base" 2>&1 | tee "$out/first-load.txt"
   kill $relay $relay1 2>/dev/null || true
+  echo "== notification -> Allow interactive on the throttled phone (demo and 10,000-message sessions, cold and warm)"
+  node tests/e2e/bench/notify-allow.mjs "$CARGO_TARGET_DIR/release/bridge-relay" dist 2>&1 | tee "$out/notify-allow.txt"
 } | tee "$out/relay-transfer.txt"
 echo "== end-to-end latency: an agent's stdout line to its paint in the console (release relay, loopback, 1,000 deltas)"
 node tests/e2e/bench/latency.mjs "$CARGO_TARGET_DIR/release/bridge-relay" dist 2>&1 | tee "$out/latency.txt"
