@@ -85,7 +85,8 @@ echo "== what the relay sends (release relay, console read at start)"
   relay1=$!
   trap 'kill $relay $relay1 2>/dev/null || true; rm -rf "$log" "$data" "$log1" "$data1" "$trunk_dist"' EXIT
   for _ in $(seq 1 300); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-  base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
+  # The relay's last start-up line: `listening on ADDR` (the login link goes only to a terminal).
+  base=http://$(sed -n 's/^listening on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -1)
   grep -o 'console files compressed.*' "$log" | sed 's/\x1b\[[0-9;]*m//g'
   for enc in br gzip identity; do
     total=0
@@ -100,8 +101,8 @@ echo "== what the relay sends (release relay, console read at start)"
   # and the time to the list and to a live transcript, cold and warm.
   sid=$(curl -sf -H "Authorization: Bearer bench-token-0123456789abcdef" -H 'content-type: application/json' \
     -d '{"title":"first-load bench"}' "$base/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
-  for _ in $(seq 1 300); do grep -q 'console files compressed' "$log1" && break; sleep 0.1; done
-  base1=$(grep -o 'http://127.0.0.1:[0-9]*' "$log1" | head -1)
+  for _ in $(seq 1 300); do grep -q '^listening on' "$log1" && break; sleep 0.1; done
+  base1=http://$(sed -n 's/^listening on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$log1" | head -1)
   sid1=$(curl -sf -H "Authorization: Bearer bench-token-0123456789abcdef" -H 'content-type: application/json' \
     -d '{"title":"first-load bench"}' "$base1/v1/code/sessions" | sed 's/.*"session_id":"\([^"]*\)".*/\1/')
   node tests/e2e/bench/first-load.mjs bench-token-0123456789abcdef "$sid" "trunk=$base1@$sid1" "split=$base" 2>&1 | tee "$out/first-load.txt"

@@ -59,10 +59,11 @@ const base = await new Promise((resolve, reject) => {
   let out = '';
   relay.stdout.on('data', (c) => {
     out += c;
-    const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+    // The relay's last start-up line (the login link is printed only to a terminal).
+    const m = /listening on (127\.0\.0\.1:\d+)/.exec(out);
     if (m) {
       clearTimeout(timer);
-      resolve(m[0]);
+      resolve(`http://${m[1]}`);
     }
   });
 });
