@@ -131,9 +131,10 @@ mod split {
     #[leptos::wasm_split::wasm_split(live, wasm_split_path = ::leptos::wasm_split, preload(preload_subscribe), fallible)]
     fn subscribe(
         id: String,
+        from: u64,
         sink: Rc<dyn Fn(StreamEvent)>,
     ) -> Result<Rc<Subscription>, SplitLoaderError> {
-        Ok(crate::net::subscribe(&id, 0, sink))
+        Ok(crate::net::subscribe(&id, from, sink))
     }
 
     struct Flag {
@@ -281,8 +282,12 @@ mod split {
         now(diff(old.to_string(), new.to_string(), context))
     }
 
-    pub fn subscribe_now(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
-        now(subscribe(id.to_string(), sink))
+    pub fn subscribe_now(
+        id: &str,
+        from: u64,
+        sink: Rc<dyn Fn(StreamEvent)>,
+    ) -> Option<Rc<Subscription>> {
+        now(subscribe(id.to_string(), from, sink))
     }
 
     pub fn apply_now(session: &mut Session, frames: &[(Source, &Payload)]) -> bool {
@@ -342,13 +347,14 @@ pub fn apply_frames(session: &mut Session, frames: &[(Source, &Payload)]) -> boo
     }
 }
 
-/// Connects to the session `id`'s event stream from its start (`crate::net::subscribe`; the
-/// transport's live connection is the live part), or `None` while that part is not loaded.
-pub fn subscribe(id: &str, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
+/// Connects to the session `id`'s event stream after sequence number `from`
+/// (`crate::net::subscribe`; the transport's live connection is the live part), or `None` while
+/// that part is not loaded.
+pub fn subscribe(id: &str, from: u64, sink: Rc<dyn Fn(StreamEvent)>) -> Option<Rc<Subscription>> {
     #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::subscribe_now(id, sink);
+    return split::subscribe_now(id, from, sink);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(crate::net::subscribe(id, 0, sink))
+    Some(crate::net::subscribe(id, from, sink))
 }
 
 /// Starts loading `part` (once; later calls do nothing).

@@ -43,6 +43,11 @@ pub use list::{OpenLive, SessionList};
 /// How long the page stays hidden before the stream is suspended.
 pub const HIDDEN_SUSPEND_MS: u64 = 30_000;
 
+/// A session with more events than this opens on its latest ones (and every prompt still waiting
+/// for an answer): a phone opening a long session from a notification does not download and apply
+/// its whole history first. "Show all" opens it whole.
+pub const TAIL_EVENTS: u64 = 200;
+
 fn is_system_init(payload: &Payload) -> bool {
     payload.kind() == MessageType::System && payload.subtype().as_deref() == Some("init")
 }
@@ -90,6 +95,13 @@ pub struct Store {
     history_end: StoredValue<Option<u64>>,
     /// The open session's history up to when it was opened is applied: what comes now is live.
     pub caught_up: RwSignal<bool>,
+    /// The open session was opened on its latest events (a long history): the sequence number
+    /// after which its stream started (`None`: from its start). See [`TAIL_EVENTS`].
+    pub history_from: RwSignal<Option<u64>>,
+    /// The session (id) whose stream waits for its detail to know where its latest events start.
+    connect_after_detail: StoredValue<Option<String>>,
+    /// The session (id) the person asked to see whole ("Show all").
+    whole_history: StoredValue<Option<String>>,
     /// Unsent prompts from an earlier page, see [`crate::unsent`].
     restore: StoredValue<Option<Restore>, LocalStorage>,
     /// How many of those wait for the history before they are shown and sent (the composer says so).
@@ -129,6 +141,9 @@ impl Store {
             max_seq: StoredValue::new(0),
             history_end: StoredValue::new(None),
             caught_up: RwSignal::new(false),
+            history_from: RwSignal::new(None),
+            connect_after_detail: StoredValue::new(None),
+            whole_history: StoredValue::new(None),
             restore: StoredValue::new_local(None),
             restoring: RwSignal::new(0),
             queue: RwSignal::new(Default::default()),
@@ -304,18 +319,65 @@ impl Store {
         self.load_unsent();
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
-        let store = *self;
+        self.history_from.set(None);
+        // A long history — or one the list does not know yet (a notification opens the session
+        // before the list is read): the stream starts where the detail says the latest events and
+        // the waiting prompts are. A short one the list knows connects at once from its start.
+        let whole = self
+            .whole_history
+            .with_value(|w| w.as_deref() == Some(id.as_str()));
+        let events = self.list.sessions.with_untracked(|l| {
+            l.iter()
+                .find(|s| s.id == id)
+                .and_then(|s| s.last_sequence_num)
+        });
+        let tail = !whole && events.is_none_or(|n| n > TAIL_EVENTS);
+        self.connect_after_detail
+            .set_value(tail.then(|| id.clone()));
         self.poll_detail(id.clone());
+        if !tail {
+            self.connect(id, 0);
+        }
+    }
+
+    /// Follows session `id`'s event stream after sequence number `from`. The live connection
+    /// (bridge-transport) is a lazily loaded part: it connects once the part is in (at once when
+    /// it is); its frames wait in the inbox for the session part.
+    fn connect(&self, id: String, from: u64) {
+        let store = *self;
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
-        // The live connection (bridge-transport) is a lazily loaded part: it connects once the
-        // part is in (at once when it is); its frames wait in the inbox for the session part.
         lazy::when_loaded(Part::Live, move || {
             let current =
                 store.session_id.try_get_untracked().flatten().as_deref() == Some(id.as_str());
             if current && store.subscription.try_with_value(Option::is_none) == Some(true) {
-                store.subscription.set_value(lazy::subscribe(&id, sink));
+                store
+                    .subscription
+                    .set_value(lazy::subscribe(&id, from, sink));
             }
         });
+    }
+
+    /// Where a long session's stream starts: after the latest [`TAIL_EVENTS`], or before its
+    /// oldest prompt still waiting for an answer.
+    fn tail_start(detail: &SessionDetail) -> u64 {
+        let last = detail.summary.last_sequence_num.unwrap_or(0);
+        let oldest_waiting = detail
+            .pending_requests
+            .iter()
+            .map(|p| p.sequence_num.saturating_sub(1))
+            .min();
+        last.saturating_sub(TAIL_EVENTS)
+            .min(oldest_waiting.unwrap_or(u64::MAX))
+    }
+
+    /// Opens the open session again with its whole history ("Show all").
+    pub fn show_whole_history(&self) {
+        let Some(id) = self.session_id.get_untracked() else {
+            return;
+        };
+        self.whole_history.set_value(Some(id.clone()));
+        self.close_session();
+        self.open_session(id);
     }
 
     /// Reads the session detail (`GET /v1/code/sessions/{id}`) and, while its `initialize` answer
@@ -362,6 +424,11 @@ impl Store {
                             store.history_end.try_set_value(Some(last.unwrap_or(0)));
                             store.check_caught_up();
                             store.restore_unsent_after(last.unwrap_or(0));
+                            if store.take_connect_after_detail(&sid) {
+                                let from = Self::tail_start(&detail);
+                                store.history_from.try_set((from > 0).then_some(from));
+                                store.connect(sid.clone(), from);
+                            }
                         }
                         store.session.try_update(|s| {
                             if first {
@@ -383,8 +450,25 @@ impl Store {
             }
             if current(&store) {
                 store.detail_poll.try_set_value(None);
+                // No detail came: the stream starts from the beginning.
+                if store.take_connect_after_detail(&sid) {
+                    store.connect(sid, 0);
+                }
             }
         });
+    }
+
+    /// Whether session `sid`'s stream waited for its detail (once: it connects now).
+    fn take_connect_after_detail(&self, sid: &str) -> bool {
+        self.connect_after_detail
+            .try_update_value(|c| {
+                let waited = c.as_deref() == Some(sid);
+                if waited {
+                    *c = None;
+                }
+                waited
+            })
+            .unwrap_or(false)
     }
 
     /// Marks the open session caught up once the history up to its opening is applied.
@@ -447,10 +531,10 @@ impl Store {
         self.session_id.set(None);
     }
 
-    /// The open session's entry takes the state its stream shows once the stream has caught up:
-    /// that is fresher than any list read (a scale-out gateway's list comes from a registry the
-    /// host updates a moment after the event), so the list never disagrees with the header.
-    /// The open session's id and live state, once its history is in.
+    /// The open session's id and live state, once its history is in: its list entry takes that
+    /// state ([`SessionList`]), fresher than any list read (a scale-out gateway's list comes from a
+    /// registry the host updates a moment after the event), so the list never disagrees with the
+    /// header.
     fn open_live(&self) -> Option<(String, crate::state::SessionState)> {
         if self.caught_up.try_get_untracked() != Some(true) {
             return None;
@@ -622,5 +706,46 @@ impl Store {
         self.session.update(|s| {
             lazy::apply_frames(s, &[(Source::Worker, &payload)]);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bridge_protocol::api::{PendingRequest, SessionDetail};
+    use serde_json::json;
+
+    use super::{Store, TAIL_EVENTS};
+
+    fn detail(last: u64, waiting: &[u64]) -> SessionDetail {
+        let pending: Vec<PendingRequest> = waiting
+            .iter()
+            .map(|&n| {
+                serde_json::from_value(json!({"request_id": format!("r{n}"), "sequence_num": n}))
+                    .unwrap()
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "id": "s", "state": "requires_action", "last_sequence_num": last,
+            "pending_requests": pending,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_long_session_starts_at_its_latest_events_or_its_oldest_waiting_prompt() {
+        // Short: from the start.
+        assert_eq!(Store::tail_start(&detail(TAIL_EVENTS, &[])), 0);
+        // Long: the latest TAIL_EVENTS.
+        assert_eq!(
+            Store::tail_start(&detail(10_000, &[])),
+            10_000 - TAIL_EVENTS
+        );
+        // A prompt waiting since before them: from just before it.
+        assert_eq!(Store::tail_start(&detail(10_000, &[9_990, 4_000])), 3_999);
+        // A recent one changes nothing.
+        assert_eq!(
+            Store::tail_start(&detail(10_000, &[9_990])),
+            10_000 - TAIL_EVENTS
+        );
     }
 }

@@ -90,6 +90,13 @@ pub fn SessionHeader() -> impl IntoView {
                         on:click=move |_| store.show_earlier_cli()>"Show earlier"</button>
                 </div>
             })}
+            {move || store.history_from.get().map(|from| view! {
+                <div class="banner" role="status" data-testid="history-partial">
+                    {format!("A long session: showing its latest events (after event {from}) and every prompt waiting for you. ")}
+                    <button type="button" class="link-button" data-testid="history-show-all"
+                        on:click=move |_| store.show_whole_history()>"Show all"</button>
+                </div>
+            })}
             {move || store.truncated.get().then(|| view! {
                 <div class="banner" role="status">"Older history is no longer kept by the relay; the transcript starts later."</div>
             })}
