@@ -77,7 +77,7 @@ pub fn Markdown(
                 {if b.live {
                     view! {
                         <p>
-                            <For each=move || chunks.get() key=|c| c.start let:c>
+                            <For each=move || chunks.get() key=|c| c.id let:c>
                                 {render_nodes((*c.nodes).clone())}
                             </For>
                             {move || render_nodes(tail.with(|t| (*t.nodes).clone()))}
@@ -117,7 +117,10 @@ pub struct MdBlock {
 /// A part of the growing paragraph that no later text can change, parsed once.
 #[derive(Clone, Debug)]
 pub struct Chunk {
-    /// Where it starts in the text (its key).
+    /// Its key: never given to another chunk (a chunk cut again from replaced text at the same
+    /// place is another chunk, and must be rendered again).
+    pub id: u64,
+    /// Where it starts in the text.
     pub start: usize,
     /// Its inline nodes.
     pub nodes: Arc<Vec<MdNode>>,
@@ -125,8 +128,15 @@ pub struct Chunk {
 
 impl PartialEq for Chunk {
     fn eq(&self, other: &Self) -> bool {
-        self.start == other.start && Arc::ptr_eq(&self.nodes, &other.nodes)
+        self.id == other.id
     }
+}
+
+/// The next chunk's id.
+fn chunk_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The growing paragraph's text after its last chunk, parsed again at each update.
@@ -324,6 +334,7 @@ impl Live {
                 None => return false,
                 Some(Some((cut, nodes))) => {
                     self.chunks.push(Chunk {
+                        id: chunk_id(),
                         start: self.tail_from,
                         nodes: Arc::new(nodes),
                     });
@@ -695,6 +706,63 @@ mod tests {
         assert_eq!(r.blocks.len(), 2);
         assert!(!r.blocks[0].live && r.blocks[1].live);
         assert_eq!(tree(&r), whole(&text));
+    }
+
+    /// Eighty lines of one paragraph (soft breaks), as flow 09 streams them: grown by 49
+    /// characters, then a frame that skips ahead (a reconnect), then the whole text at once.
+    #[test]
+    fn a_paragraph_of_lines_renders_whole_however_it_grows() {
+        let doc: String = (1..=80)
+            .map(|i| format!("L{i:03} the quick brown fox jumps over the lazy dog\n"))
+            .collect::<String>()
+            + "E2E-LINES-DONE";
+        for (step, skip) in [
+            (49, None),
+            (49, Some((400, 2_000))),
+            (7, Some((1_000, 3_900))),
+        ] {
+            let mut split = BlockSplit::default();
+            let mut end = 0;
+            while end < doc.len() {
+                end = match skip {
+                    Some((from, to)) if end >= from && end < to => to,
+                    _ => (end + step).min(doc.len()),
+                };
+                let text = &doc[..end];
+                let r = split.update(text, true);
+                assert_eq!(
+                    tree(&r),
+                    whole(text),
+                    "step {step}, skip {skip:?}, at {end}"
+                );
+            }
+        }
+    }
+
+    /// The DOM keeps a chunk whose key it has seen: a key must never stand for other content,
+    /// also when the text is replaced (a durable frame, a reconnect) and cut again at the same places.
+    #[test]
+    fn a_chunk_key_never_stands_for_other_content() {
+        let mut by_id: std::collections::HashMap<u64, Vec<MdNode>> = Default::default();
+        let mut by_start: std::collections::HashMap<usize, Vec<MdNode>> = Default::default();
+        let mut start_reused = false;
+        let mut split = BlockSplit::default();
+        let a = PROSE[0].repeat(20);
+        let b = PROSE[1].repeat(20);
+        for text in [&a[..1_000], &a[..], &b[..700], &a[..900], &b[..]] {
+            for c in split.update(text, true).chunks {
+                let nodes = (*c.nodes).clone();
+                assert_eq!(
+                    by_id.entry(c.id).or_insert_with(|| nodes.clone()),
+                    &nodes,
+                    "key {} reused",
+                    c.id
+                );
+                start_reused |= by_start.entry(c.start).or_insert_with(|| nodes.clone()) != &nodes;
+            }
+        }
+        // The case the key is for: the same place cut again holds other text.
+        assert!(start_reused, "a place was cut again with other content");
     }
 
     #[test]

@@ -180,7 +180,6 @@ pub fn Transcript() -> impl IntoView {
         <div
             class="transcript"
             data-testid="transcript"
-            data-rows=move || keys.with(Vec::len)
             role="log"
             aria-label="Transcript"
             tabindex="0"
