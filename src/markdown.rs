@@ -512,6 +512,31 @@ fn leftovers_closed(src: &str, start: usize, end: usize) -> bool {
     true
 }
 
+/// `nodes` with adjacent text nodes joined, recursively: two trees the DOM shows the same compare
+/// equal (for tests and the fuzz target comparing a paragraph rendered in parts with it whole).
+pub fn joined_text(nodes: Vec<MdNode>) -> Vec<MdNode> {
+    let mut out: Vec<MdNode> = Vec::new();
+    for n in nodes {
+        let n = match n {
+            MdNode::El {
+                tag,
+                attrs,
+                children,
+            } => MdNode::El {
+                tag,
+                attrs,
+                children: joined_text(children),
+            },
+            t => t,
+        };
+        match (out.last_mut(), n) {
+            (Some(MdNode::Text(prev)), MdNode::Text(t)) => prev.push_str(&t),
+            (_, n) => out.push(n),
+        }
+    }
+    out
+}
+
 /// Plain text of a tree (for tests and accessibility labels).
 pub fn plain_text(nodes: &[MdNode]) -> String {
     let mut out = String::new();

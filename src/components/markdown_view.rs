@@ -478,7 +478,7 @@ fn render_node(node: MdNode) -> AnyView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::markdown::split_blocks;
+    use crate::markdown::{joined_text, split_blocks};
 
     /// Texts whose later lines change how earlier ones split: setext headings, lazy
     /// continuation, lists gaining items after blank lines, fences, tables, quotes, HTML, indented
@@ -598,35 +598,12 @@ mod tests {
                 out.extend(crate::markdown::parse(&b.text));
             }
         }
-        joined(out)
-    }
-
-    fn joined(nodes: Vec<MdNode>) -> Vec<MdNode> {
-        let mut out: Vec<MdNode> = Vec::new();
-        for n in nodes {
-            let n = match n {
-                MdNode::El {
-                    tag,
-                    attrs,
-                    children,
-                } => MdNode::El {
-                    tag,
-                    attrs,
-                    children: joined(children),
-                },
-                t => t,
-            };
-            match (out.last_mut(), n) {
-                (Some(MdNode::Text(prev)), MdNode::Text(t)) => prev.push_str(&t),
-                (_, n) => out.push(n),
-            }
-        }
-        out
+        joined_text(out)
     }
 
     /// The same text split and parsed whole, block by block.
     fn whole(text: &str) -> Vec<MdNode> {
-        joined(
+        joined_text(
             split_blocks(text)
                 .into_iter()
                 .flat_map(crate::markdown::parse)

@@ -7,7 +7,7 @@
 //! backtick, `](url)`, `>`, an entity's `;`).
 
 use super::super::markdown::{
-    MdNode, into_paragraph, paragraph_cut, parse, plain_text, safe_url, split_blocks,
+    MdNode, into_paragraph, joined_text, paragraph_cut, parse, plain_text, safe_url, split_blocks,
 };
 
 const ATTRS: &[&str] = &[
@@ -70,30 +70,6 @@ const CLOSERS: &[&str] = &[
     "; y",
 ];
 
-/// `nodes` with adjacent text joined (the DOM shows them the same).
-fn joined(nodes: Vec<MdNode>) -> Vec<MdNode> {
-    let mut out: Vec<MdNode> = Vec::new();
-    for n in nodes {
-        let n = match n {
-            MdNode::El {
-                tag,
-                attrs,
-                children,
-            } => MdNode::El {
-                tag,
-                attrs,
-                children: joined(children),
-            },
-            t => t,
-        };
-        match (out.last_mut(), n) {
-            (Some(MdNode::Text(prev)), MdNode::Text(t)) => prev.push_str(&t),
-            (_, n) => out.push(n),
-        }
-    }
-    out
-}
-
 fn cuts(text: &str) {
     let Ok(_) = into_paragraph(parse(text)) else {
         return;
@@ -109,8 +85,8 @@ fn cuts(text: &str) {
         let mut parts = head.clone();
         parts.extend(into_paragraph(parse(&grown[cut..])).unwrap_or_else(|n| n));
         assert_eq!(
-            joined(parts),
-            joined(whole),
+            joined_text(parts),
+            joined_text(whole),
             "cut at {cut} of {grown:?} renders differently"
         );
     }
