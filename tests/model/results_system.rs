@@ -297,6 +297,26 @@ fn set_model_and_mode_are_acknowledged_and_initialize_fills_models() {
 }
 
 #[test]
+fn a_detail_read_after_the_turn_ended_does_not_restart_it() {
+    // Fresh: the detail says a turn runs (the session is opened mid-turn).
+    let mut fresh = Session::new();
+    fresh.set_summary(&json!({"id": "x", "state": "running"}));
+    assert_eq!(fresh.state().to_string(), "running");
+    // Frames applied: the turn ran and ended; a detail read before the result, answered after it
+    // (a retried read, a gateway's registry a moment behind), changes nothing.
+    let mut s = Session::new();
+    s.apply_value(&user_replay("u1", "hello"));
+    s.apply_value(&assistant("m1", text("hi")));
+    s.apply_value(&result(0.01, json!({})));
+    assert_eq!(s.state().to_string(), "idle");
+    s.set_summary(&json!({"id": "x", "state": "running"}));
+    assert_eq!(s.state().to_string(), "idle");
+    // The ended state still counts.
+    s.set_summary(&json!({"id": "x", "state": "ended"}));
+    assert_eq!(s.state().to_string(), "ended");
+}
+
+#[test]
 fn interrupt_from_another_controller_is_shown() {
     let mut s = Session::new();
     s.apply_from(

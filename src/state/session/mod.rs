@@ -432,7 +432,10 @@ impl Session {
         }
         match d.state {
             SessionState::Ended => self.ended = true,
-            SessionState::Running => self.turn_running = true,
+            // Once frames are applied they say whether a turn runs: a detail read meanwhile (a
+            // retried read, a gateway's registry a moment behind) may be older than the `result`
+            // that ended the turn, and would leave the header on "running" for good.
+            SessionState::Running if self.order.is_empty() => self.turn_running = true,
             _ => {}
         }
         if detail.initialize.is_object() {
