@@ -491,16 +491,17 @@ fn leftovers_closed(src: &str, start: usize, end: usize) -> bool {
             .map_or(src.len(), |n| i + n);
         let prev = src[..i].chars().next_back();
         let next = src[run_end..].chars().next();
-        let space = |ch: Option<char>| ch.is_none_or(char::is_whitespace);
-        let punct = |ch: Option<char>| {
-            ch.is_some_and(|ch| {
-                ch.is_ascii_punctuation() || (!ch.is_alphanumeric() && !ch.is_whitespace())
-            })
-        };
-        let left = !space(next) && (!punct(next) || space(prev) || punct(prev));
-        let right = !space(prev) && (!punct(prev) || space(next) || punct(next));
+        // Where the parser's character classes are not certain here (non-ASCII spaces and
+        // punctuation, a NUL it reads as U+FFFD), take the answer that lets the run open: the
+        // cut is refused rather than risked. Before the run: broad classes; after it: ASCII only.
+        let space_prev = prev.is_none_or(char::is_whitespace);
+        let punct_prev = prev.is_some_and(|ch| !ch.is_alphanumeric() && !ch.is_whitespace());
+        let space_next = next.is_none_or(|ch| ch.is_ascii_whitespace());
+        let punct_next = next.is_some_and(|ch| ch.is_ascii_punctuation());
+        let left = !space_next && (!punct_next || space_prev || punct_prev);
+        let right = !space_prev && (!punct_prev || space_next || punct_next);
         let opens = if c == b'_' {
-            left && (!right || punct(prev))
+            left && (!right || punct_prev)
         } else {
             left
         };
@@ -572,6 +573,28 @@ mod tests {
         let mut v = Vec::new();
         find(nodes, tag, &mut v);
         v
+    }
+
+    /// Found by the fuzz target: a `*` before a NUL (read as U+FFFD) can open emphasis that a
+    /// later `*` closes, so no cut may leave it behind.
+    #[test]
+    fn no_cut_leaves_an_opener_before_a_character_the_parser_reads_otherwise() {
+        let text = "a2e\u{1a}\0\0\0\0\u{7}\0\0\0\0\0\0\0hasi*\0me\u{4}\0phasiThe rels\n";
+        if let Some((cut, mut head)) = paragraph_cut(text) {
+            let grown = format!("{text} x* y");
+            head.extend(into_paragraph(parse(&grown[cut..])).unwrap_or_else(|n| n));
+            assert_eq!(
+                joined_text(head),
+                joined_text(into_paragraph(parse(&grown)).unwrap_or_else(|n| n))
+            );
+        }
+        for opener in ["*\u{a0}x", "_\u{2003}x", "*\u{fffd}x", "*\u{3000}x"] {
+            let text = format!("word {opener} more words here");
+            assert!(
+                paragraph_cut(&text).is_none_or(|(cut, _)| cut < 5),
+                "{text:?} cut after its opener"
+            );
+        }
     }
 
     #[test]
