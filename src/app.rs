@@ -5,7 +5,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::components::{
-    LoginScreen, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
+    EarlyPrompt, LoginScreen, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
 };
 use crate::dom;
 use crate::embed;
@@ -149,6 +149,9 @@ pub fn App() -> impl IntoView {
         crate::boot::take_data().filter(|_| address.login.is_none() && !observer && !embedded);
     let from_boot = boot.is_some();
     if let Some(b) = boot {
+        if let Some(waiting) = b.prompts {
+            store.early.seed(waiting);
+        }
         store.seed(b.me, b.sessions);
     }
     let auth = RwSignal::new(if from_boot {
@@ -156,9 +159,13 @@ pub fn App() -> impl IntoView {
     } else {
         Auth::Checking
     });
-    if nav.session.get_untracked().is_some() {
+    if let Some(id) = nav.session.get_untracked() {
         // A deep link to a session: its view's part and its live connection load while `/v1/me`
-        // is asked.
+        // is asked — after the dialogs part when the page came with a prompt that session waits
+        // on (a notification opened it): the dialog takes the tap before the rest has loaded.
+        if store.early.any_for(&id) {
+            lazy::first(Part::Dialogs);
+        }
         lazy::prefetch(Part::Session);
         lazy::prefetch(Part::Live);
     }
@@ -291,6 +298,7 @@ pub fn App() -> impl IntoView {
                         }
                     }}
                 </main>
+                <EarlyPrompt />
             </div>
         }
         .into_any(),

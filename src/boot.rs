@@ -38,10 +38,13 @@ pub struct BootData {
     pub me: Me,
     /// The session list, as the relay lists it (archived sessions with a kept worktree too).
     pub sessions: Vec<SessionSummary>,
+    /// The prompts the session the page's path names waits on (`/s/<id>`, what a notification
+    /// opens), shown before that session has loaded.
+    pub prompts: Option<crate::store::Waiting>,
 }
 
-/// Reads the boot data block's text: `{"me": …, "sessions": {"sessions": […]}}`; `None` if it does
-/// not fit (the console then asks the relay, as without it).
+/// Reads the boot data block's text: `{"me": …, "sessions": {"sessions": […]}, "prompts": …}`
+/// (`prompts` optional); `None` if it does not fit (the console then asks the relay, as without it).
 pub fn parse_data(text: &str) -> Option<BootData> {
     let v: Value = serde_json::from_str(text).ok()?;
     let me = serde_json::from_value(v.get("me")?.clone()).ok()?;
@@ -50,6 +53,7 @@ pub fn parse_data(text: &str) -> Option<BootData> {
     Some(BootData {
         me,
         sessions: list.sessions,
+        prompts: v.get("prompts").and_then(crate::store::Waiting::from_boot),
     })
 }
 

@@ -54,7 +54,7 @@ pub use offline_banner::OfflineBanner;
 pub use permission_dialog::PermissionDialog;
 pub use permission_mode_select::PermissionModeSelect;
 pub use plan_dialog::PlanDialog;
-pub use prompt_dock::PromptDock;
+pub use prompt_dock::{EarlyPrompt, PromptDock};
 pub use question_dialog::QuestionDialog;
 pub use session_header::SessionHeader;
 pub use session_list::SessionList;

@@ -225,7 +225,44 @@ mod split {
         steps
     }
 
+    thread_local! {
+        /// The part [`first`] loads before any other, and the parts asked for meanwhile.
+        static FIRST: RefCell<Option<(Part, Vec<Part>)>> = const { RefCell::new(None) };
+    }
+
+    pub fn first(part: Part) {
+        if flag(part, |f| f.loading || f.ready.get_untracked()) {
+            return;
+        }
+        FIRST.set(Some((part, Vec::new())));
+        prefetch(part);
+    }
+
+    /// The part [`first`] was waiting for has loaded (or failed to): the parts asked for meanwhile
+    /// load now.
+    fn release(part: Part) {
+        let held = FIRST.with_borrow_mut(|f| match f {
+            Some((p, _)) if *p == part => f.take().map(|(_, later)| later),
+            _ => None,
+        });
+        for p in held.into_iter().flatten() {
+            prefetch(p);
+        }
+    }
+
     pub fn prefetch(part: Part) {
+        let held = FIRST.with_borrow_mut(|f| match f {
+            Some((first, later)) if *first != part => {
+                if !later.contains(&part) {
+                    later.push(part);
+                }
+                true
+            }
+            _ => false,
+        });
+        if held {
+            return;
+        }
         let start = flag(part, |f| !std::mem::replace(&mut f.loading, true));
         if !start {
             return;
@@ -235,6 +272,7 @@ mod split {
             // A view part asked for before its view registered how it loads: not ready (its
             // fallback shows), and asked again once it is.
             flag(part, |f| f.loading = false);
+            release(part);
             return;
         }
         leptos::task::spawn_local(async move {
@@ -258,6 +296,7 @@ mod split {
                 // view that asks for the part tries again.
                 Err(_) => flag(part, |f| f.loading = false),
             }
+            release(part);
         });
     }
 
@@ -366,6 +405,16 @@ pub fn prefetch(part: Part) {
 }
 
 /// Starts loading every part: when a prompt arrives, so its dialog never waits on the network.
+/// Loads `part` before any other: parts asked for until it is in (or failed to load) wait for it.
+/// Used when a page opens on a prompt (the dialogs part first, the session's after). Does nothing
+/// when `part` is loading or loaded already, or without the split build.
+pub fn first(part: Part) {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    split::first(part);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    let _ = part;
+}
+
 pub fn prefetch_all() {
     for part in Part::ALL {
         prefetch(part);

@@ -22,7 +22,7 @@ pub use item::{
 pub use prompt::{Notice, Prompt, PromptKind, SettledBy};
 pub use session::{
     InterruptState, LocalRequest, ModelChoice, RateLimit, Session, SessionInfo, SessionState,
-    SlashCommand, Source, slash_matches, tool_result_text,
+    SlashCommand, Source, prompt_of_frame, slash_matches, tool_result_text,
 };
 pub use tasks::{Task, TaskList, TaskStatus};
 

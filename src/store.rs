@@ -11,6 +11,7 @@ mod cli_sessions;
 mod compose;
 mod controls;
 mod device;
+mod early;
 mod files;
 mod inbox;
 mod info;
@@ -37,6 +38,7 @@ pub use changes::{Changes, writes_files};
 pub use cli_sessions::{CliUi, ForkUi, RewindUi};
 pub use compose::Submitted;
 pub use device::{Device, PushState, RelayOffline, test_summary};
+pub use early::{EarlyPrompts, Waiting};
 pub use files::files_of;
 pub use list::{OpenLive, SessionList};
 
@@ -116,6 +118,8 @@ pub struct Store {
     pub device: Device,
     /// The session list ([`SessionList`]).
     pub list: SessionList,
+    /// Prompts the page came with, shown before the session has loaded ([`EarlyPrompts`]).
+    pub early: EarlyPrompts,
 }
 
 impl Store {
@@ -151,6 +155,7 @@ impl Store {
             changes: Changes::new(),
             device,
             list: SessionList::new(device),
+            early: EarlyPrompts::new(),
         };
         store.list.set_open_live(Rc::new(move || store.open_live()));
         store
@@ -167,6 +172,7 @@ impl Store {
         provide_context(self.device);
         provide_context(self.changes);
         provide_context(self.list);
+        provide_context(self.early);
         self
     }
 
@@ -303,6 +309,7 @@ impl Store {
             return;
         }
         self.close_session();
+        self.early.keep_only(Some(&id));
         if cli_sessions::is_cli_id(&id) {
             return self.open_cli_session(id);
         }

@@ -1,6 +1,7 @@
 //! Where pending prompts show.
 
 pub mod dialog_frame;
+pub mod early;
 
 use leptos::prelude::*;
 
@@ -13,6 +14,7 @@ use crate::state::{Prompt, PromptKind};
 use crate::store::Store;
 
 pub use dialog_frame::DialogFrame;
+pub use early::EarlyPrompt;
 
 /// Shows the oldest open prompt as its dialog (the queue length is visible in it). An observer
 /// sees the pending prompts as "waiting for the controller" instead, with no buttons.
@@ -20,8 +22,16 @@ pub use dialog_frame::DialogFrame;
 pub fn PromptDock() -> impl IntoView {
     let store = Store::expect();
     let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
-    let open: Memo<Vec<Prompt>> =
-        Memo::new(move |_| store.session.with(|s| s.open_prompts().cloned().collect()));
+    // A prompt the page came with stays with its early dialog until answered (`EarlyPrompt`).
+    let open: Memo<Vec<Prompt>> = Memo::new(move |_| {
+        let sid = store.session_id.get().unwrap_or_default();
+        store.session.with(|s| {
+            s.open_prompts()
+                .filter(|p| !store.early.holds(&sid, &p.request_id))
+                .cloned()
+                .collect()
+        })
+    });
     let head = Memo::new(move |_| open.with(|o| o.first().map(|p| p.request_id.clone())));
     let queued = Signal::derive(move || open.with(Vec::len));
     let waiting = Memo::new(move |_| {

@@ -18,13 +18,26 @@ impl Store {
         }
         let rid = request_id.to_string();
         self.session.update(|s| s.answer_locally(&rid));
+        // A prompt shown before the session loaded (`EarlyPrompts`) leaves its dialog now; it is
+        // back if the answer is not delivered.
+        let early = self.early.take(&rid);
+        let sid = self.session_id.get_untracked().unwrap_or_default();
         let store = *self;
         self.post(payload, move |r| match r {
             Ok(()) => {}
             Err(NetError::Status(409, _)) => {
-                store.session.try_update(|s| s.answer_conflict(&rid));
+                store.session.try_update(|s| {
+                    if early.is_some() {
+                        s.answer_conflict_unseen(&rid);
+                    } else {
+                        s.answer_conflict(&rid);
+                    }
+                });
             }
             Err(e) => {
+                if let Some(p) = early {
+                    store.early.put_back(&sid, p);
+                }
                 store
                     .session
                     .try_update(|s| s.answer_failed(&rid, &e.to_string()));

@@ -264,3 +264,92 @@ async fn the_login_answer_carries_the_first_screen_when_asked() {
     assert_eq!(status, 401);
     assert!(answer.get("first_screen").is_none());
 }
+
+/// The page a notification opens (`/s/<id>`) carries the prompts that session waits on, as the CLI
+/// sent them, so the console shows the dialog before the session has loaded: for the controller
+/// whose page it is, for that session only, and not once it is answered. An observer's login, a
+/// session that does not exist and any other page get none.
+#[tokio::test]
+async fn the_page_of_a_session_carries_its_waiting_prompts() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = dir.path().join("dist");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
+    let relay = RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir.path())
+    });
+    let sid = relay.create_session().await;
+    let quiet = relay.create_session().await;
+    let mut sse = relay.sse(&sid, None).await;
+    relay.post(&sid, TOKEN, user("run it")).await;
+    let ask = sse
+        .until("can_use_tool", is_can_use_tool)
+        .await
+        .pop()
+        .unwrap();
+    let (cookie, secret, _) = login(&relay, TOKEN).await;
+    let signed_in = [
+        ("cookie", cookie.as_str()),
+        ("x-bridge-login", secret.as_str()),
+    ];
+    let data_of = |html: String| boot_data(&html).unwrap_or_else(|| panic!("no boot data: {html}"));
+
+    let data = data_of(
+        page(&relay, &format!("/s/{sid}"), &signed_in)
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(data["prompts"]["session_id"], sid.as_str());
+    let requests = data["prompts"]["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 1, "{data}");
+    assert_eq!(requests[0]["type"], "control_request");
+    assert_eq!(requests[0]["request_id"], ask.payload()["request_id"]);
+    assert_eq!(requests[0]["request"], ask.payload()["request"]);
+
+    // Another session's page, the list, a session that is not there: no prompts.
+    for path in [
+        format!("/s/{quiet}"),
+        "/".to_owned(),
+        "/s/cse_not_here".to_owned(),
+        format!("/s/{sid}/x"),
+    ] {
+        let data = data_of(page(&relay, &path, &signed_in).await.text().await.unwrap());
+        assert!(data.get("prompts").is_none(), "{path}: {data}");
+    }
+    // An observer's login gets no pre-rendered page, so no prompts either.
+    let observer = relay.mint_observer(json!({ "session_id": sid })).await;
+    let (obs_cookie, obs_secret, _) = login(&relay, observer["token"].as_str().unwrap()).await;
+    let html = page(
+        &relay,
+        &format!("/s/{sid}"),
+        &[
+            ("cookie", obs_cookie.as_str()),
+            ("x-bridge-login", obs_secret.as_str()),
+        ],
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    assert!(boot_data(&html).is_none(), "{html}");
+
+    // Answered: the page no longer carries it.
+    let req = &ask.payload()["request"];
+    let answer = allow(
+        ask.payload()["request_id"].as_str().unwrap(),
+        req["tool_use_id"].as_str().unwrap(),
+        req["input"].clone(),
+    );
+    assert_eq!(relay.post(&sid, TOKEN, answer).await.status(), 200);
+    let data = data_of(
+        page(&relay, &format!("/s/{sid}"), &signed_in)
+            .await
+            .text()
+            .await
+            .unwrap(),
+    );
+    assert!(data.get("prompts").is_none(), "{data}");
+}

@@ -201,6 +201,39 @@ impl Asked {
     }
 }
 
+impl Asked {
+    fn into_prompt(self, request_id: String, request: Value) -> Prompt {
+        Prompt {
+            request_id,
+            kind: self.kind,
+            tool_name: self.tool_name,
+            display_name: self.display_name,
+            title: self.title,
+            description: self.description,
+            decision_reason: self.decision_reason,
+            decision_reason_type: self.decision_reason_type,
+            blocked_path: self.blocked_path,
+            tool_use_id: self.tool_use_id,
+            input: self.input,
+            suggestions: self.suggestions,
+            request,
+            answered_locally: false,
+        }
+    }
+}
+
+/// The prompt a person answers that a `control_request` frame asks (read from its JSON, as for a
+/// request that did not decode: no typed decoder, so the main module can show a waiting prompt
+/// before the session part is in); `None` for any other frame.
+pub fn prompt_of_frame(v: &Value) -> Option<Prompt> {
+    if s(v, "type") != Some("control_request") {
+        return None;
+    }
+    let rid = s(v, "request_id")?;
+    let request = v.get("request")?;
+    Some(Asked::from_json(request)?.into_prompt(rid.to_string(), request.clone()))
+}
+
 fn extra_string(fields: &Map<String, Value>, key: &str) -> Option<String> {
     fields.get(key).and_then(Value::as_str).map(str::to_string)
 }
@@ -261,23 +294,11 @@ impl Session {
         if self.settled.contains_key(&rid) || self.prompts.iter().any(|p| p.request_id == rid) {
             return;
         }
-        let tool_use_id = asked.tool_use_id;
-        let prompt = Prompt {
-            request_id: rid.clone(),
-            kind: asked.kind,
-            tool_name: asked.tool_name,
-            display_name: asked.display_name,
-            title: asked.title,
-            description: asked.description,
-            decision_reason: asked.decision_reason,
-            decision_reason_type: asked.decision_reason_type,
-            blocked_path: asked.blocked_path,
-            tool_use_id: tool_use_id.clone(),
-            input: asked.input,
-            suggestions: asked.suggestions,
-            request: v.get("request").cloned().unwrap_or(Value::Null),
-            answered_locally: false,
-        };
+        let prompt = asked.into_prompt(
+            rid.clone(),
+            v.get("request").cloned().unwrap_or(Value::Null),
+        );
+        let tool_use_id = prompt.tool_use_id.clone();
         self.prompts.push(prompt);
         if let Some(id) = tool_use_id.as_deref()
             && let Some(tool) = self.tools.get_mut(id)

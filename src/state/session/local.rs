@@ -109,6 +109,20 @@ impl Session {
         self.notice(format!("Your answer was not delivered: {error}"));
     }
 
+    /// The relay refused an answer to a prompt this model has not seen (shown before the session
+    /// loaded) because it was already settled (HTTP 409): said, and remembered as settled.
+    pub fn answer_conflict_unseen(&mut self, request_id: &str) {
+        if self.prompts.iter().any(|p| p.request_id == request_id) {
+            return self.answer_conflict(request_id);
+        }
+        self.settled
+            .entry(request_id.to_string())
+            .or_insert(SettledBy::Other);
+        self.notice(
+            "This request was already answered elsewhere; your answer was not used.".into(),
+        );
+    }
+
     /// The relay refused an answer because the prompt was already settled (HTTP 409).
     pub fn answer_conflict(&mut self, request_id: &str) {
         if self.prompts.iter().any(|p| p.request_id == request_id) {

@@ -31,6 +31,7 @@ use bridge_protocol::api::SessionDetail;
 /// layer reads anything else as the worker). The session state shown in the header (`data-state`;
 /// [`Session::state`] is never `Other`). Both are bridge-protocol's, shared with the relay.
 pub use bridge_protocol::{SessionState, api::Source};
+pub use control::prompt_of_frame;
 pub use decode::{Decoded, Frame, Raw};
 
 /// Progress of an interrupt this console (or another controller) asked for.
@@ -319,6 +320,12 @@ impl Session {
     }
 
     /// Prompts still needing an answer from this console, oldest first.
+    /// Whether the prompt `request_id` was answered or withdrawn (here or elsewhere), as far as
+    /// this model has seen.
+    pub fn is_settled(&self, request_id: &str) -> bool {
+        self.settled.contains_key(request_id)
+    }
+
     pub fn open_prompts(&self) -> impl Iterator<Item = &Prompt> {
         self.prompts.iter().filter(|p| !p.answered_locally)
     }

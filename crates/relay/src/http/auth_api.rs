@@ -92,7 +92,7 @@ pub(super) async fn login(
         .and_then(|v| v.to_str().ok());
     if let Some(v @ ("1" | "needs-you")) = wanted
         && let Some(screen) =
-            super::first_screen::for_principal(&app, &principal, v == "needs-you").await
+            super::first_screen::for_principal(&app, &principal, v == "needs-you", None).await
     {
         answer["first_screen"] = Value::String(screen);
     }

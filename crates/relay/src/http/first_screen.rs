@@ -90,7 +90,12 @@ pub async fn respond(app: &AppState, template: &Template, req: &Parts) -> Option
         .uri
         .query()
         .is_some_and(|q| q.split('&').any(|kv| kv == "view=needs-you"));
-    let screen = for_principal(app, &who, needs_you).await?;
+    let open = req
+        .uri
+        .path()
+        .strip_prefix("/s/")
+        .filter(|id| !id.is_empty() && !id.contains('/'));
+    let screen = for_principal(app, &who, needs_you, open).await?;
     let page = format!("{}{screen}{}", &html[..start], &html[end..]);
     Some(page_response(&req.method, &req.headers, page))
 }
@@ -108,8 +113,14 @@ pub(super) fn me_json(who: &Principal) -> Value {
 /// boot shell's `#boot-list` placeholder is (see [`fragment`]) — or `None` when `who` does not get
 /// one (an observer, a session-scoped login, a list that cannot be read). The page's pre-render
 /// and the login answer (`X-Bridge-First-Screen`, for the first visit's boot script) both take it
-/// from here.
-pub async fn for_principal(app: &AppState, who: &Principal, needs_you: bool) -> Option<String> {
+/// from here. `open` is the session the page's path names (`/s/<id>`): its prompts waiting for a
+/// person go in the boot data too ([`waiting_prompts`]).
+pub async fn for_principal(
+    app: &AppState,
+    who: &Principal,
+    needs_you: bool,
+    open: Option<&str>,
+) -> Option<String> {
     if !who.can_write() || who.session_scope.is_some() {
         return None;
     }
@@ -118,7 +129,41 @@ pub async fn for_principal(app: &AppState, who: &Principal, needs_you: bool) -> 
     let now_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_millis() as f64);
-    Some(fragment(&me, &sessions, needs_you, now_ms))
+    let prompts = open.and_then(|id| waiting_prompts(app, who, id));
+    Some(fragment(
+        &me,
+        &sessions,
+        needs_you,
+        now_ms,
+        prompts.as_ref(),
+    ))
+}
+
+/// At most this many bytes of waiting prompts go in a page (a `Write` of a large file asks with
+/// the whole file): a larger one is left to the session's history, as without them.
+pub const PROMPTS_MAX_BYTES: usize = 256 * 1024;
+
+/// The prompts a person answers (`can_use_tool`, `elicitation`, `request_user_dialog`) that the
+/// session `id` is waiting on, as the CLI sent them (`control_request` frames, oldest first):
+/// `{"session_id": id, "requests": [...]}`, or `None` when there are none, when `who` may not see
+/// the session (the same rule as `GET /v1/code/sessions/{id}`) or when it runs on another node (a
+/// scale-out gateway: the console then learns them from the history). A notification opens
+/// `/s/<id>`; with these the console shows the dialog before the session's own code and history
+/// have loaded. Who gets them: the controller whose page this is (`for_principal`'s rule); an
+/// observer, a session-scoped login or a bearer token get no pre-rendered page at all.
+pub fn waiting_prompts(app: &AppState, who: &Principal, id: &str) -> Option<Value> {
+    let session = app.visible_session(who, id).ok()?;
+    let mut used = 0;
+    let requests: Vec<Value> = session
+        .waiting_prompt_payloads()
+        .iter()
+        .take_while(|p| {
+            used += p.len();
+            used <= PROMPTS_MAX_BYTES
+        })
+        .filter_map(|p| serde_json::from_slice(p).ok())
+        .collect();
+    (!requests.is_empty()).then(|| json!({ "session_id": id, "requests": requests }))
 }
 
 /// What `GET /v1/code/sessions?kept_worktrees=1` answers this principal (a scale-out gateway's
@@ -184,7 +229,7 @@ pub fn render(
     Some(format!(
         "{}{}{}",
         &template[..start],
-        fragment(me, sessions, needs_you, now_ms),
+        fragment(me, sessions, needs_you, now_ms, None),
         &template[end..]
     ))
 }
@@ -198,8 +243,15 @@ fn list_span(template: &str) -> Option<(usize, usize)> {
 }
 
 /// What replaces the placeholder: the list's inert controls, the list (or its empty note) and the
-/// `#boot-data` block, everything from a session escaped.
-pub fn fragment(me: &Value, sessions: &SessionList, needs_you: bool, now_ms: f64) -> String {
+/// `#boot-data` block (with the open session's waiting `prompts`, when given), everything from a
+/// session escaped.
+pub fn fragment(
+    me: &Value,
+    sessions: &SessionList,
+    needs_you: bool,
+    now_ms: f64,
+    prompts: Option<&Value>,
+) -> String {
     let live: Vec<_> = sessions.sessions.iter().filter(|s| !s.archived).collect();
     let waiting = live.iter().filter(|s| waits_for_answer(s)).count();
     let kept = sessions.sessions.len() > live.len();
@@ -237,7 +289,11 @@ pub fn fragment(me: &Value, sessions: &SessionList, needs_you: bool, now_ms: f64
             }
         ));
     }
-    let data = json!({"me": me, "sessions": sessions}).to_string();
+    let mut data = json!({"me": me, "sessions": sessions});
+    if let Some(p) = prompts {
+        data["prompts"] = p.clone();
+    }
+    let data = data.to_string();
     out.push_str("<script type=\"application/json\" id=\"boot-data\">");
     out.push_str(&script_safe_json(&data));
     out.push_str("</script>");

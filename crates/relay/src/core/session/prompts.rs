@@ -26,6 +26,17 @@ impl Session {
             .collect()
     }
 
+    /// Raw payloads of the control requests a person answers (`can_use_tool`, `elicitation`,
+    /// `request_user_dialog`) still waiting for an answer, oldest first.
+    pub fn waiting_prompt_payloads(&self) -> Vec<Bytes> {
+        self.lock()
+            .pending
+            .iter()
+            .filter(|p| p.needs_action())
+            .map(|p| p.payload.clone())
+            .collect()
+    }
+
     /// A control request still waiting for an answer.
     pub fn pending_request(&self, request_id: &str) -> Option<PendingRequest> {
         self.lock()

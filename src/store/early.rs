@@ -1,0 +1,232 @@
+//! Prompts shown before the session has loaded (issue 29): a notification that Claude needs the
+//! person opens `/s/<id>`, and the relay's pre-rendered page carries the prompts that session waits
+//! on (`prompts` in the boot data, see `crates/relay/src/http/first_screen.rs`). The console shows
+//! the first one's dialog as soon as the dialogs part is in — before the session part, its history
+//! and its live connection, which load after it — and answers it over HTTP like any other.
+//!
+//! The early dialog keeps its prompt until it is answered here or the session's model says it was
+//! settled (answered elsewhere, withdrawn): the session view's prompt dock leaves a prompt this
+//! handle holds to it, so the dialog the person may be editing is never replaced by another copy
+//! when the session view arrives.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::state::{Prompt, Session, prompt_of_frame};
+
+/// The waiting prompts of one session, known before its model has them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Waiting {
+    /// The session they belong to.
+    pub session_id: String,
+    /// Oldest first.
+    pub prompts: Vec<Prompt>,
+}
+
+impl Waiting {
+    /// Reads the boot data's `prompts` (`{"session_id": …, "requests": [control_request, …]}`);
+    /// requests no person answers, or that do not read, are skipped.
+    pub fn from_boot(v: &Value) -> Option<Waiting> {
+        let session_id = v.get("session_id")?.as_str()?.to_string();
+        let prompts: Vec<Prompt> = v
+            .get("requests")?
+            .as_array()?
+            .iter()
+            .filter_map(prompt_of_frame)
+            .collect();
+        (!prompts.is_empty()).then_some(Waiting {
+            session_id,
+            prompts,
+        })
+    }
+}
+
+/// The handle: cheap to copy, provided in context through the store.
+#[derive(Clone, Copy)]
+pub struct EarlyPrompts {
+    waiting: RwSignal<Option<Waiting>>,
+}
+
+impl Default for EarlyPrompts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EarlyPrompts {
+    /// Nothing waiting.
+    pub fn new() -> Self {
+        EarlyPrompts {
+            waiting: RwSignal::new(None),
+        }
+    }
+
+    /// The prompts a page came with.
+    pub fn seed(&self, waiting: Waiting) {
+        self.waiting.set(Some(waiting));
+    }
+
+    /// Whether any prompt waits for `session_id` (untracked: for deciding what loads first).
+    pub fn any_for(&self, session_id: &str) -> bool {
+        self.waiting.with_untracked(|w| {
+            w.as_ref()
+                .is_some_and(|w| w.session_id == session_id && !w.prompts.is_empty())
+        })
+    }
+
+    /// The prompt to show for `session_id` (the oldest) and how many wait (tracked).
+    pub fn head(&self, session_id: &str) -> Option<(Prompt, usize)> {
+        self.waiting.with(|w| {
+            let w = w.as_ref().filter(|w| w.session_id == session_id)?;
+            Some((w.prompts.first()?.clone(), w.prompts.len()))
+        })
+    }
+
+    /// Whether this handle holds `request_id` of `session_id` (tracked): the prompt dock leaves it
+    /// to the early dialog.
+    pub fn holds(&self, session_id: &str, request_id: &str) -> bool {
+        self.waiting.with(|w| {
+            w.as_ref().is_some_and(|w| {
+                w.session_id == session_id && w.prompts.iter().any(|p| p.request_id == request_id)
+            })
+        })
+    }
+
+    /// Takes `request_id` out (it is being answered), returning it if it was here.
+    pub fn take(&self, request_id: &str) -> Option<Prompt> {
+        let mut taken = None;
+        self.waiting.update(|w| {
+            if let Some(w) = w
+                && let Some(pos) = w.prompts.iter().position(|p| p.request_id == request_id)
+            {
+                taken = Some(w.prompts.remove(pos));
+            }
+        });
+        taken
+    }
+
+    /// Puts a prompt back whose answer was not delivered (oldest first again).
+    pub fn put_back(&self, session_id: &str, prompt: Prompt) {
+        self.waiting.update(|w| match w {
+            Some(w) if w.session_id == session_id => {
+                if !w.prompts.iter().any(|p| p.request_id == prompt.request_id) {
+                    w.prompts.insert(0, prompt);
+                }
+            }
+            _ => {}
+        });
+    }
+
+    /// Drops what the session's model saw settled (answered elsewhere, withdrawn by the CLI).
+    pub fn drop_settled(&self, session_id: &str, model: &Session) {
+        let stale = self.waiting.with_untracked(|w| {
+            w.as_ref().is_some_and(|w| {
+                w.session_id == session_id
+                    && w.prompts.iter().any(|p| model.is_settled(&p.request_id))
+            })
+        });
+        if stale {
+            self.waiting.update(|w| {
+                if let Some(w) = w {
+                    w.prompts.retain(|p| !model.is_settled(&p.request_id));
+                }
+            });
+        }
+    }
+
+    /// Forgets the prompts of any session but `session_id` (another session was opened).
+    pub fn keep_only(&self, session_id: Option<&str>) {
+        let other = self.waiting.with_untracked(|w| {
+            w.as_ref()
+                .is_some_and(|w| Some(w.session_id.as_str()) != session_id)
+        });
+        if other {
+            self.waiting.set(None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::PromptKind;
+    use serde_json::json;
+
+    fn boot() -> Value {
+        json!({
+            "session_id": "cse_a",
+            "requests": [
+                {"type": "control_request", "request_id": "r1", "request": {
+                    "subtype": "can_use_tool", "tool_name": "Bash", "tool_use_id": "tu1",
+                    "input": {"command": "<img src=x onerror=alert(1)>"},
+                    "permission_suggestions": [{"type": "addRules", "behavior": "allow",
+                        "destination": "session", "rules": [{"toolName": "Bash"}]}]}},
+                {"type": "control_request", "request_id": "r2", "request": {"subtype": "interrupt"}},
+                {"type": "control_request", "request_id": "r3", "request": {
+                    "subtype": "elicitation", "mcp_server_name": "db", "message": "Pick one",
+                    "requested_schema": {"type": "object"}}},
+                {"type": "assistant", "request_id": "r4"},
+                "not a frame"
+            ]
+        })
+    }
+
+    #[test]
+    fn the_boot_data_gives_the_prompts_a_person_answers() {
+        let w = Waiting::from_boot(&boot()).unwrap();
+        assert_eq!(w.session_id, "cse_a");
+        let ids: Vec<_> = w.prompts.iter().map(|p| p.request_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["r1", "r3"],
+            "an interrupt or another frame is no prompt"
+        );
+        let p = &w.prompts[0];
+        assert_eq!(p.kind, PromptKind::Permission);
+        assert_eq!(p.tool_name, "Bash");
+        assert_eq!(p.tool_use_id.as_deref(), Some("tu1"));
+        assert_eq!(p.input["command"], "<img src=x onerror=alert(1)>");
+        assert_eq!(p.suggestions.len(), 1);
+        assert_eq!(w.prompts[1].kind, PromptKind::Elicitation);
+        assert_eq!(w.prompts[1].description.as_deref(), Some("Pick one"));
+        assert!(Waiting::from_boot(&json!({"session_id": "cse_a", "requests": []})).is_none());
+        assert!(Waiting::from_boot(&json!({"requests": []})).is_none());
+    }
+
+    #[test]
+    fn a_prompt_is_held_until_taken_put_back_or_settled() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let early = EarlyPrompts::new();
+            early.seed(Waiting::from_boot(&boot()).unwrap());
+            assert!(early.any_for("cse_a"));
+            assert!(!early.any_for("cse_b"));
+            assert_eq!(early.head("cse_a").map(|(p, n)| (p.request_id, n)), Some(("r1".into(), 2)));
+            assert!(early.head("cse_b").is_none());
+            assert!(early.holds("cse_a", "r1"));
+
+            let p = early.take("r1").unwrap();
+            assert!(!early.holds("cse_a", "r1"));
+            assert!(early.take("r1").is_none());
+            assert_eq!(early.head("cse_a").map(|(p, _)| p.request_id), Some("r3".into()));
+            early.put_back("cse_a", p);
+            assert_eq!(early.head("cse_a").map(|(p, n)| (p.request_id, n)), Some(("r1".into(), 2)));
+
+            // The model saw r1 answered elsewhere: it goes.
+            let mut model = Session::default();
+            model.apply_text(
+                crate::state::Source::Client,
+                r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"behavior":"allow","updatedInput":{}}}}"#,
+            );
+            assert!(model.is_settled("r1"));
+            early.drop_settled("cse_a", &model);
+            assert!(!early.holds("cse_a", "r1"));
+            assert!(early.holds("cse_a", "r3"));
+
+            early.keep_only(Some("cse_a"));
+            assert!(early.any_for("cse_a"));
+            early.keep_only(Some("cse_b"));
+            assert!(!early.any_for("cse_a"));
+        });
+    }
+}
