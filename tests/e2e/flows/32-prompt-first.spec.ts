@@ -6,8 +6,12 @@
 // waiting prompt and the dialogs part alone draws it. Allow is tapped there; the relay records the answer,
 // the first window sees its own dialog go (answered elsewhere), and once the parts are released the
 // session view comes up with the turn going on and no second dialog for the answered prompt.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { test, expect } from '../support/fixtures';
 import { dialog, expectLive, openSession, press, sendMessage, tid, toolCalls } from '../support/console';
+
+const SHOTS = path.resolve(__dirname, '../artifacts/screenshots');
 
 /** The project's device (viewport, touch) for a context made here. */
 function device(use: Record<string, any>) {
@@ -58,6 +62,8 @@ test('flow 32: the waiting prompt takes the tap before the session has loaded', 
   await expect.poll(() => held.length, 'the session part was asked for (and held)').toBeGreaterThan(0);
   const allow = tid(phone, 'permission-allow');
   await expect(allow).toBeEnabled();
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await phone.screenshot({ path: path.join(SHOTS, `32-prompt-first--early-dialog--${testInfo.project.name}.png`) });
   await press(allow);
   await expect(early).toBeHidden();
 
