@@ -103,7 +103,15 @@ pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
     Some(dialog_view(prompt, queued))
 }
 
-/// The dialogs part's entry point (src/lazy.rs says how parts load).
+/// The early dialog ([`early::early_view`]), or `None` while the dialogs part is not loaded.
+pub fn lazy_early() -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split_entry::early_now();
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(early::early_view())
+}
+
+/// The dialogs part's entry points (src/lazy.rs says how parts load).
 #[cfg(all(feature = "split", target_family = "wasm"))]
 #[allow(unsafe_code)]
 pub(crate) mod split_entry {
@@ -122,8 +130,18 @@ pub(crate) mod split_entry {
         lazy::now(dialog(prompt, queued))
     }
 
+    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_early), fallible)]
+    fn early() -> Result<AnyView, SplitLoaderError> {
+        Ok(super::early::early_view())
+    }
+
+    pub fn early_now() -> Option<AnyView> {
+        lazy::now(early())
+    }
+
     pub fn register() {
         lazy::register(Part::Dialogs, || Box::pin(preload_dialog()));
+        lazy::register(Part::Dialogs, || Box::pin(preload_early()));
     }
 }
 

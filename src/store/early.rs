@@ -9,34 +9,54 @@
 //! handle holds to it, so the dialog the person may be editing is never replaced by another copy
 //! when the session view arrives.
 
+use bridge_protocol::PersonPrompt;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::state::{Prompt, Session, prompt_of_frame};
+use crate::state::Session;
 
-/// The waiting prompts of one session, known before its model has them.
+/// The waiting prompts of one session, known before its model has them: the `control_request`
+/// frames as the relay put them in the page. They are read into prompts only where they are shown
+/// (`crate::state::prompt_of_frame`, in the dialogs part), so the main module carries none of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Waiting {
     /// The session they belong to.
     pub session_id: String,
-    /// Oldest first.
-    pub prompts: Vec<Prompt>,
+    /// Oldest first: `control_request` frames of subtypes a person answers.
+    pub requests: Vec<Value>,
+}
+
+/// A frame's `request_id`.
+fn rid(frame: &Value) -> &str {
+    frame
+        .get("request_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 impl Waiting {
     /// Reads the boot data's `prompts` (`{"session_id": …, "requests": [control_request, …]}`);
-    /// requests no person answers, or that do not read, are skipped.
+    /// requests no person answers, and anything else, are skipped.
     pub fn from_boot(v: &Value) -> Option<Waiting> {
         let session_id = v.get("session_id")?.as_str()?.to_string();
-        let prompts: Vec<Prompt> = v
+        let requests: Vec<Value> = v
             .get("requests")?
             .as_array()?
             .iter()
-            .filter_map(prompt_of_frame)
+            .filter(|f| {
+                f.get("type").and_then(Value::as_str) == Some("control_request")
+                    && !rid(f).is_empty()
+                    && f.get("request")
+                        .and_then(|r| r.get("subtype"))
+                        .and_then(Value::as_str)
+                        .and_then(PersonPrompt::of_subtype)
+                        .is_some()
+            })
+            .cloned()
             .collect();
-        (!prompts.is_empty()).then_some(Waiting {
+        (!requests.is_empty()).then_some(Waiting {
             session_id,
-            prompts,
+            requests,
         })
     }
 }
@@ -68,17 +88,24 @@ impl EarlyPrompts {
 
     /// Whether any prompt waits for `session_id` (untracked: for deciding what loads first).
     pub fn any_for(&self, session_id: &str) -> bool {
-        self.waiting.with_untracked(|w| {
-            w.as_ref()
-                .is_some_and(|w| w.session_id == session_id && !w.prompts.is_empty())
-        })
+        self.waiting.with_untracked(|w| Self::has(w, session_id))
     }
 
-    /// The prompt to show for `session_id` (the oldest) and how many wait (tracked).
-    pub fn head(&self, session_id: &str) -> Option<(Prompt, usize)> {
+    /// Whether any prompt waits for `session_id` (tracked: whether the early dialog shows).
+    pub fn showing(&self, session_id: &str) -> bool {
+        self.waiting.with(|w| Self::has(w, session_id))
+    }
+
+    fn has(w: &Option<Waiting>, session_id: &str) -> bool {
+        w.as_ref()
+            .is_some_and(|w| w.session_id == session_id && !w.requests.is_empty())
+    }
+
+    /// The frame of the prompt to show for `session_id` (the oldest) and how many wait (tracked).
+    pub fn head(&self, session_id: &str) -> Option<(Value, usize)> {
         self.waiting.with(|w| {
             let w = w.as_ref().filter(|w| w.session_id == session_id)?;
-            Some((w.prompts.first()?.clone(), w.prompts.len()))
+            Some((w.requests.first()?.clone(), w.requests.len()))
         })
     }
 
@@ -87,30 +114,36 @@ impl EarlyPrompts {
     pub fn holds(&self, session_id: &str, request_id: &str) -> bool {
         self.waiting.with(|w| {
             w.as_ref().is_some_and(|w| {
-                w.session_id == session_id && w.prompts.iter().any(|p| p.request_id == request_id)
+                w.session_id == session_id && w.requests.iter().any(|f| rid(f) == request_id)
             })
         })
     }
 
-    /// Takes `request_id` out (it is being answered), returning it if it was here.
-    pub fn take(&self, request_id: &str) -> Option<Prompt> {
+    /// Takes `request_id` out (it is being answered), returning its frame if it was here.
+    pub fn take(&self, request_id: &str) -> Option<Value> {
+        if !self.waiting.with_untracked(|w| {
+            w.as_ref()
+                .is_some_and(|w| w.requests.iter().any(|f| rid(f) == request_id))
+        }) {
+            return None;
+        }
         let mut taken = None;
         self.waiting.update(|w| {
             if let Some(w) = w
-                && let Some(pos) = w.prompts.iter().position(|p| p.request_id == request_id)
+                && let Some(pos) = w.requests.iter().position(|f| rid(f) == request_id)
             {
-                taken = Some(w.prompts.remove(pos));
+                taken = Some(w.requests.remove(pos));
             }
         });
         taken
     }
 
-    /// Puts a prompt back whose answer was not delivered (oldest first again).
-    pub fn put_back(&self, session_id: &str, prompt: Prompt) {
+    /// Puts back a prompt whose answer was not delivered (oldest first again).
+    pub fn put_back(&self, session_id: &str, frame: Value) {
         self.waiting.update(|w| match w {
             Some(w) if w.session_id == session_id => {
-                if !w.prompts.iter().any(|p| p.request_id == prompt.request_id) {
-                    w.prompts.insert(0, prompt);
+                if !w.requests.iter().any(|f| rid(f) == rid(&frame)) {
+                    w.requests.insert(0, frame);
                 }
             }
             _ => {}
@@ -121,14 +154,13 @@ impl EarlyPrompts {
     pub fn drop_settled(&self, session_id: &str, model: &Session) {
         let stale = self.waiting.with_untracked(|w| {
             w.as_ref().is_some_and(|w| {
-                w.session_id == session_id
-                    && w.prompts.iter().any(|p| model.is_settled(&p.request_id))
+                w.session_id == session_id && w.requests.iter().any(|f| model.is_settled(rid(f)))
             })
         });
         if stale {
             self.waiting.update(|w| {
                 if let Some(w) = w {
-                    w.prompts.retain(|p| !model.is_settled(&p.request_id));
+                    w.requests.retain(|f| !model.is_settled(rid(f)));
                 }
             });
         }
@@ -149,7 +181,7 @@ impl EarlyPrompts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::PromptKind;
+    use crate::state::{PromptKind, prompt_of_frame};
     use serde_json::json;
 
     fn boot() -> Value {
@@ -175,20 +207,23 @@ mod tests {
     fn the_boot_data_gives_the_prompts_a_person_answers() {
         let w = Waiting::from_boot(&boot()).unwrap();
         assert_eq!(w.session_id, "cse_a");
-        let ids: Vec<_> = w.prompts.iter().map(|p| p.request_id.as_str()).collect();
+        let ids: Vec<_> = w.requests.iter().map(rid).collect();
         assert_eq!(
             ids,
             ["r1", "r3"],
             "an interrupt or another frame is no prompt"
         );
-        let p = &w.prompts[0];
+        let p = prompt_of_frame(&w.requests[0]).unwrap();
+        assert_eq!(p.request_id, "r1");
         assert_eq!(p.kind, PromptKind::Permission);
         assert_eq!(p.tool_name, "Bash");
         assert_eq!(p.tool_use_id.as_deref(), Some("tu1"));
         assert_eq!(p.input["command"], "<img src=x onerror=alert(1)>");
         assert_eq!(p.suggestions.len(), 1);
-        assert_eq!(w.prompts[1].kind, PromptKind::Elicitation);
-        assert_eq!(w.prompts[1].description.as_deref(), Some("Pick one"));
+        let e = prompt_of_frame(&w.requests[1]).unwrap();
+        assert_eq!(e.kind, PromptKind::Elicitation);
+        assert_eq!(e.description.as_deref(), Some("Pick one"));
+        assert!(prompt_of_frame(&json!({"type": "assistant"})).is_none());
         assert!(Waiting::from_boot(&json!({"session_id": "cse_a", "requests": []})).is_none());
         assert!(Waiting::from_boot(&json!({"requests": []})).is_none());
     }
@@ -201,16 +236,18 @@ mod tests {
             early.seed(Waiting::from_boot(&boot()).unwrap());
             assert!(early.any_for("cse_a"));
             assert!(!early.any_for("cse_b"));
-            assert_eq!(early.head("cse_a").map(|(p, n)| (p.request_id, n)), Some(("r1".into(), 2)));
+            let head = |e: &EarlyPrompts| e.head("cse_a").map(|(f, n)| (rid(&f).to_string(), n));
+            assert_eq!(head(&early), Some(("r1".into(), 2)));
             assert!(early.head("cse_b").is_none());
+            assert!(early.showing("cse_a"));
             assert!(early.holds("cse_a", "r1"));
 
             let p = early.take("r1").unwrap();
             assert!(!early.holds("cse_a", "r1"));
             assert!(early.take("r1").is_none());
-            assert_eq!(early.head("cse_a").map(|(p, _)| p.request_id), Some("r3".into()));
+            assert_eq!(head(&early), Some(("r3".into(), 1)));
             early.put_back("cse_a", p);
-            assert_eq!(early.head("cse_a").map(|(p, n)| (p.request_id, n)), Some(("r1".into(), 2)));
+            assert_eq!(head(&early), Some(("r1".into(), 2)));
 
             // The model saw r1 answered elsewhere: it goes.
             let mut model = Session::default();
