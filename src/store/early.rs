@@ -34,6 +34,24 @@ fn rid(frame: &Value) -> &str {
         .unwrap_or_default()
 }
 
+/// Whether a request's dialog can be shown before the session has loaded: one a person answers,
+/// except a plan approval whose plan is not in the request (the real CLI asks with an empty input;
+/// the plan is in the model's `tool_use`, which only the session's history has — approving a plan
+/// not shown is not offered).
+fn shown_early(request: &Value) -> bool {
+    let subtype = request.get("subtype").and_then(Value::as_str);
+    if subtype.and_then(PersonPrompt::of_subtype).is_none() {
+        return false;
+    }
+    let plan_missing = request.get("tool_name").and_then(Value::as_str) == Some("ExitPlanMode")
+        && !request
+            .get("input")
+            .and_then(|i| i.get("plan"))
+            .and_then(Value::as_str)
+            .is_some_and(|p| !p.trim().is_empty());
+    !plan_missing
+}
+
 impl Waiting {
     /// Reads the boot data's `prompts` (`{"session_id": …, "requests": [control_request, …]}`);
     /// requests no person answers, and anything else, are skipped.
@@ -46,11 +64,7 @@ impl Waiting {
             .filter(|f| {
                 f.get("type").and_then(Value::as_str) == Some("control_request")
                     && !rid(f).is_empty()
-                    && f.get("request")
-                        .and_then(|r| r.get("subtype"))
-                        .and_then(Value::as_str)
-                        .and_then(PersonPrompt::of_subtype)
-                        .is_some()
+                    && f.get("request").is_some_and(shown_early)
             })
             .cloned()
             .collect();
@@ -198,6 +212,12 @@ mod tests {
                     "subtype": "elicitation", "mcp_server_name": "db", "message": "Pick one",
                     "requested_schema": {"type": "object"}}},
                 {"type": "assistant", "request_id": "r4"},
+                {"type": "control_request", "request_id": "r5", "request": {
+                    "subtype": "can_use_tool", "tool_name": "ExitPlanMode", "tool_use_id": "tu5",
+                    "input": {}}},
+                {"type": "control_request", "request_id": "r6", "request": {
+                    "subtype": "can_use_tool", "tool_name": "ExitPlanMode", "tool_use_id": "tu6",
+                    "input": {"plan": "# The plan"}}},
                 "not a frame"
             ]
         })
@@ -210,8 +230,8 @@ mod tests {
         let ids: Vec<_> = w.requests.iter().map(rid).collect();
         assert_eq!(
             ids,
-            ["r1", "r3"],
-            "an interrupt or another frame is no prompt"
+            ["r1", "r3", "r6"],
+            "an interrupt or another frame is no prompt; a plan not in the request waits for the session"
         );
         let p = prompt_of_frame(&w.requests[0]).unwrap();
         assert_eq!(p.request_id, "r1");
@@ -237,7 +257,7 @@ mod tests {
             assert!(early.any_for("cse_a"));
             assert!(!early.any_for("cse_b"));
             let head = |e: &EarlyPrompts| e.head("cse_a").map(|(f, n)| (rid(&f).to_string(), n));
-            assert_eq!(head(&early), Some(("r1".into(), 2)));
+            assert_eq!(head(&early), Some(("r1".into(), 3)));
             assert!(early.head("cse_b").is_none());
             assert!(early.showing("cse_a"));
             assert!(early.holds("cse_a", "r1"));
@@ -245,9 +265,9 @@ mod tests {
             let p = early.take("r1").unwrap();
             assert!(!early.holds("cse_a", "r1"));
             assert!(early.take("r1").is_none());
-            assert_eq!(head(&early), Some(("r3".into(), 1)));
+            assert_eq!(head(&early), Some(("r3".into(), 2)));
             early.put_back("cse_a", p);
-            assert_eq!(head(&early), Some(("r1".into(), 2)));
+            assert_eq!(head(&early), Some(("r1".into(), 3)));
 
             // The model saw r1 answered elsewhere: it goes.
             let mut model = Session::default();
