@@ -494,6 +494,27 @@ mod tests {
         }
     }
 
+    /// Found by the fuzz target: text after a cut whose first line holds a `|` can be a table on
+    /// its own (`b |` over `|---`) where the whole paragraph is not (`| a | b |` over `|---`: two
+    /// header cells, one delimiter).
+    #[test]
+    fn no_cut_leaves_a_pipe_on_the_line_after_it() {
+        let text = "| a | b |\n|---\r\0\0\0\0\0\0\0\0\0\0\u{1}\n";
+        assert!(
+            into_paragraph(parse(text)).is_ok(),
+            "the whole is a paragraph"
+        );
+        assert!(
+            into_paragraph(parse(&text[6..])).is_err(),
+            "cut at 6, the rest is a table"
+        );
+        assert_eq!(paragraph_cut(text), None);
+        // Elsewhere in the same paragraph a cut is still taken: after the pipes' line.
+        let text = "| a | b |\n|--- and some more words here";
+        let (cut, _) = paragraph_cut(text).unwrap();
+        assert!(cut > text.find('\n').unwrap(), "{cut}");
+    }
+
     #[test]
     fn raw_html_is_text() {
         let md = "<script>alert(1)</script>\n\nhi <img src=x onerror=alert(1)> <b>bold</b>";

@@ -347,9 +347,25 @@ impl Live {
         let Some(nodes) = lazy::md_parse(&text[self.tail_from..]) else {
             return false;
         };
+        let nodes = match into_paragraph(nodes) {
+            Ok(inline) => inline,
+            Err(blocks) if self.chunks.is_empty() => blocks,
+            Err(_) => {
+                // The whole is a paragraph but the text after the cuts is not on its own: a `|`
+                // came later on the first line after a cut, over a delimiter row (a table there,
+                // not in the whole). The chunks go; the paragraph is parsed whole, not cut again.
+                self.chunks.clear();
+                self.tail_from = self.start;
+                self.next_try = usize::MAX;
+                let Some(whole) = lazy::md_parse(&text[self.start..]) else {
+                    return false;
+                };
+                into_paragraph(whole).unwrap_or_else(|n| n)
+            }
+        };
         self.tail = Tail {
             rev: self.tail.rev + 1,
-            nodes: Arc::new(into_paragraph(nodes).unwrap_or_else(|n| n)),
+            nodes: Arc::new(nodes),
         };
         let line = &text[self.start..];
         self.settled = settled(&line[line.rfind('\n').map_or(0, |i| i + 1)..]);

@@ -30,18 +30,22 @@ pub fn paragraph_cut(src: &str) -> Option<(usize, Vec<MdNode>)> {
 }
 
 /// The last point in `src` after a run of spaces that follows a non-blank character and before an
-/// alphabetic one.
+/// alphabetic one, where the rest of the line holds no `|` (text after the cut whose first line has
+/// a pipe can be a table's header row on its own where the whole line is not: `| a | b |` over
+/// `|---` is a paragraph, `b |` over `|---` a table — found by the fuzz target).
 fn last_cut(src: &str) -> Option<usize> {
     let mut i = src.len();
     while let Some(p) = src[..i].rfind(' ') {
         let at = p + 1;
         let before = src[..p].trim_end_matches(' ');
         let after = src[at..].chars().next();
+        let line = src[at..].split('\n').next().unwrap_or_default();
         if after.is_some_and(char::is_alphabetic)
             && before
                 .chars()
                 .next_back()
                 .is_some_and(|c| !c.is_whitespace())
+            && !line.contains('|')
         {
             return Some(at);
         }

@@ -239,6 +239,30 @@ fn a_paragraph_of_lines_renders_whole_however_it_grows() {
     }
 }
 
+/// A `|` that arrives on the first line after a cut, over a delimiter row, makes the text after
+/// the cut a table on its own while the whole paragraph is not one (`| a | b |` has two header
+/// cells, `|---` one): the live paragraph gives up its chunks and renders whole.
+#[test]
+fn a_pipe_after_a_cut_does_not_make_the_rest_a_table() {
+    let words = "word ".repeat(120);
+    let doc = format!("| a | {words}b |\n|---\nmore words after it");
+    let mut split = BlockSplit::default();
+    let mut cut = false;
+    let mut end = 0;
+    while end < doc.len() {
+        end = (end + 5).min(doc.len());
+        let text = &doc[..end];
+        assert!(
+            crate::markdown::into_paragraph(crate::markdown::parse(text)).is_ok(),
+            "the whole stays a paragraph at {end}"
+        );
+        let r = split.update(text, true);
+        cut |= !r.chunks.is_empty();
+        assert_eq!(tree(&r), whole(text), "at {end}: {text:?}");
+    }
+    assert!(cut, "the long first line was cut before its pipe came");
+}
+
 /// The DOM keeps a chunk whose key it has seen: a key must never stand for other content,
 /// also when the text is replaced (a durable frame, a reconnect) and cut again at the same places.
 #[test]
