@@ -71,17 +71,34 @@ cp www/styles.css "$stage/styles-$css_hash.css"
 cp -r www/icons "$stage/icons"
 cp www/manifest.webmanifest www/sw.js "$stage/"
 
+# The dialogs part's files (its own and the chunks it shares, as the loader lists them): preloaded
+# by window.__bridgeBoot when the page's boot data holds prompts the session it opens waits on
+# (index.html's boot scripts call it once that data is in the page; issue 29, prompt first).
+dialog_files=$(node - "$work/pkg/__wasm_split.js" <<'NODE'
+const s = require('fs').readFileSync(process.argv[2], 'utf8');
+const out = [];
+for (const m of s.matchAll(/\/\* ([^*]*) \*\/\s*const __chunk_(\d+) = makeLoad/g)) {
+  if (m[1].split(', ').includes('dialogs')) out.push(`"chunk_${m[2]}.wasm"`);
+}
+if (!s.includes('"./split_dialogs.wasm"')) throw new Error('no split_dialogs.wasm in the loader');
+out.push('"split_dialogs.wasm"');
+console.log(out.join(','));
+NODE
+)
+boot_script="<script>window.__bridgeBoot=function(){var w=window,d=document,b=d.getElementById(\"boot-data\");if(w.__bridgeDialogs||!b||location.pathname.indexOf(\"/s/\")!==0||b.textContent.indexOf('\"prompts\":')<0)return;w.__bridgeDialogs=1;[$dialog_files].forEach(function(f){var l=d.createElement(\"link\");l.rel=\"preload\";l.as=\"fetch\";l.crossOrigin=\"anonymous\";l.href=\"/$pkg/\"+f;d.head.appendChild(l)})};</script>"
+
 # index.html: Trunk's directives out, the stylesheet, preloads and the start script in.
 start_script="<script type=\"module\">
 import init from '/$pkg/bridge-console.js';
 await init({ module_or_path: '/$pkg/bridge-console_bg.wasm' });
 </script>"
-awk -v css="/styles-$css_hash.css" -v pkg="/$pkg" -v start="$start_script" '
+awk -v css="/styles-$css_hash.css" -v pkg="/$pkg" -v start="$start_script" -v boot="$boot_script" '
   /<link data-trunk rel="rust"/ || /<link data-trunk rel="copy-/ { next }
   /<link data-trunk rel="css"/ { print "    <link rel=\"stylesheet\" href=\"" css "\" />"; next }
   /<\/head>/ {
     print "    <link rel=\"modulepreload\" href=\"" pkg "/bridge-console.js\" />"
     print "    <link rel=\"preload\" href=\"" pkg "/bridge-console_bg.wasm\" as=\"fetch\" type=\"application/wasm\" crossorigin=\"anonymous\" />"
+    print "    " boot
     print "    " start
   }
   { print }

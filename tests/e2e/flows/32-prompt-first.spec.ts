@@ -3,7 +3,7 @@
 // worker sends them on a navigation) opens /s/<id> of a session waiting on a Bash permission; the session
 // part and the live connection's part are held back (routed, never answered until released), so the
 // session view, its history and its stream cannot be what shows the dialog: the relay's page carries the
-// waiting prompt and the dialogs part alone draws it. Allow is tapped there; the relay records the answer,
+// waiting prompt, the page preloads the dialogs part, and that part alone draws it. Allow is tapped there; the relay records the answer,
 // the first window sees its own dialog go (answered elsewhere), and once the parts are released the
 // session view comes up with the turn going on and no second dialog for the answered prompt.
 import * as fs from 'node:fs';
@@ -51,6 +51,9 @@ test('flow 32: the waiting prompt takes the tap before the session has loaded', 
   const html = await nav!.text();
   expect(html, 'the page carries the waiting prompt').toContain(`"request_id":"${rid}"`);
 
+  // The page preloads the dialogs part (its own file and the chunks it shares) while the main module loads.
+  await expect(phone.locator('link[rel="preload"][href$="/split_dialogs.wasm"]'), 'the dialogs part is preloaded').toHaveCount(1);
+
   // The dialog, drawn by the dialogs part while the session's parts are held back.
   const early = dialog(phone);
   await expect(early).toBeVisible({ timeout: 30_000 });
@@ -75,6 +78,8 @@ test('flow 32: the waiting prompt takes the tap before the session has loaded', 
     })
     .toBe('allow');
   await expect(dialog(page)).toBeHidden();
+  // A page without a waiting prompt preloads nothing.
+  expect(await page.locator('link[rel="preload"][href$="/split_dialogs.wasm"]').count()).toBe(0);
 
   // The session comes up behind it, with no second dialog for the answered prompt.
   release();
