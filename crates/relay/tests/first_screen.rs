@@ -22,6 +22,17 @@ fn padded_template() -> String {
     )
 }
 
+/// A demo relay serving [`padded_template`] as its console's `index.html` (from `dir`).
+fn relay_with_page(dir: &std::path::Path) -> RelayProc {
+    let stat = dir.join("dist");
+    std::fs::create_dir_all(&stat).unwrap();
+    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
+    RelayProc::start(Opts {
+        static_dir: Some(&stat),
+        ..Opts::demo(dir)
+    })
+}
+
 async fn page(relay: &RelayProc, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
     let mut req = http().get(relay.url(path));
     for (k, v) in headers {
@@ -40,13 +51,7 @@ fn boot_data(html: &str) -> Option<Value> {
 #[tokio::test]
 async fn a_signed_in_browser_gets_its_list_in_the_page() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("dist");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
+    let relay = relay_with_page(dir.path());
     let sid = relay.create_session_with(json!({ "title": HOSTILE })).await;
     let (cookie, secret, _) = login(&relay, TOKEN).await;
     let signed_in = [
@@ -187,13 +192,7 @@ fn cookie_of(headers: &reqwest::header::HeaderMap) -> String {
 #[tokio::test]
 async fn the_login_answer_carries_the_first_screen_when_asked() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("dist");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
+    let relay = relay_with_page(dir.path());
     let sid = relay.create_session_with(json!({ "title": HOSTILE })).await;
 
     for (ask, path) in [("1", "/"), ("needs-you", "/?view=needs-you")] {
@@ -272,36 +271,21 @@ async fn the_login_answer_carries_the_first_screen_when_asked() {
 #[tokio::test]
 async fn the_page_of_a_session_carries_its_waiting_prompts() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("dist");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
+    let relay = relay_with_page(dir.path());
     let sid = relay.create_session().await;
     let quiet = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("run it")).await;
-    let ask = sse
-        .until("can_use_tool", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap();
+    let (_sse, ask) = relay.ask_bash(&sid).await;
     let (cookie, secret, _) = login(&relay, TOKEN).await;
     let signed_in = [
         ("cookie", cookie.as_str()),
         ("x-bridge-login", secret.as_str()),
     ];
-    let data_of = |html: String| boot_data(&html).unwrap_or_else(|| panic!("no boot data: {html}"));
+    let data_at = async |path: &str| {
+        let html = page(&relay, path, &signed_in).await.text().await.unwrap();
+        boot_data(&html).unwrap_or_else(|| panic!("{path}: no boot data in {html}"))
+    };
 
-    let data = data_of(
-        page(&relay, &format!("/s/{sid}"), &signed_in)
-            .await
-            .text()
-            .await
-            .unwrap(),
-    );
+    let data = data_at(&format!("/s/{sid}")).await;
     assert_eq!(data["prompts"]["session_id"], sid.as_str());
     let requests = data["prompts"]["requests"].as_array().unwrap();
     assert_eq!(requests.len(), 1, "{data}");
@@ -316,7 +300,7 @@ async fn the_page_of_a_session_carries_its_waiting_prompts() {
         "/s/cse_not_here".to_owned(),
         format!("/s/{sid}/x"),
     ] {
-        let data = data_of(page(&relay, &path, &signed_in).await.text().await.unwrap());
+        let data = data_at(&path).await;
         assert!(data.get("prompts").is_none(), "{path}: {data}");
     }
     // An observer's login gets no pre-rendered page, so no prompts either.
@@ -337,19 +321,8 @@ async fn the_page_of_a_session_carries_its_waiting_prompts() {
     assert!(boot_data(&html).is_none(), "{html}");
 
     // Answered: the page no longer carries it.
-    let req = &ask.payload()["request"];
-    let answer = allow(
-        ask.payload()["request_id"].as_str().unwrap(),
-        req["tool_use_id"].as_str().unwrap(),
-        req["input"].clone(),
-    );
+    let answer = allow_as_asked(&ask);
     assert_eq!(relay.post(&sid, TOKEN, answer).await.status(), 200);
-    let data = data_of(
-        page(&relay, &format!("/s/{sid}"), &signed_in)
-            .await
-            .text()
-            .await
-            .unwrap(),
-    );
+    let data = data_at(&format!("/s/{sid}")).await;
     assert!(data.get("prompts").is_none(), "{data}");
 }

@@ -31,12 +31,7 @@ async fn full_turn_streams_stores_and_settles() {
     assert_eq!(ask.source(), "worker");
     assert_eq!(relay.session(&sid).await["state"], "requires_action");
     assert_eq!(relay.session(&sid).await["pending_permissions"], 1);
-    let req = &ask.payload()["request"];
-    let answer = allow(
-        ask.payload()["request_id"].as_str().unwrap(),
-        req["tool_use_id"].as_str().unwrap(),
-        req["input"].clone(),
-    );
+    let answer = allow_as_asked(&ask);
     assert_eq!(relay.post(&sid, TOKEN, answer).await.status(), 200);
     frames.extend(sse.until("result", is_result).await);
 
@@ -128,13 +123,7 @@ async fn permission_answered_with_edited_input_reaches_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let relay = RelayProc::start(Opts::demo(dir.path()));
     let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("run it")).await;
-    let ask = sse
-        .until("can_use_tool", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap();
+    let (mut sse, ask) = relay.ask_bash(&sid).await;
     let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
     let original = ask.payload()["request"]["input"]["command"]
         .as_str()

@@ -262,6 +262,19 @@ impl RelayProc {
         )
         .await
     }
+
+    /// Follows `sid`, sends the demo agent "run it" and waits for the Bash permission it asks:
+    /// the stream (for what comes next) and the `can_use_tool` frame.
+    pub async fn ask_bash(&self, sid: &str) -> (Sse, Frame) {
+        let mut sse = self.sse(sid, None).await;
+        self.post(sid, TOKEN, user("run it")).await;
+        let ask = sse
+            .until("can_use_tool", is_can_use_tool)
+            .await
+            .pop()
+            .unwrap();
+        (sse, ask)
+    }
 }
 
 impl Drop for RelayProc {
@@ -394,6 +407,16 @@ pub fn user(text: &str) -> Value {
 pub fn allow(request_id: &str, tool_use_id: &str, input: Value) -> Value {
     json!({"type":"control_response","response":{"subtype":"success","request_id":request_id,
         "response":{"behavior":"allow","updatedInput":input,"toolUseID":tool_use_id}},"uuid":uuid::Uuid::new_v4().to_string()})
+}
+
+/// Allows the permission `ask` (a `can_use_tool` frame) as asked: its input unchanged.
+pub fn allow_as_asked(ask: &Frame) -> Value {
+    let req = &ask.payload()["request"];
+    allow(
+        ask.payload()["request_id"].as_str().unwrap(),
+        req["tool_use_id"].as_str().unwrap(),
+        req["input"].clone(),
+    )
 }
 
 /// One SSE frame.
