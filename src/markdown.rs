@@ -515,6 +515,23 @@ mod tests {
         assert!(cut > text.find('\n').unwrap(), "{cut}");
     }
 
+    /// Found by the fuzz target: a paragraph that opens with link reference definitions is not
+    /// cut (a definition cut in half becomes text and a link in the head; a reference after the
+    /// cut would not find a definition before it).
+    #[test]
+    fn no_cut_in_a_paragraph_that_may_open_with_definitions() {
+        let text = "\t\t\n\n[ref]: http:/.\t\t\t\t\t\t\n[ref]: http:/.\t\t\t\t\t\t\t\r\t\t\t\tf]:\u{1}\0\0f\t\t\t\t\t\t\t\t\r\t\t\t\t\t";
+        assert!(
+            into_paragraph(parse(text)).is_ok(),
+            "the whole is a paragraph"
+        );
+        assert_eq!(paragraph_cut(text), None);
+        let text = "[ref]: https://example.com\nwords that use [ref] and go on for a while here";
+        assert_eq!(paragraph_cut(text), None);
+        // Any other paragraph is still cut.
+        assert!(paragraph_cut("words that go on and on for a while here").is_some());
+    }
+
     #[test]
     fn raw_html_is_text() {
         let md = "<script>alert(1)</script>\n\nhi <img src=x onerror=alert(1)> <b>bold</b>";
