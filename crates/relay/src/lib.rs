@@ -8,6 +8,10 @@
 //! transcripts, TLS, terminal sessions), [`cluster`] (scale-out, plugged in from the top), and
 //! [`http`], whose [`app`] builds the router from a [`Relay`]; `main.rs` parses arguments and binds.
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
+#[cfg(not(feature = "cluster"))]
+#[path = "cluster_off.rs"]
 pub mod cluster;
 pub mod core;
 pub mod edge;

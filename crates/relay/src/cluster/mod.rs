@@ -331,6 +331,11 @@ impl Cluster {
     }
 
     /// Keeps the API routes forwarded host-only requests run through (the first call wins).
+    /// Whether this node serves every session (a gateway or `--role all`).
+    pub fn serves_all(&self) -> bool {
+        self.config.role.serves_all()
+    }
+
     pub fn set_routes(&self, routes: axum::Router) {
         let _ = self.routes.set(routes);
     }

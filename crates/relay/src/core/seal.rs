@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aes_gcm::aead::{Aead as _, KeyInit as _, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
+#[cfg(feature = "cluster")]
 use async_nats::HeaderMap;
 use bytes::Bytes;
 use hmac::Mac as _;
@@ -37,6 +38,7 @@ pub const FRESH: Duration = Duration::from_secs(60);
 const VALUE_PREFIX: &[u8] = b"bcv1.";
 /// Nonces remembered at most (each for twice [`FRESH`]); past it the oldest half is forgotten and
 /// requests older than the newest forgotten one are refused.
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 const NONCES_KEPT: usize = 200_000;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -66,9 +68,11 @@ impl Refused {
 pub struct Keys {
     mac: [u8; 32],
     enc: [u8; 32],
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     nonces: Mutex<Nonces>,
 }
 
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 #[derive(Default)]
 struct Nonces {
     seen: HashMap<[u8; 16], Instant>,
@@ -82,6 +86,7 @@ impl std::fmt::Debug for Keys {
     }
 }
 
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -105,6 +110,7 @@ impl Keys {
         }
     }
 
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     fn message_mac(&self, subject: &str, ts: &str, nonce: &str, body: &[u8]) -> HmacSha256 {
         let mut m = <HmacSha256 as hmac::Mac>::new_from_slice(&self.mac).expect("any key length");
         for part in [
@@ -122,6 +128,7 @@ impl Keys {
     }
 
     /// Adds the time, nonce and MAC of a message on `subject` with `body` to `headers`.
+    #[cfg(feature = "cluster")]
     pub fn sign(&self, headers: &mut HeaderMap, subject: &str, body: &[u8]) {
         let ts = now_ms().to_string();
         let nonce = hex::encode(rand::random::<[u8; 16]>());
@@ -136,6 +143,7 @@ impl Keys {
     }
 
     /// Headers holding only the signature of a message on `subject` with `body`.
+    #[cfg(feature = "cluster")]
     pub fn signed(&self, subject: &str, body: &[u8]) -> HeaderMap {
         let mut h = HeaderMap::new();
         self.sign(&mut h, subject, body);
@@ -143,6 +151,7 @@ impl Keys {
     }
 
     /// The message's time (unix ms) when its MAC is the cluster's.
+    #[cfg(feature = "cluster")]
     fn verify(
         &self,
         subject: &str,
@@ -167,6 +176,7 @@ impl Keys {
     }
 
     /// A message the cluster wrote at any time (an event of a log, read again later).
+    #[cfg(feature = "cluster")]
     pub fn check_event(
         &self,
         subject: &str,
@@ -177,6 +187,7 @@ impl Keys {
     }
 
     /// A reply: the cluster's, and fresh.
+    #[cfg(feature = "cluster")]
     pub fn check_reply(
         &self,
         subject: &str,
@@ -188,6 +199,7 @@ impl Keys {
     }
 
     /// A request: the cluster's, fresh, and never seen before.
+    #[cfg(feature = "cluster")]
     pub fn check_request(
         &self,
         subject: &str,
@@ -287,6 +299,7 @@ impl Keys {
     }
 }
 
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 fn fresh(ts: u64) -> Result<(), Refused> {
     let now = now_ms();
     let window = u64::try_from(FRESH.as_millis()).unwrap_or(u64::MAX);
@@ -300,6 +313,7 @@ fn fresh(ts: u64) -> Result<(), Refused> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "cluster")]
     #[test]
     fn messages_verify_once_and_only_with_the_key_subject_and_body_they_were_made_with() {
         let k = Keys::derive(b"the shared secret 0123456789abcdef");
@@ -340,6 +354,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "cluster")]
     #[test]
     fn stale_requests_and_replies_are_refused() {
         let k = Keys::derive(b"s");

@@ -13,6 +13,7 @@
 //! Sessions hold a [`PushHandle`] whose [`PushHandle::notify`] never blocks.
 
 pub mod api;
+#[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod crypto;
 pub mod deliver;

@@ -170,7 +170,7 @@ pub fn waiting_prompts(app: &AppState, who: &Principal, id: &str) -> Option<Valu
 /// from its registry); `None` when it cannot be read (the static page then).
 async fn session_list(app: &AppState, who: &Principal) -> Option<SessionList> {
     if let Some(cluster) = crate::cluster::Cluster::of(app)
-        && cluster.config.role.serves_all()
+        && cluster.serves_all()
     {
         return crate::cluster::session_list(&cluster, who, false, true)
             .await

@@ -1,9 +1,12 @@
 //! Where a relay's subscriptions and VAPID key are: its own SQLite file and key file, or, in a
 //! cluster, the cluster's ([`super::cluster`]). The API and the dispatcher go through [`Subs`].
 
+use std::sync::Arc;
+#[cfg(feature = "cluster")]
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "cluster")]
 use super::cluster::ClusterSubs;
 use super::store::{NewSubscription, PushStore, StoreError, Subscription};
 use super::vapid::VapidKey;
@@ -13,11 +16,13 @@ pub struct Subs {
     local_vapid: Arc<VapidKey>,
     /// Set when the relay was started with `--nats`: from then on the local store is not used.
     clustered: AtomicBool,
+    #[cfg(feature = "cluster")]
     cluster: OnceLock<Arc<ClusterSubs>>,
 }
 
 enum Which<'a> {
     Local(&'a PushStore),
+    #[cfg(feature = "cluster")]
     Cluster(&'a ClusterSubs),
 }
 
@@ -33,6 +38,7 @@ impl Subs {
             local,
             local_vapid,
             clustered: AtomicBool::new(false),
+            #[cfg(feature = "cluster")]
             cluster: OnceLock::new(),
         }
     }
@@ -52,23 +58,28 @@ impl Subs {
         self.clustered.store(true, Ordering::SeqCst);
     }
 
+    #[cfg(feature = "cluster")]
     pub fn join_cluster(&self, c: Arc<ClusterSubs>) {
         self.clustered.store(true, Ordering::SeqCst);
         let _ = self.cluster.set(c);
     }
 
     fn which(&self) -> Result<Which<'_>, StoreError> {
-        match self.cluster.get() {
-            Some(c) => Ok(Which::Cluster(c)),
-            None if self.clustered.load(Ordering::SeqCst) => Err(not_yet()),
-            None => Ok(Which::Local(&self.local)),
+        #[cfg(feature = "cluster")]
+        if let Some(c) = self.cluster.get() {
+            return Ok(Which::Cluster(c));
         }
+        if self.clustered.load(Ordering::SeqCst) {
+            return Err(not_yet());
+        }
+        Ok(Which::Local(&self.local))
     }
 
     /// The VAPID key every push is signed with (and the browser's `applicationServerKey`).
     pub fn vapid(&self) -> Result<Arc<VapidKey>, StoreError> {
         Ok(match self.which()? {
             Which::Local(_) => self.local_vapid.clone(),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => c.vapid().clone(),
         })
     }
@@ -76,6 +87,7 @@ impl Subs {
     pub async fn upsert(&self, s: &NewSubscription) -> Result<(String, bool), StoreError> {
         match self.which()? {
             Which::Local(l) => l.upsert(s),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => c.upsert(s).await,
         }
     }
@@ -84,6 +96,7 @@ impl Subs {
     pub fn list(&self) -> Result<Vec<Subscription>, StoreError> {
         match self.which()? {
             Which::Local(l) => l.list(),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => Ok(c.list()),
         }
     }
@@ -91,6 +104,7 @@ impl Subs {
     pub async fn get(&self, id: &str) -> Result<Option<Subscription>, StoreError> {
         match self.which()? {
             Which::Local(l) => l.get(id),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => c.get(id).await,
         }
     }
@@ -99,6 +113,7 @@ impl Subs {
     pub fn get_now(&self, id: &str) -> Result<Option<Subscription>, StoreError> {
         match self.which()? {
             Which::Local(l) => l.get(id),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => Ok(c.get_cached(id)),
         }
     }
@@ -106,6 +121,7 @@ impl Subs {
     pub async fn delete(&self, id: &str) -> Result<bool, StoreError> {
         match self.which()? {
             Which::Local(l) => l.delete(id),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => c.delete(id).await,
         }
     }
@@ -113,6 +129,7 @@ impl Subs {
     pub async fn record_success(&self, id: &str) -> Result<(), StoreError> {
         match self.which()? {
             Which::Local(l) => l.record_success(id),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => {
                 let now = crate::core::util::now_rfc3339();
                 c.record(id, |s| {
@@ -129,6 +146,7 @@ impl Subs {
     pub async fn record_error(&self, id: &str, error: &str) -> Result<(), StoreError> {
         match self.which()? {
             Which::Local(l) => l.record_error(id, error),
+            #[cfg(feature = "cluster")]
             Which::Cluster(c) => {
                 let now = crate::core::util::now_rfc3339();
                 c.record(id, |s| {
