@@ -44,11 +44,11 @@ fn shown_early(request: &Value) -> bool {
         return false;
     }
     let plan_missing = request.get("tool_name").and_then(Value::as_str) == Some("ExitPlanMode")
-        && !request
+        && request
             .get("input")
             .and_then(|i| i.get("plan"))
             .and_then(Value::as_str)
-            .is_some_and(|p| !p.trim().is_empty());
+            .is_none_or(|p| p.trim().is_empty());
     !plan_missing
 }
 
@@ -154,13 +154,12 @@ impl EarlyPrompts {
 
     /// Puts back a prompt whose answer was not delivered (oldest first again).
     pub fn put_back(&self, session_id: &str, frame: Value) {
-        self.waiting.update(|w| match w {
-            Some(w) if w.session_id == session_id => {
-                if !w.requests.iter().any(|f| rid(f) == rid(&frame)) {
-                    w.requests.insert(0, frame);
-                }
+        self.waiting.update(|w| {
+            if let Some(w) = w.as_mut().filter(|w| w.session_id == session_id)
+                && !w.requests.iter().any(|f| rid(f) == rid(&frame))
+            {
+                w.requests.insert(0, frame);
             }
-            _ => {}
         });
     }
 
