@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Store;
 use crate::net::cli_sessions::{self as api, Rewind};
 use crate::net::{ConnState, NetError};
-use crate::state::{Session, Source};
+use crate::state::Source;
 
 pub use api::is_cli_id;
 
@@ -116,13 +116,7 @@ impl Store {
     /// Opens one of Claude Code's own sessions: its history from the transcript, no stream (nothing
     /// runs it). When the relay already runs it, that session opens instead.
     pub(super) fn open_cli_session(&self, id: String) {
-        let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
-        self.session.set(if observer {
-            Session::observer()
-        } else {
-            Session::new()
-        });
-        self.session_id.set(Some(id.clone()));
+        self.start_blank(&id);
         self.cli.open.set(Some(id.clone()));
         self.caught_up.set(false);
         self.truncated.set(false);

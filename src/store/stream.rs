@@ -26,13 +26,7 @@ impl Store {
         if cli_sessions::is_cli_id(&id) {
             return self.open_cli_session(id);
         }
-        let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
-        self.session.set(if observer {
-            Session::observer()
-        } else {
-            Session::new()
-        });
-        self.session_id.set(Some(id.clone()));
+        self.start_blank(&id);
         self.max_seq.set_value(0);
         self.history_end.set_value(None);
         self.caught_up.set(false);
@@ -63,6 +57,17 @@ impl Store {
     /// Follows session `id`'s event stream after sequence number `from`. The live connection
     /// (bridge-transport) is a lazily loaded part: it connects once the part is in (at once when
     /// it is); its frames wait in the inbox for the session part.
+    /// A blank session for `id`, an observer's when this person only observes.
+    pub(super) fn start_blank(&self, id: &str) {
+        let observer = self.me.get_untracked().is_some_and(|m| m.is_observer());
+        self.session.set(if observer {
+            Session::observer()
+        } else {
+            Session::new()
+        });
+        self.session_id.set(Some(id.to_owned()));
+    }
+
     fn connect(&self, id: String, from: u64) {
         let store = *self;
         let sink: Rc<dyn Fn(StreamEvent)> = Rc::new(move |ev| store.on_stream(ev));
