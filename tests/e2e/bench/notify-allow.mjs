@@ -15,8 +15,10 @@
 //
 // The session has a pending permission prompt (`can_use_tool` of a Bash call, state
 // requires_action) when the page opens. The figure is the time from navigation start (the page's
-// performance.timeOrigin, 0 below) to the first frame in which the Allow button
-// ([data-testid=permission-allow]) is enabled, has a box, and document.elementFromPoint at its centre
+// performance.timeOrigin, 0 below) to the first frame in which an Allow button — the quick answer's
+// ([data-testid=boot-prompt-allow], drawn by index.html's boot script from the page's boot data before
+// the console runs) or the console's dialog's ([data-testid=permission-allow]); the table says which
+// took each tap — is enabled, has a box, and document.elementFromPoint at its centre
 // returns it or a descendant — checked in every animation frame by a script the page runs first,
 // stamped by a task posted from that frame (after it is painted). Then Allow is tapped, and the run
 // counts only if the dialog goes away and the relay records the answer (a client control_response
@@ -52,7 +54,8 @@
 //
 // It starts two relays (`--demo`, and `--demo-scenario` for the long session; BRIDGE_DEMO_SPEED=0) on
 // loopback with temporary data/cwd directories, removed at exit. Exit status 1 when a run fails.
-// Env: BENCH_RUNS (3), BENCH_MESSAGES (10000), E2E_CHROMIUM (/usr/bin/chromium).
+// Env: BENCH_RUNS (3), BENCH_MESSAGES (10000), E2E_CHROMIUM (/usr/bin/chromium), BENCH_QUICK=0 (the page's
+// quick answer switched off: the console's own dialog measured).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -75,6 +78,7 @@ const token = 'bench-notify-allow-token-0123456789abcdef';
 const phone = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 const network = { offline: false, latency: 150, downloadThroughput: 1.6e6 / 8, uploadThroughput: 0.75e6 / 8 };
 const GOAL = { cold: 2000, warm: 1000 };
+const QUICK = process.env.BENCH_QUICK !== '0';
 const LOGIN_SECRET_KEY = 'bridge-console.login-secret'; // src/net.rs
 // The long session's replay is ~17 MB at 200 KB/s: allow minutes.
 const RUN_TIMEOUT = 600_000;
@@ -254,13 +258,17 @@ function probe() {
     if (boxed(q('[data-testid="transcript"]'))) mark('transcript', now);
     if (q('[data-testid="connection-status"][data-state="live"]')) mark('live', now);
     if (q('[data-testid="prompt-loading"]')) mark('promptLoading', now);
+    if (boxed(q('[data-testid="boot-prompt"]'))) mark('quickDialog', now);
     if (boxed(q('[data-testid="permission-dialog"]'))) mark('dialog', now);
-    const b = q('[data-testid="permission-allow"]');
-    if (b && !b.disabled && boxed(b)) {
+    // The quick answer (index.html's boot script, before the console runs) or the console's dialog.
+    for (const [sel, by] of [['[data-testid="boot-prompt-allow"]', 'quick'], ['[data-testid="permission-allow"]', 'console']]) {
+      const b = q(sel);
+      if (!b || b.disabled || !boxed(b)) continue;
       const r = b.getBoundingClientRect();
       const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
       if (hit && (hit === b || b.contains(hit))) {
         mark('allowHit', now);
+        marks.by = by;
         // A task posted from the frame's callbacks runs after that frame is painted.
         const ch = new MessageChannel();
         ch.port1.onmessage = () => mark('allow');
@@ -405,6 +413,9 @@ async function openFromNotification(ctx, relay, sid, requestId, hist) {
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
   await cdp.send('Performance.enable');
   await page.addInitScript(probe);
+  // BENCH_QUICK=0: without the quick answer (the page's boot script cannot install it), the console's
+  // own dialog is what takes the tap.
+  if (!QUICK) await page.addInitScript(() => Object.defineProperty(window, '__bridgeAsk', { get: () => undefined, set: () => {} }));
   const t0 = performance.now();
   await page.goto(`${relay.base}/s/${sid}`, { waitUntil: 'commit', timeout: RUN_TIMEOUT });
   try {
@@ -430,8 +441,9 @@ async function openFromNotification(ctx, relay, sid, requestId, hist) {
   const toPage = doc ? (ts) => (ts - doc.timestamp + doc.wallTime) * 1000 - seen.timeOrigin : () => NaN;
 
   // The answer: tap Allow, the dialog goes, the relay has it.
-  await page.locator('[data-testid="permission-allow"]').tap();
-  await page.locator('[data-testid="permission-dialog"]').waitFor({ state: 'hidden', timeout: 60_000 });
+  // (the quick dialog gives way to the console's if the console starts in between: whichever is there)
+  await page.locator('[data-testid="boot-prompt-allow"], [data-testid="permission-allow"]').first().tap();
+  await page.waitForFunction(() => !document.querySelector('[data-testid="boot-prompt"], [data-testid="permission-dialog"]'), null, { timeout: 60_000 });
   await waitFor('the answer to reach the relay', async () => {
     const s = await session(relay, sid);
     return !(s.pending_requests ?? []).some((r) => r.request_id === requestId);
@@ -482,7 +494,8 @@ async function openFromNotification(ctx, relay, sid, requestId, hist) {
     'transcript visible': m.transcript,
     'connection live': m.live,
     'prompt known, dialog loading': m.promptLoading,
-    'dialog painted': m.dialog,
+    'quick dialog painted (boot script)': m.quickDialog,
+    'console dialog painted': m.dialog,
     'Allow hit-testable': m.allowHit,
     'Allow interactive (painted)': m.allow,
     '[duration] main thread, all tasks': perf.TaskDuration,
@@ -513,7 +526,7 @@ async function openFromNotification(ctx, relay, sid, requestId, hist) {
   // What the service worker fetched itself before Allow (cold: its install's precache), on a link
   // of its own here; a phone has one link for both.
   const swBytes = waterfall.filter((w) => w.how.startsWith('(sw)') && w.end <= m.allow).reduce((n, w) => n + (w.bytes || 0), 0);
-  return { allow: m.allow, nodeMs, milestones, waterfall, streams: streams.length, swBytes };
+  return { allow: m.allow, by: m.by, nodeMs, milestones, waterfall, streams: streams.length, swBytes };
 }
 
 // ---------------------------------------------------------------------------------------------- run
@@ -594,7 +607,7 @@ console.log('cold = new context, no HTTP cache, no service worker, signed in (co
 console.log('warm = service worker active, build precached, HTTP cache kept (a returning visitor); a new page each run.');
 console.log(`(the ${messages.toLocaleString('en-US')}-message session was written in ${fillSecs.toFixed(1)} s: ${prompts.length} turns of the demo agent on notify-allow-scenario.mjs)`);
 console.log('');
-const head = ['session', 'history at run 1', 'mode', 'median', 'goal', 'runs'];
+const head = ['session', 'history at run 1', 'mode', 'median', 'goal', 'runs', 'Allow of'];
 const rows = [];
 for (const k of kinds) {
   for (const mode of ['cold', 'warm']) {
@@ -608,6 +621,7 @@ for (const k of kinds) {
       sec(med),
       `<= ${sec(GOAL[mode])}${Number.isFinite(med) ? (med <= GOAL[mode] ? ' met' : ' MISSED') : ''}`,
       rs.map((r) => sec(r.allow)).join('  ') + (rs.length < runs ? `  (${runs - rs.length} failed)` : ''),
+      ['quick', 'console'].map((by) => [by, rs.filter((r) => r.by === by).length]).filter(([, c]) => c).map(([by, c]) => `${by} ${c}`).join(', '),
     ]);
   }
 }
@@ -615,6 +629,8 @@ const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].len
 console.log(head.map((h, c) => h.padEnd(widths[c])).join(''));
 for (const r of rows) console.log(r.map((x, c) => x.padEnd(widths[c])).join(''));
 console.log('(history: transcript messages — prompts, assistant blocks, tool results — and the bytes of the SSE replay up to the prompt)');
+console.log(`(Allow of: quick = the page's boot script drew the prompt from the page's boot data before the console ran (index.html,`);
+console.log(`__bridgeAsk), console = the console's dialog${QUICK ? '' : '; BENCH_QUICK=0: the quick answer was switched off'})`);
 
 for (const k of kinds) {
   console.log(`\n== where the time goes: ${k.label} (median over runs of each milestone, ms from navigation start; precached files: ${k.precached})`);
