@@ -114,6 +114,16 @@ test('flow 30: a terminal session shows live, its prompt is answered here with a
     // A message written here waits for the turn to end and continues it through the Stop hook.
     const follow = `and now list them, kiwi ${uid}`;
     await sendMessage(page, follow);
+    // The row shows at once; the turn ends once the relay has the message (the full run on a loaded
+    // machine saw the Stop hook overtake the console's POST: nothing queued yet, the turn closed).
+    const sid = new URL(page.url()).pathname.split('/').pop()!;
+    await expect
+      .poll(async () => {
+        const r = await fetch(`${relay.base}/v1/code/sessions/${sid}/events?limit=500`, { headers: { authorization: `Bearer ${readState().token}` } });
+        const { events } = (await r.json()) as { events: Array<{ source?: string; payload: Record<string, any> }> };
+        return events.some((e) => e.source === 'client' && e.payload.type === 'user' && JSON.stringify(e.payload.message).includes(follow));
+      }, { message: 'the relay has the message' })
+      .toBe(true);
     const stop = await term.hook('Stop', { stop_hook_active: false, last_assistant_message: 'Made it.' });
     expect(stop).toEqual({ decision: 'block', reason: follow });
     term.say(`Listed them, kiwi ${uid}.`);
