@@ -20,4 +20,4 @@ if [ "$latest_bin" = "$pinned_bin" ]; then
   exit 0
 fi
 echo "e2e against the latest CLI ($latest_bin)"
-CLAUDE_BIN="$latest_bin" E2E_BACKENDS=real exec tests/e2e/run.sh --project real-desktop "$@"
+CLAUDE_BIN="$latest_bin" E2E_BACKENDS=real exec tests/e2e/run.sh --project real-desktop --project real-phone "$@"
