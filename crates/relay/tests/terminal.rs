@@ -1,6 +1,6 @@
 //! Terminal sessions, live (issue 28): a Claude Code session started in a terminal posts its HTTP
 //! hooks to `POST /v1/hooks`; the relay follows it as a session of its own. Here the "terminal"
-//! is scripted (hook posts shaped as CLI 2.1.332 sends them, reference/HOOKS.md, and transcript
+//! is scripted (hook posts shaped as CLI 2.1.332 sends them — `terminal_cli.rs` checks the real CLI's — and transcript
 //! lines appended to the file the hooks name); `terminal_cli.rs` runs the real CLI.
 
 use std::path::{Path, PathBuf};

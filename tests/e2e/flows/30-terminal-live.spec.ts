@@ -1,5 +1,5 @@
 // Flow 30 (issue 28): a Claude Code session running in a terminal, live. A scripted terminal posts the
-// hooks CLI 2.1.332 posts (reference/HOOKS.md) with a hook credential and appends its transcript as the CLI
+// hooks CLI 2.1.332 posts (shaped as the real CLI's in crates/relay/tests/terminal_cli.rs) with a hook credential and appends its transcript as the CLI
 // writes it (the real CLI through these hooks is tested in crates/relay/tests/terminal_cli.rs). The session
 // appears in the list by itself (data-origin="cli"), its text streams in as the transcript grows, its
 // permission prompt is the usual dialog — the command edited there is what the hook answers — a message

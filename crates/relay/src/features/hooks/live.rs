@@ -350,7 +350,8 @@ impl Terminal {
                 tx,
             });
         }
-        // The hook names no tool use (reference/HOOKS.md): a stand-in id of its own.
+        // The hook names no tool use (CLI 2.1.332's `PermissionRequest`; `tests/terminal_cli.rs`
+        // runs the real CLI through these hooks): a stand-in id of its own.
         let mut request = json!({
             "subtype": "can_use_tool",
             "tool_name": tool_name,
