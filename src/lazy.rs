@@ -404,7 +404,6 @@ pub fn prefetch(part: Part) {
     let _ = part;
 }
 
-/// Starts loading every part: when a prompt arrives, so its dialog never waits on the network.
 /// Loads `part` before any other: parts asked for until it is in (or failed to load) wait for it.
 /// Used when a page opens on a prompt (the dialogs part first, the session's after). Does nothing
 /// when `part` is loading or loaded already, or without the split build.
@@ -415,6 +414,7 @@ pub fn first(part: Part) {
     let _ = part;
 }
 
+/// Starts loading every part: when a prompt arrives, so its dialog never waits on the network.
 pub fn prefetch_all() {
     for part in Part::ALL {
         prefetch(part);

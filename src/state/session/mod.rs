@@ -319,13 +319,13 @@ impl Session {
         &self.prompts
     }
 
-    /// Prompts still needing an answer from this console, oldest first.
     /// Whether the prompt `request_id` was answered or withdrawn (here or elsewhere), as far as
     /// this model has seen.
     pub fn is_settled(&self, request_id: &str) -> bool {
         self.settled.contains_key(request_id)
     }
 
+    /// Prompts still needing an answer from this console, oldest first.
     pub fn open_prompts(&self) -> impl Iterator<Item = &Prompt> {
         self.prompts.iter().filter(|p| !p.answered_locally)
     }
