@@ -130,13 +130,7 @@ pub async fn for_principal(
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_millis() as f64);
     let prompts = open.and_then(|id| waiting_prompts(app, who, id));
-    Some(fragment(
-        &me,
-        &sessions,
-        needs_you,
-        now_ms,
-        prompts.as_ref(),
-    ))
+    Some(fragment(&me, &sessions, needs_you, now_ms, prompts))
 }
 
 /// At most this many bytes of waiting prompts go in a page (a `Write` of a large file asks with
@@ -250,7 +244,7 @@ pub fn fragment(
     sessions: &SessionList,
     needs_you: bool,
     now_ms: f64,
-    prompts: Option<&Value>,
+    prompts: Option<Value>,
 ) -> String {
     let live: Vec<_> = sessions.sessions.iter().filter(|s| !s.archived).collect();
     let waiting = live.iter().filter(|s| waits_for_answer(s)).count();
@@ -291,7 +285,7 @@ pub fn fragment(
     }
     let mut data = json!({"me": me, "sessions": sessions});
     if let Some(p) = prompts {
-        data["prompts"] = p.clone();
+        data["prompts"] = p;
     }
     let data = data.to_string();
     out.push_str("<script type=\"application/json\" id=\"boot-data\">");
