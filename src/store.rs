@@ -36,7 +36,7 @@ use inbox::{Inbox, Pace};
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
 pub use changes::{Changes, writes_files};
 pub use cli_sessions::{CliUi, ForkUi, RewindUi};
-pub use compose::Submitted;
+pub use compose::{Compose, Submitted};
 pub use device::{Device, PushState, RelayOffline, test_summary};
 pub use early::{EarlyPrompts, Waiting};
 pub use files::files_of;
@@ -52,15 +52,6 @@ pub const TAIL_EVENTS: u64 = 200;
 
 fn is_system_init(payload: &Payload) -> bool {
     payload.kind() == MessageType::System && payload.subtype().as_deref() == Some("init")
-}
-
-/// Unsent prompts of the open session waiting to be shown and sent again once its history is in
-/// (so they land after it, not above it).
-struct Restore {
-    session_id: String,
-    /// The log's last sequence number when the session was opened (None until the detail is read).
-    after_seq: Option<u64>,
-    prompts: Vec<crate::unsent::Entry>,
 }
 
 /// The store handle (cheap to copy). Get it with [`Store::expect`].
@@ -104,14 +95,9 @@ pub struct Store {
     connect_after_detail: StoredValue<Option<String>>,
     /// The session (id) the person asked to see whole ("Show all").
     whole_history: StoredValue<Option<String>>,
-    /// Unsent prompts from an earlier page, see [`crate::unsent`].
-    restore: StoredValue<Option<Restore>, LocalStorage>,
-    /// How many of those wait for the history before they are shown and sent (the composer says so).
-    pub restoring: RwSignal<usize>,
-    /// Follow-ups typed while Claude works, sent one per turn ([`compose`]).
-    pub queue: RwSignal<crate::state::Queue>,
-    /// Something the composer must tell the person about attachments kept across a reload.
-    pub compose_note: RwSignal<Option<String>>,
+    /// The composer's state: follow-ups queued while Claude works, prompts kept across a reload
+    /// ([`Compose`]).
+    pub compose: Compose,
     /// The changes panel: the open session's changed files and the diff shown.
     pub changes: Changes,
     /// This device: the installed app, the relay's reachability, push ([`Device`]).
@@ -148,10 +134,7 @@ impl Store {
             history_from: RwSignal::new(None),
             connect_after_detail: StoredValue::new(None),
             whole_history: StoredValue::new(None),
-            restore: StoredValue::new_local(None),
-            restoring: RwSignal::new(0),
-            queue: RwSignal::new(Default::default()),
-            compose_note: RwSignal::new(None),
+            compose: Compose::new(),
             changes: Changes::new(),
             device,
             list: SessionList::new(device),
@@ -171,6 +154,7 @@ impl Store {
         provide_context(self);
         provide_context(self.device);
         provide_context(self.changes);
+        provide_context(self.compose);
         provide_context(self.list);
         provide_context(self.early);
         self
@@ -337,69 +321,6 @@ impl Store {
             }
             done(result);
         });
-    }
-
-    /// Reads the prompts an earlier page left unsent for the open session (controllers only); they are
-    /// shown and sent once the history is in ([`Self::restore_unsent_after`]).
-    pub fn load_unsent(&self) {
-        let sid = self.session_id.get_untracked();
-        let prompts = match &sid {
-            Some(id) if self.can_act() => crate::unsent::load_entries(id),
-            _ => Vec::new(),
-        };
-        self.queue.set(Default::default());
-        let prompts = self.split_restored(prompts);
-        self.restoring.set(prompts.len());
-        self.restore.set_value(
-            sid.filter(|_| !prompts.is_empty())
-                .map(|session_id| Restore {
-                    session_id,
-                    after_seq: None,
-                    prompts,
-                }),
-        );
-    }
-
-    /// The open session's log ended at `last_seq` when it was opened: once the history up to there is
-    /// applied, prompts left unsent by an earlier page are shown and sent again (same uuids).
-    pub fn restore_unsent_after(&self, last_seq: u64) {
-        self.restore.update_value(|r| {
-            if let Some(r) = r {
-                r.after_seq.get_or_insert(last_seq);
-            }
-        });
-        self.try_restore();
-    }
-
-    fn try_restore(&self) {
-        // Runs after every applied batch: nothing to do in the common case.
-        if self.restore.try_with_value(Option::is_none).unwrap_or(true) {
-            return;
-        }
-        let sid = self.session_id.get_untracked();
-        let seen = self.max_seq.get_value();
-        let due = self
-            .restore
-            .try_update_value(|r| {
-                let ready = r.as_ref().is_some_and(|r| {
-                    Some(&r.session_id) == sid.as_ref() && r.after_seq.is_some_and(|l| seen >= l)
-                });
-                if ready { r.take() } else { None }
-            })
-            .flatten();
-        let Some(due) = due else { return };
-        self.restoring.set(0);
-        if !self.can_act() {
-            return;
-        }
-        for e in due.prompts {
-            if Uuid::parse_str(&e.uuid).is_err() {
-                crate::unsent::forget(&due.session_id, &e.uuid);
-                continue;
-            }
-            self.show_and_post(&e);
-        }
-        self.pump_queue();
     }
 
     /// Sends a prompt: shown at once as pending, confirmed by its echo. Returns its uuid.

@@ -150,8 +150,8 @@ pub fn Composer() -> impl IntoView {
     // Sending now would land while Claude works: the message is queued instead (the button says so).
     let will_queue = move || {
         store.session.with(queue::busy)
-            || !store.queue.with(|q| q.is_empty())
-            || store.restoring.get() > 0
+            || !store.compose.queue.with(|q| q.is_empty())
+            || store.compose.restoring.get() > 0
     };
     let has_content =
         move || !text.with(|t| t.trim().is_empty()) || !attachments.with(Vec::is_empty);
@@ -298,7 +298,7 @@ pub fn Composer() -> impl IntoView {
                     {attach_errors.get().into_iter().map(|e| view! { <li data-testid="attachment-error">{e}</li> }).collect_view()}
                 </ul>
             })}
-            {move || store.compose_note.get().map(|n| view! {
+            {move || store.compose.note.get().map(|n| view! {
                 <p class="composer-hint" role="status" data-testid="compose-note">{n}</p>
             })}
             <div class="composer-row">
@@ -381,7 +381,7 @@ pub fn Composer() -> impl IntoView {
                 </button>
             </div>
             {move || hint().map(|h| view! { <p class="composer-hint" role="status">{h}</p> })}
-            {move || match store.restoring.get() {
+            {move || match store.compose.restoring.get() {
                 0 => None,
                 n => Some(view! {
                     <p class="composer-hint" role="status" data-testid="unsent-restoring">{restoring_text(n)}</p>

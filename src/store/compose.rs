@@ -13,6 +13,55 @@ use crate::state::attachment::{content_blocks, shown_text};
 use crate::state::{Attachment, AttachmentBody, Queue, Queued, SendState, UserImage, queue};
 use crate::unsent::{self, Entry};
 
+/// Unsent prompts of the open session waiting to be shown and sent again once its history is in
+/// (so they land after it, not above it).
+struct Restore {
+    session_id: String,
+    /// The log's last sequence number when the session was opened (None until the detail is read).
+    after_seq: Option<u64>,
+    prompts: Vec<Entry>,
+}
+
+/// The composer's state (cheap to copy): follow-ups queued while Claude works and prompts an
+/// earlier page left unsent. Components read it from context; sending goes through the [`Store`]
+/// (it needs the open session and its connection).
+#[derive(Clone, Copy)]
+pub struct Compose {
+    /// Follow-ups typed while Claude works, sent one per turn.
+    pub queue: RwSignal<Queue>,
+    /// How many prompts kept from an earlier page wait for the history before they are shown and
+    /// sent (the composer says so).
+    pub restoring: RwSignal<usize>,
+    /// Something the composer must tell the person about attachments kept across a reload.
+    pub note: RwSignal<Option<String>>,
+    /// Those prompts, see [`crate::unsent`].
+    restore: StoredValue<Option<Restore>, LocalStorage>,
+}
+
+impl Compose {
+    pub(super) fn new() -> Self {
+        Compose {
+            queue: RwSignal::new(Queue::default()),
+            restoring: RwSignal::new(0),
+            note: RwSignal::new(None),
+            restore: StoredValue::new_local(None),
+        }
+    }
+
+    /// The handle from context.
+    pub fn expect() -> Self {
+        expect_context::<Compose>()
+    }
+
+    /// Forgets everything of the session left (another one opens).
+    pub(super) fn clear(&self) {
+        self.restore.set_value(None);
+        self.restoring.set(0);
+        self.queue.set(Queue::default());
+        self.note.set(None);
+    }
+}
+
 /// What became of a message the person sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Submitted {
@@ -55,8 +104,8 @@ impl Store {
         let terminal = self.session.with_untracked(|s| s.info().terminal);
         let wait = !terminal
             && (self.session.with_untracked(queue::busy)
-                || !self.queue.with_untracked(Queue::is_empty)
-                || self.restoring.get_untracked() > 0);
+                || !self.compose.queue.with_untracked(Queue::is_empty)
+                || self.compose.restoring.get_untracked() > 0);
         let entry = Entry {
             uuid: uuid.clone(),
             text: text.to_string(),
@@ -67,7 +116,7 @@ impl Store {
         let kept = unsent::remember_entry(&sid, &entry);
         self.note_dropped(kept.as_ref());
         if wait {
-            self.queue.update(|q| {
+            self.compose.queue.update(|q| {
                 q.push(Queued {
                     uuid: uuid.clone(),
                     text: entry.text.clone(),
@@ -85,7 +134,7 @@ impl Store {
 
     fn note_dropped(&self, kept: Option<&Entry>) {
         if let Some(e) = kept.filter(|e| e.dropped > 0) {
-            self.compose_note.set(Some(dropped_note(e.dropped)));
+            self.compose.note.set(Some(dropped_note(e.dropped)));
         }
     }
 
@@ -159,11 +208,11 @@ impl Store {
         let (queued, unsent): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.queued);
         let dropped: usize = queued.iter().chain(&unsent).map(|e| e.dropped).sum();
         if dropped > 0 {
-            self.compose_note.set(Some(format!(
+            self.compose.note.set(Some(format!(
                 "{dropped} attachment(s) of messages kept across the reload did not fit in this browser's storage and are lost; the text is kept."
             )));
         }
-        self.queue.update(|q| {
+        self.compose.queue.update(|q| {
             for e in queued {
                 q.push(Queued {
                     uuid: e.uuid,
@@ -175,18 +224,94 @@ impl Store {
         unsent
     }
 
+    /// Reads the prompts an earlier page left unsent for the open session (controllers only); they are
+    /// shown and sent once the history is in ([`Self::restore_unsent_after`]).
+    pub fn load_unsent(&self) {
+        let sid = self.session_id.get_untracked();
+        let prompts = match &sid {
+            Some(id) if self.can_act() => unsent::load_entries(id),
+            _ => Vec::new(),
+        };
+        self.compose.queue.set(Default::default());
+        let prompts = self.split_restored(prompts);
+        self.compose.restoring.set(prompts.len());
+        self.compose
+            .restore
+            .set_value(
+                sid.filter(|_| !prompts.is_empty())
+                    .map(|session_id| Restore {
+                        session_id,
+                        after_seq: None,
+                        prompts,
+                    }),
+            );
+    }
+
+    /// The open session's log ended at `last_seq` when it was opened: once the history up to there is
+    /// applied, prompts left unsent by an earlier page are shown and sent again (same uuids).
+    pub fn restore_unsent_after(&self, last_seq: u64) {
+        self.compose.restore.update_value(|r| {
+            if let Some(r) = r {
+                r.after_seq.get_or_insert(last_seq);
+            }
+        });
+        self.try_restore();
+    }
+
+    pub(super) fn try_restore(&self) {
+        // Runs after every applied batch: nothing to do in the common case.
+        if self
+            .compose
+            .restore
+            .try_with_value(Option::is_none)
+            .unwrap_or(true)
+        {
+            return;
+        }
+        let sid = self.session_id.get_untracked();
+        let seen = self.max_seq.get_value();
+        let due = self
+            .compose
+            .restore
+            .try_update_value(|r| {
+                let ready = r.as_ref().is_some_and(|r| {
+                    Some(&r.session_id) == sid.as_ref() && r.after_seq.is_some_and(|l| seen >= l)
+                });
+                if ready { r.take() } else { None }
+            })
+            .flatten();
+        let Some(due) = due else { return };
+        self.compose.restoring.set(0);
+        if !self.can_act() {
+            return;
+        }
+        for e in due.prompts {
+            if Uuid::parse_str(&e.uuid).is_err() {
+                unsent::forget(&due.session_id, &e.uuid);
+                continue;
+            }
+            self.show_and_post(&e);
+        }
+        self.pump_queue();
+    }
+
     /// Sends the next queued message when Claude is free: the open session's history is in, nothing
     /// restored waits, no turn runs and the last prompt has its `result`. Called after every applied
     /// batch of frames and after each change to the queue.
     pub fn pump_queue(&self) {
         if self
+            .compose
             .queue
             .try_with_untracked(Queue::is_empty)
             .unwrap_or(true)
             || !self.can_act()
             || self.caught_up.try_get_untracked() != Some(true)
-            || self.restoring.get_untracked() > 0
-            || self.restore.try_with_value(Option::is_some).unwrap_or(true)
+            || self.compose.restoring.get_untracked() > 0
+            || self
+                .compose
+                .restore
+                .try_with_value(Option::is_some)
+                .unwrap_or(true)
             || self
                 .session
                 .with_untracked(|s| s.state() == crate::state::SessionState::Ended)
@@ -199,10 +324,15 @@ impl Store {
         let busy = self.session.with_untracked(queue::busy);
         // Runs after every batch of frames: the queue is only touched (and its views woken) when a
         // message goes.
-        if !self.queue.with_untracked(|q| q.has_due(busy)) {
+        if !self.compose.queue.with_untracked(|q| q.has_due(busy)) {
             return;
         }
-        let Some(next) = self.queue.try_update(|q| q.take_due(busy)).flatten() else {
+        let Some(next) = self
+            .compose
+            .queue
+            .try_update(|q| q.take_due(busy))
+            .flatten()
+        else {
             return;
         };
         let entry = Entry {
@@ -219,7 +349,8 @@ impl Store {
 
     /// Starts editing a queued message (it waits meanwhile).
     pub fn queue_begin_edit(&self, uuid: &str) -> bool {
-        self.queue
+        self.compose
+            .queue
             .try_update(|q| q.begin_edit(uuid))
             .unwrap_or(false)
     }
@@ -230,6 +361,7 @@ impl Store {
             return;
         };
         match self
+            .compose
             .queue
             .try_update(|q| q.finish_edit(uuid, text))
             .flatten()
@@ -254,7 +386,7 @@ impl Store {
 
     /// Cancels a queued message: it is never sent.
     pub fn queue_cancel(&self, uuid: &str) {
-        self.queue.update(|q| {
+        self.compose.queue.update(|q| {
             q.cancel(uuid);
         });
         if let Some(sid) = self.session_id.get_untracked() {
@@ -273,7 +405,7 @@ impl Store {
         {
             self.interrupt();
         }
-        self.queue.update(|q| {
+        self.compose.queue.update(|q| {
             q.send_next(uuid);
         });
         self.pump_queue();

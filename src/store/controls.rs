@@ -29,7 +29,7 @@ impl Store {
     /// Interrupts the running turn.
     pub fn interrupt(&self) {
         // Follow-ups queued behind this turn wait for the person: send now, edit, or cancel.
-        self.queue.update(crate::state::Queue::hold);
+        self.compose.queue.update(crate::state::Queue::hold);
         self.control(LocalRequest::Interrupt, build::value::interrupt);
     }
 

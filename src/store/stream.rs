@@ -249,10 +249,7 @@ impl Store {
         }
         self.inbox.update_value(Inbox::clear);
         // Prompts left unsent stay stored; they come back when the session is opened again.
-        self.restore.set_value(None);
-        self.restoring.set(0);
-        self.queue.set(Default::default());
-        self.compose_note.set(None);
+        self.compose.clear();
         self.session_id.set(None);
     }
 

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::state::Queued;
-use crate::store::Store;
+use crate::store::{Compose, Store};
 
 /// The queue (`data-testid="queued-message"` each): what waits, and that it sends when Claude
 /// finishes — one message per turn, so each gets its own answer. Each can be edited or cancelled
@@ -12,11 +12,12 @@ use crate::store::Store;
 #[component]
 pub fn QueuedMessages() -> impl IntoView {
     let store = Store::expect();
-    let items = Memo::new(move |_| store.queue.with(|q| q.items().to_vec()));
-    let held = move || store.queue.with(|q| q.is_held());
+    let compose = Compose::expect();
+    let items = Memo::new(move |_| compose.queue.with(|q| q.items().to_vec()));
+    let held = move || compose.queue.with(|q| q.is_held());
     let running = move || store.session.with(|s| s.turn_running());
     let note = move || {
-        let n = store.queue.with(|q| q.items().len());
+        let n = compose.queue.with(|q| q.items().len());
         let what = if n == 1 {
             "1 message".to_string()
         } else {
@@ -31,7 +32,7 @@ pub fn QueuedMessages() -> impl IntoView {
         }
     };
     view! {
-        <Show when=move || !store.queue.with(|q| q.is_empty())>
+        <Show when=move || !compose.queue.with(|q| q.is_empty())>
             <section class="queued" data-testid="queued-list" aria-label="Queued messages" data-held=move || held().to_string()>
                 <p class="queued-note" role="status" data-testid="queued-note">{note}</p>
                 <ol class="queued-items">
@@ -47,10 +48,11 @@ pub fn QueuedMessages() -> impl IntoView {
 #[component]
 fn QueuedRow(q: Queued) -> impl IntoView {
     let store = Store::expect();
+    let compose = Compose::expect();
     let uuid = StoredValue::new(q.uuid.clone());
     // A memo: the row's editor is rebuilt only when editing starts or ends, never while typing.
     let editing = Memo::new(move |_| {
-        store
+        compose
             .queue
             .with(|x| x.editing() == Some(uuid.get_value().as_str()))
     });
