@@ -10,6 +10,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::extra::open_struct;
 use crate::util::{open_enum, present};
 use crate::values::SessionState;
 
@@ -110,73 +111,71 @@ pub struct ForkedFrom {
     pub before_message: String,
 }
 
-/// One session as `GET /v1/code/sessions` lists it (and the fields every session detail has).
-///
-/// A relay session always carries `exit` (maybe `null`) and `last_sequence_num`; a CLI session
-/// (`origin: "cli"`) carries `git_branch` (maybe `null`) and `size_bytes` instead. Fields absent
-/// from the JSON stay absent when serialized again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SessionSummary {
-    pub id: String,
-    #[serde(default = "unknown_state")]
-    pub state: SessionState,
-    #[serde(default)]
-    pub cwd: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub permission_mode: Option<String>,
-    #[serde(default)]
-    pub title: Option<String>,
-    /// RFC 3339 (`null` for a CLI session).
-    #[serde(default)]
-    pub created_at: Option<String>,
-    /// RFC 3339.
-    #[serde(default)]
-    pub last_activity_at: Option<String>,
-    /// Permission prompts waiting for an answer.
-    #[serde(default)]
-    pub pending_permissions: u64,
-    /// How its agent ended (relay sessions: `null` while it has not).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub exit: Option<Option<ExitInfo>>,
-    /// Archived (listed only on request, or when its worktree was kept).
-    #[serde(default)]
-    pub archived: bool,
-    /// Its last event's sequence number (relay sessions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_sequence_num: Option<u64>,
-    /// Its git worktree (spawn mode `worktree`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<WorktreeInfo>,
-    /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
-    /// merged into main`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree_kept: Option<String>,
-    /// How a relay session relates to Claude Code's own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cli: Option<CliLink>,
-    /// The git branch a CLI session was on (CLI sessions: `null` when unknown).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub git_branch: Option<Option<String>>,
-    /// The size of a CLI session's transcript.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size_bytes: Option<u64>,
-    /// `relay` or `cli` (absent in a session detail).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub origin: Option<Origin>,
-    /// Fields not modelled here, kept as sent.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// One session as `GET /v1/code/sessions` lists it (and the fields every session detail has).
+    ///
+    /// A relay session always carries `exit` (maybe `null`) and `last_sequence_num`; a CLI session
+    /// (`origin: "cli"`) carries `git_branch` (maybe `null`) and `size_bytes` instead. Fields absent
+    /// from the JSON stay absent when serialized again; fields not modelled here are kept as sent
+    /// (`extra`).
+    pub struct SessionSummary {
+        pub id: String,
+        #[serde(default = "unknown_state")]
+        pub state: SessionState,
+        #[serde(default)]
+        pub cwd: Option<String>,
+        #[serde(default)]
+        pub model: Option<String>,
+        #[serde(default)]
+        pub permission_mode: Option<String>,
+        #[serde(default)]
+        pub title: Option<String>,
+        /// RFC 3339 (`null` for a CLI session).
+        #[serde(default)]
+        pub created_at: Option<String>,
+        /// RFC 3339.
+        #[serde(default)]
+        pub last_activity_at: Option<String>,
+        /// Permission prompts waiting for an answer.
+        #[serde(default)]
+        pub pending_permissions: u64,
+        /// How its agent ended (relay sessions: `null` while it has not).
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub exit: Option<Option<ExitInfo>>,
+        /// Archived (listed only on request, or when its worktree was kept).
+        #[serde(default)]
+        pub archived: bool,
+        /// Its last event's sequence number (relay sessions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub last_sequence_num: Option<u64>,
+        /// Its git worktree (spawn mode `worktree`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub worktree: Option<WorktreeInfo>,
+        /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
+        /// merged into main`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub worktree_kept: Option<String>,
+        /// How a relay session relates to Claude Code's own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub cli: Option<CliLink>,
+        /// The git branch a CLI session was on (CLI sessions: `null` when unknown).
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub git_branch: Option<Option<String>>,
+        /// The size of a CLI session's transcript.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub size_bytes: Option<u64>,
+        /// `relay` or `cli` (absent in a session detail).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub origin: Option<Origin>,
+    }
 }
 
 fn unknown_state() -> SessionState {
@@ -269,5 +268,3 @@ pub struct SessionDetail {
     #[serde(default)]
     pub pending_requests: Vec<PendingRequest>,
 }
-
-crate::extra::with_extra!(SessionSummary,);

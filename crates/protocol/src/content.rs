@@ -3,60 +3,55 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::extra::open_struct;
 use crate::util::{present, tagged_union};
 use crate::values::StopReason;
 
-/// `BetaMessage`: the `message` of an `assistant` frame and of a `message_start` stream event.
-///
-/// Live frames carry only `id, type, role, model, content, stop_reason, stop_sequence, usage,
-/// context_management`; `type`, `context_management`, `container`, `stop_details`, `diagnostics`
-/// and anything newer are kept in `extra`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct BetaMessage {
-    /// `msg_…`, shared by every per-block `assistant` frame of one API response.
-    pub id: String,
-    /// Model name (`<synthetic>` on CLI-made error frames).
-    pub model: String,
-    /// Always `assistant`.
-    pub role: String,
-    /// The content blocks; an `assistant` frame holds exactly one completed block.
-    pub content: Vec<ContentBlock>,
-    /// `null` on streamed per-block frames; set on non-streamed retries and synthetic frames.
-    pub stop_reason: Option<StopReason>,
-    /// Matching stop sequence, usually `null`.
-    pub stop_sequence: Option<String>,
-    /// Token usage (not final on per-block frames).
-    pub usage: Usage,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `BetaMessage`: the `message` of an `assistant` frame and of a `message_start` stream event.
+    ///
+    /// Live frames carry only `id, type, role, model, content, stop_reason, stop_sequence, usage,
+    /// context_management`; `type`, `context_management`, `container`, `stop_details`, `diagnostics`
+    /// and anything newer are kept in `extra`.
+    pub struct BetaMessage {
+        /// `msg_…`, shared by every per-block `assistant` frame of one API response.
+        pub id: String,
+        /// Model name (`<synthetic>` on CLI-made error frames).
+        pub model: String,
+        /// Always `assistant`.
+        pub role: String,
+        /// The content blocks; an `assistant` frame holds exactly one completed block.
+        pub content: Vec<ContentBlock>,
+        /// `null` on streamed per-block frames; set on non-streamed retries and synthetic frames.
+        pub stop_reason: Option<StopReason>,
+        /// Matching stop sequence, usually `null`.
+        pub stop_sequence: Option<String>,
+        /// Token usage (not final on per-block frames).
+        pub usage: Usage,
+    }
 
-/// `BetaUsage` (also the `NonNullableUsage` of `result`). Rarely used fields stay in `extra`
-/// (`output_tokens_details`, `server_tool_use`, `service_tier`, `cache_creation`, `inference_geo`,
-/// `iterations`, `speed`, `fallback_credit`, …).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// `number | null`, may be absent.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_creation_input_tokens: Option<Option<u64>>,
-    /// `number | null`, may be absent.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_read_input_tokens: Option<Option<u64>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `BetaUsage` (also the `NonNullableUsage` of `result`). Rarely used fields stay in `extra`
+    /// (`output_tokens_details`, `server_tool_use`, `service_tier`, `cache_creation`, `inference_geo`,
+    /// `iterations`, `speed`, `fallback_credit`, …).
+    #[derive(Default)]
+    pub struct Usage {
+        pub input_tokens: u64,
+        pub output_tokens: u64,
+        /// `number | null`, may be absent.
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub cache_creation_input_tokens: Option<Option<u64>>,
+        /// `number | null`, may be absent.
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub cache_read_input_tokens: Option<Option<u64>>,
+    }
 }
 
 impl Usage {
@@ -182,15 +177,13 @@ impl<'de> serde::de::Visitor<'de> for ContentVisitor {
     }
 }
 
-/// `MessageParam` of a `user` frame.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct MessageParam {
-    /// `user` (or `assistant` for a prefilled turn).
-    pub role: String,
-    pub content: MessageContent,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// `MessageParam` of a `user` frame.
+    pub struct MessageParam {
+        /// `user` (or `assistant` for a prefilled turn).
+        pub role: String,
+        pub content: MessageContent,
+    }
 }
 
 tagged_union! {
@@ -231,20 +224,18 @@ impl ContentBlock {
     }
 }
 
-/// `text` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct TextBlock {
-    pub text: String,
-    /// `citations: Array | null`, absent on live frames.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub citations: Option<Option<Vec<Value>>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// `text` block.
+    pub struct TextBlock {
+        pub text: String,
+        /// `citations: Array | null`, absent on live frames.
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub citations: Option<Option<Vec<Value>>>,
+    }
 }
 
 impl TextBlock {
@@ -258,49 +249,35 @@ impl TextBlock {
     }
 }
 
-/// `thinking` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ThinkingBlock {
-    pub thinking: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature: Option<String>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `thinking` block.
+    pub struct ThinkingBlock {
+        pub thinking: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub signature: Option<String>,
+    }
 
-/// `redacted_thinking` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct RedactedThinkingBlock {
-    pub data: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `redacted_thinking` block.
+    pub struct RedactedThinkingBlock {
+        pub data: String,
+    }
 
-/// `tool_use` block. `input` is the JSON the CLI applied defaults to; a tool call truncated by
-/// `max_tokens` shows `{"__unparsedToolInput":{…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ToolUseBlock {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `tool_use` block. `input` is the JSON the CLI applied defaults to; a tool call truncated by
+    /// `max_tokens` shows `{"__unparsedToolInput":{…}}`.
+    pub struct ToolUseBlock {
+        pub id: String,
+        pub name: String,
+        pub input: Value,
+    }
 
-/// `tool_result` block (in `user` frames).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ToolResultBlock {
-    pub tool_use_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<MessageContent>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `tool_result` block (in `user` frames).
+    pub struct ToolResultBlock {
+        pub tool_use_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub content: Option<MessageContent>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub is_error: Option<bool>,
+    }
 }
 
 impl ToolResultBlock {
@@ -317,73 +294,51 @@ impl ToolResultBlock {
     }
 }
 
-/// `server_tool_use` block (web search, web fetch, code execution, … run by the API).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ServerToolUseBlock {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `server_tool_use` block (web search, web fetch, code execution, … run by the API).
+    pub struct ServerToolUseBlock {
+        pub id: String,
+        pub name: String,
+        pub input: Value,
+    }
 
-/// The result of a server tool (`web_search_tool_result`, `web_fetch_tool_result`, …); `content` is
-/// the tool-specific result or error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ServerToolResultBlock {
-    pub tool_use_id: String,
-    pub content: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// The result of a server tool (`web_search_tool_result`, `web_fetch_tool_result`, …); `content` is
+    /// the tool-specific result or error object.
+    pub struct ServerToolResultBlock {
+        pub tool_use_id: String,
+        pub content: Value,
+    }
 
-/// `mcp_tool_use` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpToolUseBlock {
-    pub id: String,
-    pub name: String,
-    pub server_name: String,
-    pub input: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `mcp_tool_use` block.
+    pub struct McpToolUseBlock {
+        pub id: String,
+        pub name: String,
+        pub server_name: String,
+        pub input: Value,
+    }
 
-/// `mcp_tool_result` block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpToolResultBlock {
-    pub tool_use_id: String,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub content: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `mcp_tool_result` block.
+    pub struct McpToolResultBlock {
+        pub tool_use_id: String,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub content: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub is_error: Option<bool>,
+    }
 
-/// `image` / `document` block: a `source` (`base64`, `url`, `file`, …).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SourceBlock {
-    pub source: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `image` / `document` block: a `source` (`base64`, `url`, `file`, …).
+    pub struct SourceBlock {
+        pub source: Value,
+    }
 
-/// `tool_reference` block (content of a `ToolSearch` tool_result).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ToolReferenceBlock {
-    pub tool_name: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `tool_reference` block (content of a `ToolSearch` tool_result).
+    pub struct ToolReferenceBlock {
+        pub tool_name: String,
+    }
 }
 
 /// A recognised block whose fields are not modelled individually (`container_upload`,
@@ -393,20 +348,3 @@ pub struct OpaqueBlock {
     #[serde(flatten)]
     pub fields: Map<String, Value>,
 }
-
-crate::extra::with_extra!(
-    BetaMessage,
-    Usage,
-    MessageParam,
-    TextBlock,
-    ThinkingBlock,
-    RedactedThinkingBlock,
-    ToolUseBlock,
-    ToolResultBlock,
-    ServerToolUseBlock,
-    ServerToolResultBlock,
-    McpToolUseBlock,
-    McpToolResultBlock,
-    SourceBlock,
-    ToolReferenceBlock,
-);

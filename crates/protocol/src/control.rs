@@ -8,22 +8,20 @@ pub use requests::*;
 pub use responses::*;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::extra::open_struct;
 use crate::permission::PermissionResult;
 use crate::util::{present, tagged_union};
 
-/// `{"type":"control_request","request_id","request":{subtype,…}}`. The `request_id` is chosen by
-/// the sender; exactly one `control_response` answers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ControlRequest {
-    pub request_id: String,
-    pub request: ControlRequestBody,
-    /// Fields not modelled here (inside `pending_*` arrays this includes `"type"`).
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// `{"type":"control_request","request_id","request":{subtype,…}}`. The `request_id` is chosen by
+    /// the sender; exactly one `control_response` answers it. `extra` keeps the fields not modelled
+    /// here (inside `pending_*` arrays this includes `"type"`).
+    pub struct ControlRequest {
+        pub request_id: String,
+        pub request: ControlRequestBody,
+    }
 }
 
 impl ControlRequest {
@@ -202,14 +200,12 @@ impl PersonPrompt {
     }
 }
 
-/// `{"type":"control_response","response":{subtype:"success"|"error",request_id,…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ControlResponse {
-    pub response: ControlResponseBody,
-    /// Fields not modelled here (e.g. the relay's `"source":"relay"`).
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// `{"type":"control_response","response":{subtype:"success"|"error",request_id,…}}`. `extra`
+    /// keeps the fields not modelled here (e.g. the relay's `"source":"relay"`).
+    pub struct ControlResponse {
+        pub response: ControlResponseBody,
+    }
 }
 
 impl ControlResponse {
@@ -239,26 +235,24 @@ impl ControlResponseBody {
     }
 }
 
-/// A success answer. `response` is the request-specific payload (missing or `{}` for a bare
-/// acknowledgement); read it with [`ControlSuccess::payload`] or the typed accessors.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ControlSuccess {
-    pub request_id: String,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub response: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_permission_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// A success answer. `response` is the request-specific payload (missing or `{}` for a bare
+    /// acknowledgement); read it with [`ControlSuccess::payload`] or the typed accessors.
+    pub struct ControlSuccess {
+        pub request_id: String,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub response: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_permission_requests: Option<Vec<ControlRequest>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
+    }
 }
 
 impl ControlSuccess {
@@ -279,40 +273,26 @@ impl ControlSuccess {
     }
 }
 
-/// An error answer. `error_code` is internal but sent by the CLI (e.g. `unsupported_request`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ControlError {
-    pub request_id: String,
-    pub error: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_permission_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// An error answer. `error_code` is internal but sent by the CLI (e.g. `unsupported_request`).
+    pub struct ControlError {
+        pub request_id: String,
+        pub error: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error_code: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_permission_requests: Option<Vec<ControlRequest>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
+    }
 
-/// `{"type":"control_cancel_request","request_id"}`: the sender withdraws a request it made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ControlCancelRequest {
-    pub request_id: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `{"type":"control_cancel_request","request_id"}`: the sender withdraws a request it made.
+    pub struct ControlCancelRequest {
+        pub request_id: String,
+    }
 }
-
-crate::extra::with_extra!(
-    ControlRequest,
-    ControlResponse,
-    ControlSuccess,
-    ControlError,
-    ControlCancelRequest,
-);
 
 #[cfg(test)]
 mod person_prompt_tests {

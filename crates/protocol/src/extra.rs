@@ -43,6 +43,32 @@ macro_rules! with_extra {
 }
 pub(crate) use with_extra;
 
+/// Declares structs that keep the fields they do not model: each derives `Debug, Clone, PartialEq`
+/// and serde's traits with `#[serde(remote = "Self")]`, gets a last field
+/// `#[serde(skip)] pub extra: Map<String, Value>` (the fields not modelled here, kept verbatim) and
+/// [`with_extra!`]'s serde impls. Docs and other attributes — `#[derive(Default)]`, container and
+/// field `#[serde(..)]` — pass through as written.
+macro_rules! open_struct {
+    ($(
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty ),* $(,)?
+        }
+    )+) => {$(
+        #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+        $(#[$meta])*
+        #[serde(remote = "Self")]
+        $vis struct $name {
+            $( $(#[$fmeta])* $fvis $field : $ty, )*
+            /// Fields not modelled here, kept verbatim.
+            #[serde(skip)]
+            pub extra: ::serde_json::Map<String, ::serde_json::Value>,
+        }
+        $crate::extra::with_extra!($name);
+    )+};
+}
+pub(crate) use open_struct;
+
 // ------------------------------------------------------------------------------ deserializing
 
 /// A deserializer that collects the keys a struct does not name into `extra`.

@@ -1,8 +1,8 @@
 //! Permission answers (`PermissionResult`) and rule updates (`PermissionUpdate`).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::extra::open_struct;
 use crate::util::{present, tagged_union};
 use crate::values::{
     PermissionBehavior, PermissionDecisionClassification, PermissionMode,
@@ -29,50 +29,46 @@ impl PermissionResult {
     }
 }
 
-/// `{behavior:"allow", updatedInput?, updatedPermissions?, toolUseID?, decisionClassification?}`.
-/// The builders always set `updatedInput` (older CLIs require it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PermissionAllow {
-    /// The (possibly edited) tool input the CLI will run with.
-    #[serde(
-        rename = "updatedInput",
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub updated_input: Option<Value>,
-    /// Rule / mode / directory updates to apply along with this answer.
-    #[serde(rename = "updatedPermissions", skip_serializing_if = "Option::is_none")]
-    pub updated_permissions: Option<Vec<PermissionUpdate>>,
-    #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    #[serde(
-        rename = "decisionClassification",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub decision_classification: Option<PermissionDecisionClassification>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `{behavior:"allow", updatedInput?, updatedPermissions?, toolUseID?, decisionClassification?}`.
+    /// The builders always set `updatedInput` (older CLIs require it).
+    #[derive(Default)]
+    pub struct PermissionAllow {
+        /// The (possibly edited) tool input the CLI will run with.
+        #[serde(
+            rename = "updatedInput",
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub updated_input: Option<Value>,
+        /// Rule / mode / directory updates to apply along with this answer.
+        #[serde(rename = "updatedPermissions", skip_serializing_if = "Option::is_none")]
+        pub updated_permissions: Option<Vec<PermissionUpdate>>,
+        #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        #[serde(
+            rename = "decisionClassification",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub decision_classification: Option<PermissionDecisionClassification>,
+    }
 
-/// `{behavior:"deny", message, interrupt?, toolUseID?, decisionClassification?}`. `message` becomes
-/// the tool_result text; `interrupt: true` also aborts the turn.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PermissionDeny {
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupt: Option<bool>,
-    #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    #[serde(
-        rename = "decisionClassification",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub decision_classification: Option<PermissionDecisionClassification>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `{behavior:"deny", message, interrupt?, toolUseID?, decisionClassification?}`. `message` becomes
+    /// the tool_result text; `interrupt: true` also aborts the turn.
+    #[derive(Default)]
+    pub struct PermissionDeny {
+        pub message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub interrupt: Option<bool>,
+        #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        #[serde(
+            rename = "decisionClassification",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub decision_classification: Option<PermissionDecisionClassification>,
+    }
 }
 
 tagged_union! {
@@ -231,15 +227,13 @@ impl PermissionUpdate {
     }
 }
 
-/// Body of `addRules` / `replaceRules` / `removeRules`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct RulesUpdate {
-    pub rules: Vec<PermissionRuleValue>,
-    pub behavior: PermissionBehavior,
-    pub destination: PermissionUpdateDestination,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// Body of `addRules` / `replaceRules` / `removeRules`.
+    pub struct RulesUpdate {
+        pub rules: Vec<PermissionRuleValue>,
+        pub behavior: PermissionBehavior,
+        pub destination: PermissionUpdateDestination,
+    }
 }
 
 impl RulesUpdate {
@@ -258,37 +252,27 @@ impl RulesUpdate {
     }
 }
 
-/// Body of `setMode`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SetModeUpdate {
-    pub mode: PermissionMode,
-    pub destination: PermissionUpdateDestination,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// Body of `setMode`.
+    pub struct SetModeUpdate {
+        pub mode: PermissionMode,
+        pub destination: PermissionUpdateDestination,
+    }
 
-/// Body of `addDirectories` / `removeDirectories`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct DirectoriesUpdate {
-    pub directories: Vec<String>,
-    pub destination: PermissionUpdateDestination,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// Body of `addDirectories` / `removeDirectories`.
+    pub struct DirectoriesUpdate {
+        pub directories: Vec<String>,
+        pub destination: PermissionUpdateDestination,
+    }
 
-/// `PermissionRuleValue`: `{toolName, ruleContent?}`. `ruleContent` is omitted (never `null`) for
-/// a whole-tool rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PermissionRuleValue {
-    #[serde(rename = "toolName")]
-    pub tool_name: String,
-    #[serde(rename = "ruleContent", skip_serializing_if = "Option::is_none")]
-    pub rule_content: Option<String>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `PermissionRuleValue`: `{toolName, ruleContent?}`. `ruleContent` is omitted (never `null`) for
+    /// a whole-tool rule.
+    pub struct PermissionRuleValue {
+        #[serde(rename = "toolName")]
+        pub tool_name: String,
+        #[serde(rename = "ruleContent", skip_serializing_if = "Option::is_none")]
+        pub rule_content: Option<String>,
+    }
 }
 
 impl PermissionRuleValue {
@@ -310,12 +294,3 @@ impl PermissionRuleValue {
         }
     }
 }
-
-crate::extra::with_extra!(
-    PermissionAllow,
-    PermissionDeny,
-    RulesUpdate,
-    SetModeUpdate,
-    DirectoriesUpdate,
-    PermissionRuleValue,
-);

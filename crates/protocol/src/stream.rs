@@ -1,10 +1,10 @@
 //! `stream_event.event`: the Messages-API stream (`BetaRawMessageStreamEvent`), passed through by
 //! the CLI one event per frame (only with `--include-partial-messages`).
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::content::{BetaMessage, ContentBlock};
+use crate::extra::open_struct;
 use crate::util::{present, tagged_union};
 use crate::values::StopReason;
 
@@ -40,122 +40,82 @@ impl StreamEvent {
     }
 }
 
-/// `message_start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct MessageStartEvent {
-    pub message: BetaMessage,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `message_start`.
+    pub struct MessageStartEvent {
+        pub message: BetaMessage,
+    }
 
-/// `message_delta`: the final `stop_reason` and output usage of a response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct MessageDeltaEvent {
-    pub delta: MessageDelta,
-    pub usage: DeltaUsage,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `message_delta`: the final `stop_reason` and output usage of a response.
+    pub struct MessageDeltaEvent {
+        pub delta: MessageDelta,
+        pub usage: DeltaUsage,
+    }
 
-/// `message_delta.delta`. `stop_reason` is `null` on the delta the CLI synthesizes after an
-/// interrupt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct MessageDelta {
-    pub stop_reason: Option<StopReason>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub stop_sequence: Option<Option<String>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `message_delta.delta`. `stop_reason` is `null` on the delta the CLI synthesizes after an
+    /// interrupt.
+    pub struct MessageDelta {
+        pub stop_reason: Option<StopReason>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub stop_sequence: Option<Option<String>>,
+    }
 
-/// `BetaMessageDeltaUsage` (the other counters stay in `extra`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct DeltaUsage {
-    pub output_tokens: u64,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub input_tokens: Option<Option<u64>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `BetaMessageDeltaUsage` (the other counters stay in `extra`).
+    pub struct DeltaUsage {
+        pub output_tokens: u64,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub input_tokens: Option<Option<u64>>,
+    }
 
-/// `message_stop`. A CLI-synthesized stop after a cut-short stream may say which blocks were
-/// abandoned (the CLI puts `abandoned_blocks` on the frame; it is accepted here too).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct MessageStopEvent {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub abandoned_blocks: Option<AbandonedBlocks>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `message_stop`. A CLI-synthesized stop after a cut-short stream may say which blocks were
+    /// abandoned (the CLI puts `abandoned_blocks` on the frame; it is accepted here too).
+    #[derive(Default)]
+    pub struct MessageStopEvent {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub abandoned_blocks: Option<AbandonedBlocks>,
+    }
 
-/// `abandoned_blocks{api_message_id, from_block_index}`: blocks from this index on will never get
-/// an `assistant` frame; a console drops what it streamed for them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct AbandonedBlocks {
-    pub api_message_id: String,
-    pub from_block_index: u64,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `abandoned_blocks{api_message_id, from_block_index}`: blocks from this index on will never get
+    /// an `assistant` frame; a console drops what it streamed for them.
+    pub struct AbandonedBlocks {
+        pub api_message_id: String,
+        pub from_block_index: u64,
+    }
 
-/// `content_block_start`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ContentBlockStartEvent {
-    pub index: u64,
-    pub content_block: ContentBlock,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `content_block_start`.
+    pub struct ContentBlockStartEvent {
+        pub index: u64,
+        pub content_block: ContentBlock,
+    }
 
-/// `content_block_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ContentBlockDeltaEvent {
-    pub index: u64,
-    pub delta: ContentDelta,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `content_block_delta`.
+    pub struct ContentBlockDeltaEvent {
+        pub index: u64,
+        pub delta: ContentDelta,
+    }
 
-/// `content_block_stop`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ContentBlockStopEvent {
-    pub index: u64,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `content_block_stop`.
+    pub struct ContentBlockStopEvent {
+        pub index: u64,
+    }
 
-/// `ping` (the CLI drops these upstream; accepted for completeness).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PingEvent {
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `ping` (the CLI drops these upstream; accepted for completeness).
+    #[derive(Default)]
+    pub struct PingEvent {
+    }
 
-/// An SSE `error` event: `{"type":"error","error":{"type","message"}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct StreamErrorEvent {
-    pub error: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// An SSE `error` event: `{"type":"error","error":{"type","message"}}`.
+    pub struct StreamErrorEvent {
+        pub error: Value,
+    }
 }
 
 tagged_union! {
@@ -171,95 +131,53 @@ tagged_union! {
     }
 }
 
-/// `text_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct TextDelta {
-    pub text: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `text_delta`.
+    pub struct TextDelta {
+        pub text: String,
+    }
 
-/// `input_json_delta`: a fragment of the tool input JSON (fragments concatenate; not valid JSON
-/// on their own).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct InputJsonDelta {
-    pub partial_json: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `input_json_delta`: a fragment of the tool input JSON (fragments concatenate; not valid JSON
+    /// on their own).
+    pub struct InputJsonDelta {
+        pub partial_json: String,
+    }
 
-/// `thinking_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ThinkingDelta {
-    pub thinking: String,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub estimated_tokens: Option<Option<u64>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `thinking_delta`.
+    pub struct ThinkingDelta {
+        pub thinking: String,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub estimated_tokens: Option<Option<u64>>,
+    }
 
-/// `signature_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SignatureDelta {
-    pub signature: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `signature_delta`.
+    pub struct SignatureDelta {
+        pub signature: String,
+    }
 
-/// `citations_delta`: one citation (char / page / content-block / web-search / search-result
-/// location) to append to the text block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct CitationsDelta {
-    pub citation: Value,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `citations_delta`: one citation (char / page / content-block / web-search / search-result
+    /// location) to append to the text block.
+    pub struct CitationsDelta {
+        pub citation: Value,
+    }
 
-/// `compaction_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct CompactionDelta {
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub content: Option<Option<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub encrypted_content: Option<Option<String>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `compaction_delta`.
+    pub struct CompactionDelta {
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub content: Option<Option<String>>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub encrypted_content: Option<Option<String>>,
+    }
 }
-
-crate::extra::with_extra!(
-    MessageStartEvent,
-    MessageDeltaEvent,
-    MessageDelta,
-    DeltaUsage,
-    MessageStopEvent,
-    AbandonedBlocks,
-    ContentBlockStartEvent,
-    ContentBlockDeltaEvent,
-    ContentBlockStopEvent,
-    PingEvent,
-    StreamErrorEvent,
-    TextDelta,
-    InputJsonDelta,
-    ThinkingDelta,
-    SignatureDelta,
-    CitationsDelta,
-    CompactionDelta,
-);

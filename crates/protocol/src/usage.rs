@@ -5,72 +5,68 @@
 //! `bridge-capture-mcp-status.ndjson`); the large parts a console does not use (`gridRows`,
 //! `skills`, `messageBreakdown` …) stay in `extra`.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::extra::open_struct;
 use crate::util::open_enum;
 
-/// `get_context_usage` answer (`SDKControlGetContextUsageResponse`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ContextUsageResponse {
-    /// What fills the window: system prompt, tools, messages … plus the free space and the
-    /// autocompact buffer (`kind` tells them apart).
-    #[serde(default)]
-    pub categories: Vec<ContextCategory>,
-    /// Tokens in use.
-    #[serde(rename = "totalTokens")]
-    pub total_tokens: u64,
-    /// The context window.
-    #[serde(rename = "maxTokens")]
-    pub max_tokens: u64,
-    /// The model's window before any limit the CLI applies.
-    #[serde(rename = "rawMaxTokens", skip_serializing_if = "Option::is_none")]
-    pub raw_max_tokens: Option<u64>,
-    /// Percent of the window in use, as the CLI rounds it (kept as written: `2`, not `2.0`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub percentage: Option<serde_json::Number>,
-    /// The model the numbers are for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Where the CLI compacts on its own.
-    #[serde(
-        rename = "autoCompactThreshold",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub auto_compact_threshold: Option<u64>,
-    /// Whether it does.
-    #[serde(
-        rename = "isAutoCompactEnabled",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub is_auto_compact_enabled: Option<bool>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `get_context_usage` answer (`SDKControlGetContextUsageResponse`).
+    #[derive(Default)]
+    pub struct ContextUsageResponse {
+        /// What fills the window: system prompt, tools, messages … plus the free space and the
+        /// autocompact buffer (`kind` tells them apart).
+        #[serde(default)]
+        pub categories: Vec<ContextCategory>,
+        /// Tokens in use.
+        #[serde(rename = "totalTokens")]
+        pub total_tokens: u64,
+        /// The context window.
+        #[serde(rename = "maxTokens")]
+        pub max_tokens: u64,
+        /// The model's window before any limit the CLI applies.
+        #[serde(rename = "rawMaxTokens", skip_serializing_if = "Option::is_none")]
+        pub raw_max_tokens: Option<u64>,
+        /// Percent of the window in use, as the CLI rounds it (kept as written: `2`, not `2.0`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub percentage: Option<serde_json::Number>,
+        /// The model the numbers are for.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub model: Option<String>,
+        /// Where the CLI compacts on its own.
+        #[serde(
+            rename = "autoCompactThreshold",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub auto_compact_threshold: Option<u64>,
+        /// Whether it does.
+        #[serde(
+            rename = "isAutoCompactEnabled",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub is_auto_compact_enabled: Option<bool>,
+    }
 
-/// One category of `get_context_usage`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ContextCategory {
-    /// Label (`System prompt`, `Messages`, `Free space` …).
-    pub name: String,
-    /// Tokens.
-    pub tokens: u64,
-    /// Stable id (`system_prompt`, `messages`, `free_space` …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// `used`, `deferred`, `buffer`, `free`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// The terminal's colour name for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub color: Option<String>,
-    /// Loaded on demand, not in the window yet.
-    #[serde(rename = "isDeferred", skip_serializing_if = "Option::is_none")]
-    pub is_deferred: Option<bool>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// One category of `get_context_usage`.
+    #[derive(Default)]
+    pub struct ContextCategory {
+        /// Label (`System prompt`, `Messages`, `Free space` …).
+        pub name: String,
+        /// Tokens.
+        pub tokens: u64,
+        /// Stable id (`system_prompt`, `messages`, `free_space` …).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub id: Option<String>,
+        /// `used`, `deferred`, `buffer`, `free`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub kind: Option<String>,
+        /// The terminal's colour name for it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub color: Option<String>,
+        /// Loaded on demand, not in the window yet.
+        #[serde(rename = "isDeferred", skip_serializing_if = "Option::is_none")]
+        pub is_deferred: Option<bool>,
+    }
 }
 
 impl ContextCategory {
@@ -89,14 +85,13 @@ impl ContextCategory {
     }
 }
 
-/// `mcp_status` answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpStatusResponse {
-    #[serde(rename = "mcpServers", default)]
-    pub mcp_servers: Vec<McpServerStatus>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+open_struct! {
+    /// `mcp_status` answer.
+    #[derive(Default)]
+    pub struct McpStatusResponse {
+        #[serde(rename = "mcpServers", default)]
+        pub mcp_servers: Vec<McpServerStatus>,
+    }
 }
 
 open_enum! {
@@ -110,52 +105,42 @@ open_enum! {
     }
 }
 
-/// `McpServerStatus`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpServerStatus {
-    pub name: String,
-    pub status: McpServerState,
-    #[serde(rename = "serverInfo", skip_serializing_if = "Option::is_none")]
-    pub server_info: Option<McpServerVersion>,
-    /// Why it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// How it is started or reached (`{type, command, args}` / `{type, url}`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub config: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// `stdio`, `http`, `sse` … (2.1.332 adds it beside `config.type`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transport: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<McpToolInfo>>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `McpServerStatus`.
+    pub struct McpServerStatus {
+        pub name: String,
+        pub status: McpServerState,
+        #[serde(rename = "serverInfo", skip_serializing_if = "Option::is_none")]
+        pub server_info: Option<McpServerVersion>,
+        /// Why it failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error: Option<String>,
+        /// How it is started or reached (`{type, command, args}` / `{type, url}`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub config: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub scope: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        /// `stdio`, `http`, `sse` … (2.1.332 adds it beside `config.type`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub transport: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tools: Option<Vec<McpToolInfo>>,
+    }
 
-/// `McpServerStatus.serverInfo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpServerVersion {
-    pub name: String,
-    pub version: String,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `McpServerStatus.serverInfo`.
+    pub struct McpServerVersion {
+        pub name: String,
+        pub version: String,
+    }
 
-/// One tool of an MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct McpToolInfo {
-    pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// One tool of an MCP server.
+    pub struct McpToolInfo {
+        pub name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+    }
 }
 
 #[cfg(test)]
@@ -223,12 +208,3 @@ mod tests {
         assert!(serde_json::from_value::<ContextUsageResponse>(json!({"categories": []})).is_err());
     }
 }
-
-crate::extra::with_extra!(
-    ContextUsageResponse,
-    ContextCategory,
-    McpStatusResponse,
-    McpServerStatus,
-    McpServerVersion,
-    McpToolInfo,
-);

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::content::{BetaMessage, MessageParam, Usage};
+use crate::extra::open_struct;
 use crate::util::present;
 use crate::values::{
     AssistantMessageError, FastModeState, ResultSubtype, StopReason, TerminalReason,
@@ -23,284 +23,241 @@ impl UserMessage {
     }
 }
 
-/// `assistant`: one completed content block of a model response (frames of one response share
-/// `message.id`). CLI-made error frames have `model:"<synthetic>"` and `error` set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct AssistantMessage {
-    /// The API message; `content` holds one block.
-    pub message: BetaMessage,
-    /// Non-null inside a subagent started by that tool_use.
-    pub parent_tool_use_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<AssistantMessageError>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_message_uuid: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_message_uuids: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resume_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resumed_from_incomplete_thinking: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub supersedes: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aborted: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subagent_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_description: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub context_usage: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub usage_report: Option<Value>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `assistant`: one completed content block of a model response (frames of one response share
+    /// `message.id`). CLI-made error frames have `model:"<synthetic>"` and `error` set.
+    pub struct AssistantMessage {
+        /// The API message; `content` holds one block.
+        pub message: BetaMessage,
+        /// Non-null inside a subagent started by that tool_use.
+        pub parent_tool_use_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error: Option<AssistantMessageError>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub request_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub user_message_uuid: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub user_message_uuids: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub resume_reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub resumed_from_incomplete_thinking: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub supersedes: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub aborted: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub agent_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub subagent_type: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub task_description: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub timestamp: Option<String>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub context_usage: Option<Value>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub usage_report: Option<Value>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `user` (both directions): a client prompt, a CLI tool_result / synthetic message, or an
-/// `isReplay` echo of a client message (same `uuid`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct UserMessage {
-    pub message: MessageParam,
-    /// Always sent (as `null` for top-level prompts): the CLI requires the field.
-    pub parent_tool_use_id: Option<String>,
-    /// The client-chosen id; echoes and `command_lifecycle` refer to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uuid: Option<String>,
-    /// `""` is accepted from clients.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// `true` on `--replay-user-messages` echoes.
-    #[serde(rename = "isReplay", skip_serializing_if = "Option::is_none")]
-    pub is_replay: Option<bool>,
-    /// `true` on CLI-generated prompts (e.g. the max_tokens auto-continue).
-    #[serde(rename = "isSynthetic", skip_serializing_if = "Option::is_none")]
-    pub is_synthetic: Option<bool>,
-    /// Structured tool output (any JSON, often an object or a string).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub tool_use_result: Option<Value>,
-    /// Internal: how each tool_result was permitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_result_meta: Option<Vec<ToolResultMeta>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub priority: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub origin: Option<Value>,
-    #[serde(rename = "shouldQuery", skip_serializing_if = "Option::is_none")]
-    pub should_query: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_composed: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_attachments: Option<Vec<Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pasted_content: Option<Vec<Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inline_pastes: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subagent_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_description: Option<String>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `user` (both directions): a client prompt, a CLI tool_result / synthetic message, or an
+    /// `isReplay` echo of a client message (same `uuid`).
+    pub struct UserMessage {
+        pub message: MessageParam,
+        /// Always sent (as `null` for top-level prompts): the CLI requires the field.
+        pub parent_tool_use_id: Option<String>,
+        /// The client-chosen id; echoes and `command_lifecycle` refer to it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub uuid: Option<String>,
+        /// `""` is accepted from clients.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub session_id: Option<String>,
+        /// `true` on `--replay-user-messages` echoes.
+        #[serde(rename = "isReplay", skip_serializing_if = "Option::is_none")]
+        pub is_replay: Option<bool>,
+        /// `true` on CLI-generated prompts (e.g. the max_tokens auto-continue).
+        #[serde(rename = "isSynthetic", skip_serializing_if = "Option::is_none")]
+        pub is_synthetic: Option<bool>,
+        /// Structured tool output (any JSON, often an object or a string).
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub tool_use_result: Option<Value>,
+        /// Internal: how each tool_result was permitted.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tool_result_meta: Option<Vec<ToolResultMeta>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub timestamp: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub priority: Option<String>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub origin: Option<Value>,
+        #[serde(rename = "shouldQuery", skip_serializing_if = "Option::is_none")]
+        pub should_query: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub client_composed: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub file_attachments: Option<Vec<Value>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub pasted_content: Option<Vec<Value>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub inline_pastes: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub agent_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub subagent_type: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub task_description: Option<String>,
+    }
 
-/// An entry of `user.tool_result_meta` (internal).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ToolResultMeta {
-    pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub permission_decision: Option<PermissionDecisionMeta>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub non_execution_kind: Option<String>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// An entry of `user.tool_result_meta` (internal).
+    pub struct ToolResultMeta {
+        pub id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub permission_decision: Option<PermissionDecisionMeta>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub non_execution_kind: Option<String>,
+    }
 
-/// `tool_result_meta[].permission_decision`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PermissionDecisionMeta {
-    /// `accept` or `reject`.
-    pub decision: String,
-    /// `config`, `user_temporary`, `user_reject`, …
-    pub source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason_type: Option<String>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `tool_result_meta[].permission_decision`.
+    pub struct PermissionDecisionMeta {
+        /// `accept` or `reject`.
+        pub decision: String,
+        /// `config`, `user_temporary`, `user_reject`, …
+        pub source: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub reason_type: Option<String>,
+    }
 
-/// `result`: exactly one per turn, the turn-complete signal. API failures end with
-/// `subtype:"success"` and `is_error:true` (see REAL-CLI-NOTES §1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ResultMessage {
-    pub subtype: ResultSubtype,
-    pub is_error: bool,
-    /// The CLI always sends it; absent on the relay's transcript replay (no turn ran).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<Number>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_api_ms: Option<Number>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub num_turns: Option<u64>,
-    /// Text of the turn's last text block (success only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<String>,
-    /// `StopReason | null`, may be absent.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub stop_reason: Option<Option<StopReason>>,
-    /// The CLI process's running total.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_cost_usd: Option<Number>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    #[serde(
-        rename = "modelUsage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub model_usage: Option<BTreeMap<String, ModelUsage>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_denials: Option<Vec<PermissionDenial>>,
-    /// Error subtypes only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub errors: Option<Vec<String>>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub api_error_status: Option<Option<u16>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub terminal_reason: Option<TerminalReason>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub structured_output: Option<Value>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub deferred_tool_use: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queued_turn_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_index: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_message_uuid: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_message_uuids: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resume_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub local_command: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fast_mode_state: Option<FastModeState>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fast_mode_disabled_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttft_ms: Option<Number>,
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub origin: Option<Value>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `result`: exactly one per turn, the turn-complete signal. API failures end with
+    /// `subtype:"success"` and `is_error:true` (see REAL-CLI-NOTES §1).
+    pub struct ResultMessage {
+        pub subtype: ResultSubtype,
+        pub is_error: bool,
+        /// The CLI always sends it; absent on the relay's transcript replay (no turn ran).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub duration_ms: Option<Number>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub duration_api_ms: Option<Number>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub num_turns: Option<u64>,
+        /// Text of the turn's last text block (success only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub result: Option<String>,
+        /// `StopReason | null`, may be absent.
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub stop_reason: Option<Option<StopReason>>,
+        /// The CLI process's running total.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub total_cost_usd: Option<Number>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub usage: Option<Usage>,
+        #[serde(
+            rename = "modelUsage",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub model_usage: Option<BTreeMap<String, ModelUsage>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub permission_denials: Option<Vec<PermissionDenial>>,
+        /// Error subtypes only.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub errors: Option<Vec<String>>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub api_error_status: Option<Option<u16>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub terminal_reason: Option<TerminalReason>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub structured_output: Option<Value>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub deferred_tool_use: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub queued_turn_count: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub result_index: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub user_message_uuid: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub user_message_uuids: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub resume_reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub local_command: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub fast_mode_state: Option<FastModeState>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub fast_mode_disabled_reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub ttft_ms: Option<Number>,
+        #[serde(
+            default,
+            deserialize_with = "present",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub origin: Option<Value>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// Per-model usage in `result.modelUsage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct ModelUsage {
-    #[serde(rename = "inputTokens")]
-    pub input_tokens: u64,
-    #[serde(rename = "outputTokens")]
-    pub output_tokens: u64,
-    #[serde(rename = "cacheReadInputTokens")]
-    pub cache_read_input_tokens: u64,
-    #[serde(rename = "cacheCreationInputTokens")]
-    pub cache_creation_input_tokens: u64,
-    #[serde(rename = "webSearchRequests")]
-    pub web_search_requests: u64,
-    #[serde(rename = "costUSD")]
-    pub cost_usd: Number,
-    #[serde(rename = "contextWindow")]
-    pub context_window: u64,
-    #[serde(rename = "maxOutputTokens")]
-    pub max_output_tokens: u64,
-    #[serde(rename = "thinkingTokens", skip_serializing_if = "Option::is_none")]
-    pub thinking_tokens: Option<u64>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// Per-model usage in `result.modelUsage`.
+    pub struct ModelUsage {
+        #[serde(rename = "inputTokens")]
+        pub input_tokens: u64,
+        #[serde(rename = "outputTokens")]
+        pub output_tokens: u64,
+        #[serde(rename = "cacheReadInputTokens")]
+        pub cache_read_input_tokens: u64,
+        #[serde(rename = "cacheCreationInputTokens")]
+        pub cache_creation_input_tokens: u64,
+        #[serde(rename = "webSearchRequests")]
+        pub web_search_requests: u64,
+        #[serde(rename = "costUSD")]
+        pub cost_usd: Number,
+        #[serde(rename = "contextWindow")]
+        pub context_window: u64,
+        #[serde(rename = "maxOutputTokens")]
+        pub max_output_tokens: u64,
+        #[serde(rename = "thinkingTokens", skip_serializing_if = "Option::is_none")]
+        pub thinking_tokens: Option<u64>,
+    }
 
-/// An entry of `result.permission_denials`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct PermissionDenial {
-    pub tool_name: String,
-    pub tool_use_id: String,
-    pub tool_input: Value,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// An entry of `result.permission_denials`.
+    pub struct PermissionDenial {
+        pub tool_name: String,
+        pub tool_use_id: String,
+        pub tool_input: Value,
+    }
 }
-
-crate::extra::with_extra!(
-    AssistantMessage,
-    UserMessage,
-    ToolResultMeta,
-    PermissionDecisionMeta,
-    ResultMessage,
-    ModelUsage,
-    PermissionDenial,
-);

@@ -2,376 +2,256 @@
 //! task lifecycle, thinking tokens, state changes, notifications, files, memory, elicitation,
 //! permission denials.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 use crate::control::SlashCommand;
+use crate::extra::open_struct;
 use crate::values::{DecisionReasonType, InformationalLevel, SessionState, TaskStatus};
 
-/// `system/task_notification`: a background task ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemTaskNotification {
-    pub task_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    pub status: TaskStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    pub output_file: String,
-    pub summary: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<TaskUsage>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_links: Option<Vec<Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_transcript: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ambient: Option<bool>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+open_struct! {
+    /// `system/task_notification`: a background task ended.
+    pub struct SystemTaskNotification {
+        pub task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub run_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        pub status: TaskStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub reason: Option<String>,
+        pub output_file: String,
+        pub summary: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub usage: Option<TaskUsage>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub resource_links: Option<Vec<Value>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub skip_transcript: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub ambient: Option<bool>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// Usage of a background task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct TaskUsage {
-    pub total_tokens: u64,
-    pub tool_uses: u64,
-    pub duration_ms: Number,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// Usage of a background task.
+    pub struct TaskUsage {
+        pub total_tokens: u64,
+        pub tool_uses: u64,
+        pub duration_ms: Number,
+    }
 
-/// `system/task_started`: a subagent, background Bash or workflow task started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemTaskStarted {
-    pub task_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    pub description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subagent_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_backgrounded: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub spawn_depth: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_task_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workflow_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_transcript: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ambient: Option<bool>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/task_started`: a subagent, background Bash or workflow task started.
+    pub struct SystemTaskStarted {
+        pub task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub run_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        pub description: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub subagent_type: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub is_backgrounded: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub spawn_depth: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub parent_task_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub task_type: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub workflow_name: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub prompt: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub skip_transcript: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub ambient: Option<bool>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/task_updated`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemTaskUpdated {
-    pub task_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    pub patch: TaskPatch,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/task_updated`.
+    pub struct SystemTaskUpdated {
+        pub task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub run_id: Option<String>,
+        pub patch: TaskPatch,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `task_updated.patch`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(remote = "Self")]
-pub struct TaskPatch {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<TaskStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub end_time: Option<Number>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_paused_ms: Option<Number>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_backgrounded: Option<bool>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `task_updated.patch`.
+    #[derive(Default)]
+    pub struct TaskPatch {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub status: Option<TaskStatus>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub end_time: Option<Number>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub total_paused_ms: Option<Number>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub is_backgrounded: Option<bool>,
+    }
 
-/// `system/task_progress`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemTaskProgress {
-    pub task_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    pub description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subagent_type: Option<String>,
-    pub usage: TaskUsage,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_tool_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/task_progress`.
+    pub struct SystemTaskProgress {
+        pub task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub run_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        pub description: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub subagent_type: Option<String>,
+        pub usage: TaskUsage,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub last_tool_name: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub summary: Option<String>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/background_tasks_changed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemBackgroundTasksChanged {
-    pub tasks: Vec<BackgroundTask>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/background_tasks_changed`.
+    pub struct SystemBackgroundTasksChanged {
+        pub tasks: Vec<BackgroundTask>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// An entry of `background_tasks_changed.tasks`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct BackgroundTask {
-    pub task_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    pub task_type: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subagent_type: Option<String>,
-    pub description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_task_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ambient: Option<bool>,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// An entry of `background_tasks_changed.tasks`.
+    pub struct BackgroundTask {
+        pub task_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub run_id: Option<String>,
+        pub task_type: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub subagent_type: Option<String>,
+        pub description: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub parent_task_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub ambient: Option<bool>,
+    }
 
-/// `system/thinking_tokens` (ephemeral): accompanies every `thinking_delta`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemThinkingTokens {
-    pub estimated_tokens: u64,
-    pub estimated_tokens_delta: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_message_uuid: Option<String>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/thinking_tokens` (ephemeral): accompanies every `thinking_delta`.
+    pub struct SystemThinkingTokens {
+        pub estimated_tokens: u64,
+        pub estimated_tokens_delta: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub user_message_uuid: Option<String>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/session_state_changed`. The relay also emits it with `state:"ended"`, `exit_code`,
-/// `signal` and `stderr_tail` (kept in `extra`) when the agent exits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemSessionStateChanged {
-    pub state: SessionState,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/session_state_changed`. The relay also emits it with `state:"ended"`, `exit_code`,
+    /// `signal` and `stderr_tail` (kept in `extra`) when the agent exits.
+    pub struct SystemSessionStateChanged {
+        pub state: SessionState,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/worker_shutting_down`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemWorkerShuttingDown {
-    pub reason: String,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/worker_shutting_down`.
+    pub struct SystemWorkerShuttingDown {
+        pub reason: String,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/commands_changed` (ephemeral).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemCommandsChanged {
-    pub commands: Vec<SlashCommand>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/commands_changed` (ephemeral).
+    pub struct SystemCommandsChanged {
+        pub commands: Vec<SlashCommand>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/notification`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemNotification {
-    pub key: String,
-    pub text: String,
-    pub priority: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub color: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<Number>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/notification`.
+    pub struct SystemNotification {
+        pub key: String,
+        pub text: String,
+        pub priority: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub color: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub timeout_ms: Option<Number>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/files_persisted`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemFilesPersisted {
-    pub files: Vec<Value>,
-    pub failed: Vec<Value>,
-    pub processed_at: String,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/files_persisted`.
+    pub struct SystemFilesPersisted {
+        pub files: Vec<Value>,
+        pub failed: Vec<Value>,
+        pub processed_at: String,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/memory_recall`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemMemoryRecall {
-    pub mode: String,
-    pub memories: Vec<Value>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/memory_recall`.
+    pub struct SystemMemoryRecall {
+        pub mode: String,
+        pub memories: Vec<Value>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/elicitation_complete`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemElicitationComplete {
-    pub mcp_server_name: String,
-    pub elicitation_id: String,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/elicitation_complete`.
+    pub struct SystemElicitationComplete {
+        pub mcp_server_name: String,
+        pub elicitation_id: String,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/permission_denied`: a tool call was denied without asking the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemPermissionDenied {
-    pub tool_name: String,
-    pub tool_use_id: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision_reason_type: Option<DecisionReasonType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision_reason: Option<String>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/permission_denied`: a tool call was denied without asking the client.
+    pub struct SystemPermissionDenied {
+        pub tool_name: String,
+        pub tool_use_id: String,
+        pub message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub agent_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub decision_reason_type: Option<DecisionReasonType>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub decision_reason: Option<String>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/mirror_error`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemMirrorError {
-    pub error: String,
-    pub key: Value,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/mirror_error`.
+    pub struct SystemMirrorError {
+        pub error: String,
+        pub key: Value,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/informational`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemInformational {
-    pub content: String,
-    pub level: InformationalLevel,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prevent_continuation: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
-}
+    /// `system/informational`.
+    pub struct SystemInformational {
+        pub content: String,
+        pub level: InformationalLevel,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tool_use_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub prevent_continuation: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tag: Option<String>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 
-/// `system/session_writes_lost`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(remote = "Self")]
-pub struct SystemSessionWritesLost {
-    pub error_code: String,
-    pub lost: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transcript_session_ids: Option<Vec<String>>,
-    pub uuid: String,
-    pub session_id: String,
-    /// Fields not modelled here, kept verbatim.
-    #[serde(skip)]
-    pub extra: Map<String, Value>,
+    /// `system/session_writes_lost`.
+    pub struct SystemSessionWritesLost {
+        pub error_code: String,
+        pub lost: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub transcript_session_ids: Option<Vec<String>>,
+        pub uuid: String,
+        pub session_id: String,
+    }
 }
-
-crate::extra::with_extra!(
-    SystemTaskNotification,
-    TaskUsage,
-    SystemTaskStarted,
-    SystemTaskUpdated,
-    TaskPatch,
-    SystemTaskProgress,
-    SystemBackgroundTasksChanged,
-    BackgroundTask,
-    SystemThinkingTokens,
-    SystemSessionStateChanged,
-    SystemWorkerShuttingDown,
-    SystemCommandsChanged,
-    SystemNotification,
-    SystemFilesPersisted,
-    SystemMemoryRecall,
-    SystemElicitationComplete,
-    SystemPermissionDenied,
-    SystemMirrorError,
-    SystemInformational,
-    SystemSessionWritesLost,
-);
