@@ -123,57 +123,55 @@ open_struct! {
         #[serde(default = "unknown_state")]
         pub state: SessionState,
         #[serde(default)]
+        #[serialize_always]
         pub cwd: Option<String>,
         #[serde(default)]
+        #[serialize_always]
         pub model: Option<String>,
         #[serde(default)]
+        #[serialize_always]
         pub permission_mode: Option<String>,
         #[serde(default)]
+        #[serialize_always]
         pub title: Option<String>,
         /// RFC 3339 (`null` for a CLI session).
         #[serde(default)]
+        #[serialize_always]
         pub created_at: Option<String>,
         /// RFC 3339.
         #[serde(default)]
+        #[serialize_always]
         pub last_activity_at: Option<String>,
         /// Permission prompts waiting for an answer.
         #[serde(default)]
         pub pending_permissions: u64,
         /// How its agent ended (relay sessions: `null` while it has not).
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub exit: Option<Option<ExitInfo>>,
         /// Archived (listed only on request, or when its worktree was kept).
         #[serde(default)]
         pub archived: bool,
         /// Its last event's sequence number (relay sessions).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub last_sequence_num: Option<u64>,
         /// Its git worktree (spawn mode `worktree`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub worktree: Option<WorktreeInfo>,
         /// Archived, but its worktree was kept, and why (`uncommitted changes`, `1 commit(s) not
         /// merged into main`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub worktree_kept: Option<String>,
         /// How a relay session relates to Claude Code's own.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub cli: Option<CliLink>,
         /// The git branch a CLI session was on (CLI sessions: `null` when unknown).
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub git_branch: Option<Option<String>>,
         /// The size of a CLI session's transcript.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub size_bytes: Option<u64>,
         /// `relay` or `cli` (absent in a session detail).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub origin: Option<Origin>,
     }
 }

@@ -23,8 +23,10 @@ open_struct! {
         /// The content blocks; an `assistant` frame holds exactly one completed block.
         pub content: Vec<ContentBlock>,
         /// `null` on streamed per-block frames; set on non-streamed retries and synthetic frames.
+        #[serialize_always]
         pub stop_reason: Option<StopReason>,
         /// Matching stop sequence, usually `null`.
+        #[serialize_always]
         pub stop_sequence: Option<String>,
         /// Token usage (not final on per-block frames).
         pub usage: Usage,
@@ -38,18 +40,10 @@ open_struct! {
         pub input_tokens: u64,
         pub output_tokens: u64,
         /// `number | null`, may be absent.
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub cache_creation_input_tokens: Option<Option<u64>>,
         /// `number | null`, may be absent.
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub cache_read_input_tokens: Option<Option<u64>>,
     }
 }
@@ -229,11 +223,7 @@ open_struct! {
     pub struct TextBlock {
         pub text: String,
         /// `citations: Array | null`, absent on live frames.
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub citations: Option<Option<Vec<Value>>>,
     }
 }
@@ -253,7 +243,6 @@ open_struct! {
     /// `thinking` block.
     pub struct ThinkingBlock {
         pub thinking: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub signature: Option<String>,
     }
 
@@ -273,9 +262,8 @@ open_struct! {
     /// `tool_result` block (in `user` frames).
     pub struct ToolResultBlock {
         pub tool_use_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub content: Option<MessageContent>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub is_error: Option<bool>,
     }
 }
@@ -320,13 +308,8 @@ open_struct! {
     /// `mcp_tool_result` block.
     pub struct McpToolResultBlock {
         pub tool_use_id: String,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub content: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub is_error: Option<bool>,
     }
 

@@ -240,17 +240,10 @@ open_struct! {
     /// acknowledgement); read it with [`ControlSuccess::payload`] or the typed accessors.
     pub struct ControlSuccess {
         pub request_id: String,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub response: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_permission_requests: Option<Vec<ControlRequest>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
     }
 }
@@ -278,13 +271,9 @@ open_struct! {
     pub struct ControlError {
         pub request_id: String,
         pub error: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error_code: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_permission_requests: Option<Vec<ControlRequest>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_user_dialog_requests: Option<Vec<ControlRequest>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_elicitation_requests: Option<Vec<ControlRequest>>,
     }
 

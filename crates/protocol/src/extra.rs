@@ -48,6 +48,9 @@ pub(crate) use with_extra;
 /// `#[serde(skip)] pub extra: Map<String, Value>` (the fields not modelled here, kept verbatim) and
 /// [`with_extra!`]'s serde impls. Docs and other attributes — `#[derive(Default)]`, container and
 /// field `#[serde(..)]` — pass through as written.
+///
+/// An `Option` field is left out when `None` (serde_with's `skip_serializing_none`: absent stays
+/// absent); one the wire always carries, `null` included, is marked `#[serialize_always]`.
 macro_rules! open_struct {
     ($(
         $(#[$meta:meta])*
@@ -55,6 +58,7 @@ macro_rules! open_struct {
             $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty ),* $(,)?
         }
     )+) => {$(
+        #[::serde_with::skip_serializing_none]
         #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
         $(#[$meta])*
         #[serde(remote = "Self")]

@@ -35,22 +35,14 @@ open_struct! {
     #[derive(Default)]
     pub struct PermissionAllow {
         /// The (possibly edited) tool input the CLI will run with.
-        #[serde(
-            rename = "updatedInput",
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "updatedInput", default, deserialize_with = "present")]
         pub updated_input: Option<Value>,
         /// Rule / mode / directory updates to apply along with this answer.
-        #[serde(rename = "updatedPermissions", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "updatedPermissions")]
         pub updated_permissions: Option<Vec<PermissionUpdate>>,
-        #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "toolUseID")]
         pub tool_use_id: Option<String>,
-        #[serde(
-            rename = "decisionClassification",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "decisionClassification")]
         pub decision_classification: Option<PermissionDecisionClassification>,
     }
 
@@ -59,14 +51,10 @@ open_struct! {
     #[derive(Default)]
     pub struct PermissionDeny {
         pub message: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub interrupt: Option<bool>,
-        #[serde(rename = "toolUseID", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "toolUseID")]
         pub tool_use_id: Option<String>,
-        #[serde(
-            rename = "decisionClassification",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "decisionClassification")]
         pub decision_classification: Option<PermissionDecisionClassification>,
     }
 }
@@ -270,7 +258,7 @@ open_struct! {
     pub struct PermissionRuleValue {
         #[serde(rename = "toolName")]
         pub tool_name: String,
-        #[serde(rename = "ruleContent", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "ruleContent")]
         pub rule_content: Option<String>,
     }
 }

@@ -55,23 +55,16 @@ open_struct! {
     /// `message_delta.delta`. `stop_reason` is `null` on the delta the CLI synthesizes after an
     /// interrupt.
     pub struct MessageDelta {
+        #[serialize_always]
         pub stop_reason: Option<StopReason>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub stop_sequence: Option<Option<String>>,
     }
 
     /// `BetaMessageDeltaUsage` (the other counters stay in `extra`).
     pub struct DeltaUsage {
         pub output_tokens: u64,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub input_tokens: Option<Option<u64>>,
     }
 
@@ -79,7 +72,6 @@ open_struct! {
     /// abandoned (the CLI puts `abandoned_blocks` on the frame; it is accepted here too).
     #[derive(Default)]
     pub struct MessageStopEvent {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub abandoned_blocks: Option<AbandonedBlocks>,
     }
 
@@ -146,11 +138,7 @@ open_struct! {
     /// `thinking_delta`.
     pub struct ThinkingDelta {
         pub thinking: String,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub estimated_tokens: Option<Option<u64>>,
     }
 
@@ -167,17 +155,9 @@ open_struct! {
 
     /// `compaction_delta`.
     pub struct CompactionDelta {
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub content: Option<Option<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub encrypted_content: Option<Option<String>>,
     }
 }

@@ -25,25 +25,17 @@ open_struct! {
         #[serde(rename = "maxTokens")]
         pub max_tokens: u64,
         /// The model's window before any limit the CLI applies.
-        #[serde(rename = "rawMaxTokens", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "rawMaxTokens")]
         pub raw_max_tokens: Option<u64>,
         /// Percent of the window in use, as the CLI rounds it (kept as written: `2`, not `2.0`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub percentage: Option<serde_json::Number>,
         /// The model the numbers are for.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub model: Option<String>,
         /// Where the CLI compacts on its own.
-        #[serde(
-            rename = "autoCompactThreshold",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "autoCompactThreshold")]
         pub auto_compact_threshold: Option<u64>,
         /// Whether it does.
-        #[serde(
-            rename = "isAutoCompactEnabled",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "isAutoCompactEnabled")]
         pub is_auto_compact_enabled: Option<bool>,
     }
 
@@ -55,16 +47,13 @@ open_struct! {
         /// Tokens.
         pub tokens: u64,
         /// Stable id (`system_prompt`, `messages`, `free_space` …).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<String>,
         /// `used`, `deferred`, `buffer`, `free`.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub kind: Option<String>,
         /// The terminal's colour name for it.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub color: Option<String>,
         /// Loaded on demand, not in the window yet.
-        #[serde(rename = "isDeferred", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "isDeferred")]
         pub is_deferred: Option<bool>,
     }
 }
@@ -110,22 +99,16 @@ open_struct! {
     pub struct McpServerStatus {
         pub name: String,
         pub status: McpServerState,
-        #[serde(rename = "serverInfo", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "serverInfo")]
         pub server_info: Option<McpServerVersion>,
         /// Why it failed.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
         /// How it is started or reached (`{type, command, args}` / `{type, url}`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub config: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub scope: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub source: Option<String>,
         /// `stdio`, `http`, `sse` … (2.1.332 adds it beside `config.type`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub transport: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tools: Option<Vec<McpToolInfo>>,
     }
 
@@ -138,7 +121,6 @@ open_struct! {
     /// One tool of an MCP server.
     pub struct McpToolInfo {
         pub name: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
     }
 }

@@ -19,34 +19,20 @@ open_struct! {
         pub tool_name: String,
         pub input: Value,
         pub tool_use_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub mcp_server: Option<McpServerProvenance>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub permission_suggestions: Option<Vec<PermissionUpdate>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub blocked_path: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub decision_reason: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub decision_reason_type: Option<DecisionReasonType>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub classifier_approvable: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub suppress_always_allow_rule: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub default_to_no: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub matched_ask_rule: Option<MatchedAskRule>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub display_name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         /// `AskUserQuestion` and dialog-like asks: answers go in `updatedInput`.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub requires_user_interaction: Option<bool>,
     }
 
@@ -60,7 +46,6 @@ open_struct! {
     pub struct MatchedAskRule {
         pub source: String,
         pub tool_name: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub rule_content: Option<String>,
     }
 
@@ -68,7 +53,6 @@ open_struct! {
     pub struct HookCallbackRequest {
         pub callback_id: String,
         pub input: HookInput,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
     }
 
@@ -79,21 +63,12 @@ open_struct! {
         pub session_id: String,
         pub transcript_path: String,
         pub cwd: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub permission_mode: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_name: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub tool_input: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
     }
 
@@ -108,21 +83,13 @@ open_struct! {
     pub struct ElicitationRequest {
         pub mcp_server_name: String,
         pub message: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub elicitation_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub requested_schema: Option<Map<String, Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub property_order: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub display_name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
     }
 
@@ -131,7 +98,6 @@ open_struct! {
     pub struct RequestUserDialogRequest {
         pub dialog_kind: String,
         pub payload: Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
     }
 
@@ -140,54 +106,34 @@ open_struct! {
     #[derive(Default)]
     pub struct InitializeRequest {
         /// `hooks: Record<HookEvent, matcher[]> | null` (the Python SDK sends `null`).
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub hooks: Option<Option<Value>>,
-        #[serde(rename = "sdkMcpServers", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "sdkMcpServers")]
         pub sdk_mcp_servers: Option<Vec<String>>,
-        #[serde(rename = "jsonSchema", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "jsonSchema")]
         pub json_schema: Option<Value>,
-        #[serde(rename = "systemPrompt", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "systemPrompt")]
         pub system_prompt: Option<Value>,
-        #[serde(rename = "appendSystemPrompt", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "appendSystemPrompt")]
         pub append_system_prompt: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agents: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub skills: Option<Vec<String>>,
-        #[serde(rename = "promptSuggestions", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "promptSuggestions")]
         pub prompt_suggestions: Option<bool>,
-        #[serde(
-            rename = "agentProgressSummaries",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "agentProgressSummaries")]
         pub agent_progress_summaries: Option<bool>,
-        #[serde(
-            rename = "forwardSubagentText",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "forwardSubagentText")]
         pub forward_subagent_text: Option<bool>,
-        #[serde(
-            rename = "supportedDialogKinds",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "supportedDialogKinds")]
         pub supported_dialog_kinds: Option<Vec<String>>,
-        #[serde(
-            rename = "excludeDynamicSections",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "excludeDynamicSections")]
         pub exclude_dynamic_sections: Option<bool>,
     }
 
     /// `interrupt`.
     #[derive(Default)]
     pub struct InterruptRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub cancel_queued: Option<bool>,
     }
 
@@ -199,35 +145,22 @@ open_struct! {
     /// `set_model`: `model: string | null` (`null` = the default model).
     #[derive(Default)]
     pub struct SetModelRequest {
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub model: Option<Option<String>>,
     }
 
     /// `set_max_thinking_tokens`.
     #[derive(Default)]
     pub struct SetMaxThinkingTokensRequest {
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub max_thinking_tokens: Option<Option<u64>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub thinking_display: Option<Option<String>>,
     }
 
     /// `rewind_files`: restore files to their state at a user message.
     pub struct RewindFilesRequest {
         pub user_message_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub dry_run: Option<bool>,
     }
 
@@ -244,16 +177,13 @@ open_struct! {
     /// `background_tasks`.
     #[derive(Default)]
     pub struct BackgroundTasksRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
     }
 
     /// `rename_session`.
     pub struct RenameSessionRequest {
         pub title: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub source: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub session_id: Option<String>,
     }
 
@@ -265,7 +195,7 @@ open_struct! {
     /// `mcp_status`.
     #[derive(Default)]
     pub struct McpStatusRequest {
-        #[serde(rename = "liveReply", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "liveReply")]
         pub live_reply: Option<bool>,
     }
 
@@ -290,7 +220,6 @@ open_struct! {
     /// `mcp_call` (the file / timeout options stay in `extra`).
     pub struct McpCallRequest {
         pub tool: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub arguments: Option<Map<String, Value>>,
     }
 
@@ -304,14 +233,12 @@ open_struct! {
     /// `get_context_usage`.
     #[derive(Default)]
     pub struct GetContextUsageRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub detail: Option<String>,
     }
 
     /// `get_usage`.
     #[derive(Default)]
     pub struct GetUsageRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_behaviors: Option<bool>,
     }
 
@@ -323,9 +250,7 @@ open_struct! {
     /// `read_file`.
     pub struct ReadFileRequest {
         pub path: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_bytes: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub encoding: Option<String>,
     }
 
@@ -338,28 +263,23 @@ open_struct! {
     /// `register_repo_root`.
     pub struct RegisterRepoRootRequest {
         pub directory: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reload_claude_md: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reload_plugins: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reload_skills: Option<bool>,
     }
 
     /// `reload_plugins`.
     #[derive(Default)]
     pub struct ReloadPluginsRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub hold_on_cache_impact: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub add_plugins: Option<Vec<Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub refuse_if_busy: Option<bool>,
     }
 
     /// `set_has_subscribers`: `has_subscribers: boolean | null` (always sent).
     #[derive(Default)]
     pub struct SetHasSubscribersRequest {
+        #[serialize_always]
         pub has_subscribers: Option<bool>,
     }
 

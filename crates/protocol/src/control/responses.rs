@@ -18,17 +18,11 @@ open_struct! {
         pub available_output_styles: Vec<String>,
         pub models: Vec<ModelInfo>,
         pub account: AccountInfo,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub claude_code_version: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub current_permission_mode: Option<PermissionMode>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub session_state: Option<SessionState>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pid: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub capabilities: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub fast_mode_state: Option<FastModeState>,
     }
 
@@ -38,9 +32,7 @@ open_struct! {
         pub description: String,
         #[serde(rename = "argumentHint")]
         pub argument_hint: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub aliases: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub builtin: Option<bool>,
     }
 
@@ -48,7 +40,6 @@ open_struct! {
     pub struct AgentInfo {
         pub name: String,
         pub description: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub model: Option<String>,
     }
 
@@ -58,31 +49,26 @@ open_struct! {
         #[serde(rename = "displayName")]
         pub display_name: String,
         pub description: String,
-        #[serde(rename = "resolvedModel", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "resolvedModel")]
         pub resolved_model: Option<String>,
-        #[serde(rename = "supportsEffort", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "supportsEffort")]
         pub supports_effort: Option<bool>,
-        #[serde(
-            rename = "supportedEffortLevels",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "supportedEffortLevels")]
         pub supported_effort_levels: Option<Vec<String>>,
     }
 
     /// `AccountInfo`.
     #[derive(Default)]
     pub struct AccountInfo {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub email: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub organization: Option<String>,
-        #[serde(rename = "subscriptionType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "subscriptionType")]
         pub subscription_type: Option<String>,
-        #[serde(rename = "tokenSource", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "tokenSource")]
         pub token_source: Option<String>,
-        #[serde(rename = "apiKeySource", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "apiKeySource")]
         pub api_key_source: Option<String>,
-        #[serde(rename = "apiProvider", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "apiProvider")]
         pub api_provider: Option<String>,
     }
 
@@ -90,14 +76,12 @@ open_struct! {
     #[derive(Default)]
     pub struct InterruptResponse {
         pub still_queued: Vec<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub cancelled: Option<Vec<String>>,
     }
 
     /// `set_permission_mode` answer: the mode in effect.
     #[derive(Default)]
     pub struct SetPermissionModeResponse {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<PermissionMode>,
     }
 
@@ -106,13 +90,10 @@ open_struct! {
     pub struct RewindFilesResponse {
         #[serde(rename = "canRewind")]
         pub can_rewind: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
-        #[serde(rename = "filesChanged", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "filesChanged")]
         pub files_changed: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub insertions: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub deletions: Option<u64>,
     }
 
@@ -125,18 +106,13 @@ open_struct! {
     /// Answer to `elicitation`.
     pub struct ElicitationResponse {
         pub action: ElicitationAction,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub content: Option<Map<String, Value>>,
     }
 
     /// Answer to `request_user_dialog`.
     pub struct UserDialogResponse {
         pub behavior: DialogBehavior,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub result: Option<Value>,
     }
 
@@ -149,21 +125,19 @@ open_struct! {
     /// `hook_callback`.
     #[derive(Default)]
     pub struct HookOutput {
-        #[serde(rename = "async", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "async")]
         pub is_async: Option<bool>,
-        #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "continue")]
         pub continue_: Option<bool>,
-        #[serde(rename = "suppressOutput", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "suppressOutput")]
         pub suppress_output: Option<bool>,
-        #[serde(rename = "stopReason", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "stopReason")]
         pub stop_reason: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub decision: Option<String>,
-        #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "systemMessage")]
         pub system_message: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
-        #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "hookSpecificOutput")]
         pub hook_specific_output: Option<Value>,
     }
 }

@@ -14,20 +14,15 @@ open_struct! {
     /// `stream_event` (ephemeral): one Messages-API stream event.
     pub struct StreamEventMessage {
         pub event: StreamEvent,
+        #[serialize_always]
         pub parent_tool_use_id: Option<String>,
         /// Internal, on every live frame: the `msg_…` id of the response.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub api_message_id: Option<String>,
         /// Internal, on a CLI-synthesised `message_stop` after a cut-short stream.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub abandoned_blocks: Option<AbandonedBlocks>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub ttft_ms: Option<Number>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuid: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuids: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub resume_reason: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -37,19 +32,13 @@ open_struct! {
     pub struct ToolProgressMessage {
         pub tool_use_id: String,
         pub tool_name: String,
+        #[serialize_always]
         pub parent_tool_use_id: Option<String>,
         pub elapsed_time_seconds: Number,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub task_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub heartbeat: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub subagent_retry: Option<Value>,
         pub uuid: String,
         pub session_id: String,
@@ -68,7 +57,6 @@ open_struct! {
         #[serde(rename = "isAuthenticating")]
         pub is_authenticating: bool,
         pub output: Vec<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -84,24 +72,20 @@ open_struct! {
     /// `SDKRateLimitInfo` (the rarer overage fields stay in `extra`).
     pub struct RateLimitInfo {
         pub status: RateLimitStatus,
-        #[serde(rename = "resetsAt", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "resetsAt")]
         pub resets_at: Option<Number>,
-        #[serde(rename = "rateLimitType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "rateLimitType")]
         pub rate_limit_type: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub utilization: Option<Number>,
-        #[serde(rename = "overageStatus", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "overageStatus")]
         pub overage_status: Option<RateLimitStatus>,
-        #[serde(rename = "overageResetsAt", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "overageResetsAt")]
         pub overage_resets_at: Option<Number>,
-        #[serde(
-            rename = "overageDisabledReason",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "overageDisabledReason")]
         pub overage_disabled_reason: Option<String>,
-        #[serde(rename = "isUsingOverage", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "isUsingOverage")]
         pub is_using_overage: Option<bool>,
-        #[serde(rename = "surpassedThreshold", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "surpassedThreshold")]
         pub surpassed_threshold: Option<Number>,
     }
 
@@ -115,11 +99,8 @@ open_struct! {
     /// `conversation_reset` (`/clear`, plan-mode exit, …).
     pub struct ConversationResetMessage {
         pub new_conversation_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub trigger: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuid: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub timestamp: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -127,6 +108,7 @@ open_struct! {
 
     /// `active_goal`.
     pub struct ActiveGoalMessage {
+        #[serialize_always]
         pub value: Option<ActiveGoal>,
         pub uuid: String,
         pub session_id: String,
@@ -138,14 +120,12 @@ open_struct! {
         pub iterations: u64,
         pub set_at: Number,
         pub tokens_at_start: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub last_reason: Option<String>,
     }
 
     /// `keep_alive` (either direction; ignore). May carry a `startup_mark`.
     #[derive(Default)]
     pub struct KeepAlive {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub startup_mark: Option<String>,
     }
 
@@ -154,17 +134,9 @@ open_struct! {
         /// The client message `uuid`.
         pub command_uuid: String,
         pub state: CommandState,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub wakeup_source: Option<Value>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub scheduled_for: Option<Value>,
         pub uuid: String,
         pub session_id: String,
@@ -175,7 +147,6 @@ open_struct! {
     #[derive(Default)]
     pub struct UpdateEnvironmentVariables {
         pub variables: BTreeMap<String, String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub request_id: Option<String>,
     }
 }

@@ -30,42 +30,23 @@ open_struct! {
         /// The API message; `content` holds one block.
         pub message: BetaMessage,
         /// Non-null inside a subagent started by that tool_use.
+        #[serialize_always]
         pub parent_tool_use_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<AssistantMessageError>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub request_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuid: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuids: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub resume_reason: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub resumed_from_incomplete_thinking: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub supersedes: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub aborted: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub task_description: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub timestamp: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub context_usage: Option<Value>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub usage_report: Option<Value>,
         pub uuid: String,
         pub session_id: String,
@@ -76,63 +57,42 @@ open_struct! {
     pub struct UserMessage {
         pub message: MessageParam,
         /// Always sent (as `null` for top-level prompts): the CLI requires the field.
+        #[serialize_always]
         pub parent_tool_use_id: Option<String>,
         /// The client-chosen id; echoes and `command_lifecycle` refer to it.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub uuid: Option<String>,
         /// `""` is accepted from clients.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub session_id: Option<String>,
         /// `true` on `--replay-user-messages` echoes.
-        #[serde(rename = "isReplay", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "isReplay")]
         pub is_replay: Option<bool>,
         /// `true` on CLI-generated prompts (e.g. the max_tokens auto-continue).
-        #[serde(rename = "isSynthetic", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "isSynthetic")]
         pub is_synthetic: Option<bool>,
         /// Structured tool output (any JSON, often an object or a string).
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub tool_use_result: Option<Value>,
         /// Internal: how each tool_result was permitted.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_result_meta: Option<Vec<ToolResultMeta>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub timestamp: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub priority: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub origin: Option<Value>,
-        #[serde(rename = "shouldQuery", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "shouldQuery")]
         pub should_query: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub client_composed: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub file_attachments: Option<Vec<Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub pasted_content: Option<Vec<Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub inline_pastes: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub task_description: Option<String>,
     }
 
     /// An entry of `user.tool_result_meta` (internal).
     pub struct ToolResultMeta {
         pub id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub permission_decision: Option<PermissionDecisionMeta>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub non_execution_kind: Option<String>,
     }
 
@@ -142,7 +102,6 @@ open_struct! {
         pub decision: String,
         /// `config`, `user_temporary`, `user_reject`, …
         pub source: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason_type: Option<String>,
     }
 
@@ -152,81 +111,45 @@ open_struct! {
         pub subtype: ResultSubtype,
         pub is_error: bool,
         /// The CLI always sends it; absent on the relay's transcript replay (no turn ran).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub duration_ms: Option<Number>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub duration_api_ms: Option<Number>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub num_turns: Option<u64>,
         /// Text of the turn's last text block (success only).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub result: Option<String>,
         /// `StopReason | null`, may be absent.
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub stop_reason: Option<Option<StopReason>>,
         /// The CLI process's running total.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub total_cost_usd: Option<Number>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub usage: Option<Usage>,
-        #[serde(
-            rename = "modelUsage",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "modelUsage", default)]
         pub model_usage: Option<BTreeMap<String, ModelUsage>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub permission_denials: Option<Vec<PermissionDenial>>,
         /// Error subtypes only.
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub errors: Option<Vec<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub api_error_status: Option<Option<u16>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub terminal_reason: Option<TerminalReason>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub structured_output: Option<Value>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub deferred_tool_use: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub queued_turn_count: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub result_index: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuid: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuids: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub resume_reason: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub local_command: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub fast_mode_state: Option<FastModeState>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub fast_mode_disabled_reason: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub ttft_ms: Option<Number>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub origin: Option<Value>,
         pub uuid: String,
         pub session_id: String,
@@ -250,7 +173,7 @@ open_struct! {
         pub context_window: u64,
         #[serde(rename = "maxOutputTokens")]
         pub max_output_tokens: u64,
-        #[serde(rename = "thinkingTokens", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "thinkingTokens")]
         pub thinking_tokens: Option<u64>,
     }
 

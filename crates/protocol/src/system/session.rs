@@ -26,30 +26,17 @@ open_struct! {
         pub output_style: String,
         pub skills: Vec<String>,
         pub plugins: Vec<PluginInfo>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agents: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub betas: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub terminal_slash_commands: Option<Vec<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub plugin_errors: Option<Vec<Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub fast_mode_state: Option<FastModeState>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub fast_mode_disabled_reason: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub effort: Option<Option<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub view_mode: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub capabilities: Option<Vec<String>>,
         /// The prompts this turn answers (observed, internal).
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuids: Option<Vec<String>>,
         pub uuid: String,
         pub session_id: String,
@@ -59,7 +46,6 @@ open_struct! {
     pub struct McpServerInfo {
         pub name: String,
         pub status: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub source: Option<String>,
     }
 
@@ -67,23 +53,19 @@ open_struct! {
     pub struct PluginInfo {
         pub name: String,
         pub path: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub source: Option<String>,
     }
 
     /// `system/status`: `requesting` before each model request, `compacting`, or `null` with a new
     /// `permissionMode` after `set_permission_mode`.
     pub struct SystemStatus {
+        #[serialize_always]
         pub status: Option<StatusKind>,
-        #[serde(rename = "permissionMode", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "permissionMode")]
         pub permission_mode: Option<PermissionMode>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub compact_result: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub compact_error: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuids: Option<Vec<String>>,
         pub uuid: String,
         pub session_id: String,
@@ -93,7 +75,7 @@ open_struct! {
     pub struct SystemCompactBoundary {
         /// Always on stdout; a transcript's own boundary line (replayed by the relay) has
         /// `compactMetadata` instead, kept in `extra`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         pub compact_metadata: Option<CompactMetadata>,
         pub uuid: String,
         pub session_id: String,
@@ -103,9 +85,7 @@ open_struct! {
     pub struct CompactMetadata {
         pub trigger: String,
         pub pre_tokens: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub post_tokens: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub duration_ms: Option<Number>,
     }
 
@@ -114,13 +94,10 @@ open_struct! {
         pub attempt: u64,
         pub max_retries: u64,
         pub retry_delay_ms: Number,
+        #[serialize_always]
         pub error_status: Option<u16>,
         pub error: AssistantMessageError,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub no_response: Option<Value>,
         pub uuid: String,
         pub session_id: String,
@@ -130,17 +107,10 @@ open_struct! {
     pub struct SystemControlRequestProgress {
         pub request_id: String,
         pub status: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub attempt: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_retries: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub retry_delay_ms: Option<Number>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub error_status: Option<Option<u16>>,
         pub uuid: String,
         pub session_id: String,
@@ -150,30 +120,17 @@ open_struct! {
     pub struct SystemModelRefusalFallback {
         pub trigger: String,
         pub direction: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub scope: Option<String>,
         pub original_model: String,
         pub fallback_model: String,
+        #[serialize_always]
         pub request_id: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub api_refusal_category: Option<Option<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub api_refusal_explanation: Option<Option<String>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub retracted_message_uuids: Option<Vec<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub refused_user_message_uuid: Option<Option<String>>,
         pub content: String,
         pub uuid: String,
@@ -183,24 +140,13 @@ open_struct! {
     /// `system/model_refusal_no_fallback`.
     pub struct SystemModelRefusalNoFallback {
         pub original_model: String,
+        #[serialize_always]
         pub request_id: Option<String>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub api_refusal_category: Option<Option<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub api_refusal_explanation: Option<Option<String>>,
-        #[serde(
-            default,
-            deserialize_with = "present",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, deserialize_with = "present")]
         pub refused_user_message_uuid: Option<Option<String>>,
         pub content: String,
         pub uuid: String,
@@ -243,7 +189,6 @@ open_struct! {
         pub output: String,
         pub stdout: String,
         pub stderr: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub exit_code: Option<i64>,
         pub outcome: HookOutcome,
         pub uuid: String,
@@ -253,9 +198,7 @@ open_struct! {
     /// `system/plugin_install`.
     pub struct SystemPluginInstall {
         pub status: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
         pub uuid: String,
         pub session_id: String,

@@ -12,22 +12,15 @@ open_struct! {
     /// `system/task_notification`: a background task ended.
     pub struct SystemTaskNotification {
         pub task_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub run_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
         pub status: TaskStatus,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         pub output_file: String,
         pub summary: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub usage: Option<TaskUsage>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub resource_links: Option<Vec<Value>>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_transcript: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub ambient: Option<bool>,
         pub uuid: String,
         pub session_id: String,
@@ -43,28 +36,17 @@ open_struct! {
     /// `system/task_started`: a subagent, background Bash or workflow task started.
     pub struct SystemTaskStarted {
         pub task_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub run_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
         pub description: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub is_backgrounded: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub spawn_depth: Option<u64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub parent_task_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub task_type: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub workflow_name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_transcript: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub ambient: Option<bool>,
         pub uuid: String,
         pub session_id: String,
@@ -73,7 +55,6 @@ open_struct! {
     /// `system/task_updated`.
     pub struct SystemTaskUpdated {
         pub task_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub run_id: Option<String>,
         pub patch: TaskPatch,
         pub uuid: String,
@@ -83,34 +64,23 @@ open_struct! {
     /// `task_updated.patch`.
     #[derive(Default)]
     pub struct TaskPatch {
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<TaskStatus>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub end_time: Option<Number>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub total_paused_ms: Option<Number>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub is_backgrounded: Option<bool>,
     }
 
     /// `system/task_progress`.
     pub struct SystemTaskProgress {
         pub task_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub run_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
         pub description: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
         pub usage: TaskUsage,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub last_tool_name: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub summary: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -126,15 +96,11 @@ open_struct! {
     /// An entry of `background_tasks_changed.tasks`.
     pub struct BackgroundTask {
         pub task_id: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub run_id: Option<String>,
         pub task_type: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub subagent_type: Option<String>,
         pub description: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub parent_task_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub ambient: Option<bool>,
     }
 
@@ -142,7 +108,6 @@ open_struct! {
     pub struct SystemThinkingTokens {
         pub estimated_tokens: u64,
         pub estimated_tokens_delta: i64,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub user_message_uuid: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -175,9 +140,7 @@ open_struct! {
         pub key: String,
         pub text: String,
         pub priority: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub color: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub timeout_ms: Option<Number>,
         pub uuid: String,
         pub session_id: String,
@@ -213,11 +176,8 @@ open_struct! {
         pub tool_name: String,
         pub tool_use_id: String,
         pub message: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub decision_reason_type: Option<DecisionReasonType>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub decision_reason: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -235,11 +195,8 @@ open_struct! {
     pub struct SystemInformational {
         pub content: String,
         pub level: InformationalLevel,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_use_id: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub prevent_continuation: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub tag: Option<String>,
         pub uuid: String,
         pub session_id: String,
@@ -249,7 +206,6 @@ open_struct! {
     pub struct SystemSessionWritesLost {
         pub error_code: String,
         pub lost: Vec<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
         pub transcript_session_ids: Option<Vec<String>>,
         pub uuid: String,
         pub session_id: String,
