@@ -271,51 +271,41 @@ impl CliMessage {
 
     /// The frame's `uuid` (a fresh v4 per frame; for `user` echoes, the client's id).
     pub fn uuid(&self) -> Option<&str> {
-        match self {
-            Self::Assistant(m) => Some(&m.uuid),
-            Self::User(m) => m.uuid.as_deref(),
-            Self::Result(m) => Some(&m.uuid),
-            Self::System(m) => m.uuid(),
-            Self::StreamEvent(m) => Some(&m.uuid),
-            Self::ToolProgress(m) => Some(&m.uuid),
-            Self::ToolUseSummary(m) => Some(&m.uuid),
-            Self::AuthStatus(m) => Some(&m.uuid),
-            Self::RateLimitEvent(m) => Some(&m.uuid),
-            Self::PromptSuggestion(m) => Some(&m.uuid),
-            Self::ConversationReset(m) => Some(&m.uuid),
-            Self::ActiveGoal(m) => Some(&m.uuid),
-            Self::CommandLifecycle(m) => Some(&m.uuid),
-            Self::ControlRequest(_)
-            | Self::ControlResponse(_)
-            | Self::ControlCancelRequest(_)
-            | Self::KeepAlive(_) => None,
-            Self::Internal(raw) | Self::Unknown(raw) => raw.get("uuid").and_then(Value::as_str),
-        }
+        self.ids().0
     }
 
     /// The frame's `session_id`.
     pub fn session_id(&self) -> Option<&str> {
+        self.ids().1
+    }
+
+    /// The frame's `uuid` and `session_id`, where its type has them.
+    fn ids(&self) -> (Option<&str>, Option<&str>) {
+        fn both<'a>(uuid: &'a str, session_id: &'a str) -> (Option<&'a str>, Option<&'a str>) {
+            (Some(uuid), Some(session_id))
+        }
         match self {
-            Self::Assistant(m) => Some(&m.session_id),
-            Self::User(m) => m.session_id.as_deref(),
-            Self::Result(m) => Some(&m.session_id),
-            Self::System(m) => m.session_id(),
-            Self::StreamEvent(m) => Some(&m.session_id),
-            Self::ToolProgress(m) => Some(&m.session_id),
-            Self::ToolUseSummary(m) => Some(&m.session_id),
-            Self::AuthStatus(m) => Some(&m.session_id),
-            Self::RateLimitEvent(m) => Some(&m.session_id),
-            Self::PromptSuggestion(m) => Some(&m.session_id),
-            Self::ConversationReset(m) => Some(&m.session_id),
-            Self::ActiveGoal(m) => Some(&m.session_id),
-            Self::CommandLifecycle(m) => Some(&m.session_id),
+            Self::Assistant(m) => both(&m.uuid, &m.session_id),
+            Self::User(m) => (m.uuid.as_deref(), m.session_id.as_deref()),
+            Self::Result(m) => both(&m.uuid, &m.session_id),
+            Self::System(m) => (m.uuid(), m.session_id()),
+            Self::StreamEvent(m) => both(&m.uuid, &m.session_id),
+            Self::ToolProgress(m) => both(&m.uuid, &m.session_id),
+            Self::ToolUseSummary(m) => both(&m.uuid, &m.session_id),
+            Self::AuthStatus(m) => both(&m.uuid, &m.session_id),
+            Self::RateLimitEvent(m) => both(&m.uuid, &m.session_id),
+            Self::PromptSuggestion(m) => both(&m.uuid, &m.session_id),
+            Self::ConversationReset(m) => both(&m.uuid, &m.session_id),
+            Self::ActiveGoal(m) => both(&m.uuid, &m.session_id),
+            Self::CommandLifecycle(m) => both(&m.uuid, &m.session_id),
             Self::ControlRequest(_)
             | Self::ControlResponse(_)
             | Self::ControlCancelRequest(_)
-            | Self::KeepAlive(_) => None,
-            Self::Internal(raw) | Self::Unknown(raw) => {
-                raw.get("session_id").and_then(Value::as_str)
-            }
+            | Self::KeepAlive(_) => (None, None),
+            Self::Internal(raw) | Self::Unknown(raw) => (
+                raw.get("uuid").and_then(Value::as_str),
+                raw.get("session_id").and_then(Value::as_str),
+            ),
         }
     }
 
