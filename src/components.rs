@@ -1,6 +1,7 @@
 //! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads the
 //! [`crate::store::Store`] from context and never does I/O itself.
 
+pub mod busy_button;
 pub mod changes_panel;
 pub mod cli_session_banner;
 pub mod composer;
@@ -8,11 +9,13 @@ pub mod connection_status;
 pub mod context_meter;
 pub mod diff_view;
 pub mod elicitation_dialog;
+pub mod info_refresh;
 pub mod interrupt_button;
 pub mod login_screen;
 pub mod markdown_view;
 pub mod mcp_status;
 pub mod message_row;
+pub mod modal_panel;
 pub mod model_select;
 pub mod new_session_form;
 pub mod notices;
@@ -21,6 +24,7 @@ pub mod observer_banner;
 pub mod offline_banner;
 pub mod permission_dialog;
 pub mod permission_mode_select;
+pub mod picker;
 pub mod plan_dialog;
 pub mod prompt_dock;
 pub mod question_dialog;

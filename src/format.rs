@@ -51,6 +51,18 @@ pub fn field<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// An array field of a JSON object, or no items.
+pub fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// A boolean field of a JSON object, or false.
+pub fn flag(v: &Value, key: &str) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
 /// Pretty JSON.
 pub fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
@@ -105,29 +117,32 @@ mod tests {
 
     #[test]
     fn local_command_frames_lose_their_tags() {
-        assert_eq!(
-            local_command("<local-command-stdout>Compacted </local-command-stdout>"),
-            ("Command output", "Compacted".to_string())
-        );
-        assert_eq!(
-            local_command("<local-command-stderr>no such command</local-command-stderr>"),
-            ("Command error", "no such command".to_string())
-        );
-        assert_eq!(
-            local_command(
-                "<command-name>/review</command-name>\n  <command-message>review</command-message>\n  <command-args>12</command-args>"
+        for (text, label, shown) in [
+            (
+                "<local-command-stdout>Compacted </local-command-stdout>",
+                "Command output",
+                "Compacted",
             ),
-            ("Command", "/review 12".to_string())
-        );
-        assert_eq!(
-            local_command("<command-name>/compact</command-name><command-args></command-args>"),
-            ("Command", "/compact".to_string())
-        );
-        // Unclosed: the rest of the text.
-        assert_eq!(
-            local_command("<local-command-stdout>partial"),
-            ("Command output", "partial".to_string())
-        );
+            (
+                "<local-command-stderr>no such command</local-command-stderr>",
+                "Command error",
+                "no such command",
+            ),
+            (
+                "<command-name>/review</command-name>\n  <command-message>review</command-message>\n  <command-args>12</command-args>",
+                "Command",
+                "/review 12",
+            ),
+            (
+                "<command-name>/compact</command-name><command-args></command-args>",
+                "Command",
+                "/compact",
+            ),
+            // Unclosed: the rest of the text.
+            ("<local-command-stdout>partial", "Command output", "partial"),
+        ] {
+            assert_eq!(local_command(text), (label, shown.to_string()), "{text}");
+        }
         assert_eq!(local_command("plain").1, "plain");
     }
 

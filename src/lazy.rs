@@ -167,27 +167,22 @@ mod split {
         })
     }
 
-    pub fn ready(part: Part) -> bool {
+    /// Whether `part` is in (read `tracked` or not); starts loading it when it is not.
+    pub fn is_in(part: Part, tracked: bool) -> bool {
         let ready = flag(part, |f| f.ready.clone());
-        if ready.get() {
-            return true;
+        let is_in = if tracked {
+            ready.get()
+        } else {
+            ready.get_untracked()
+        };
+        if !is_in {
+            prefetch(part);
         }
-        prefetch(part);
-        false
-    }
-
-    /// Whether `part` is in, without tracking; starts loading it when it is not.
-    pub fn loaded(part: Part) -> bool {
-        let ready = flag(part, |f| f.ready.clone());
-        if ready.get_untracked() {
-            return true;
-        }
-        prefetch(part);
-        false
+        is_in
     }
 
     pub fn when_loaded(part: Part, f: impl FnOnce() + 'static) {
-        if loaded(part) {
+        if is_in(part, false) {
             return f();
         }
         flag(part, |fl| fl.then.push(Box::new(f)));
@@ -337,23 +332,23 @@ mod split {
 /// Whether `part` is loaded; reactive in the split build (a view that reads it re-renders once the
 /// chunk is in), and starts loading it when it is not. Always true without the split.
 pub fn ready(part: Part) -> bool {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::ready(part);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    {
-        let _ = part;
-        true
-    }
+    is_in(part, true)
 }
 
 /// Whether `part` is loaded, without tracking (for the store, outside views); starts loading it when
 /// it is not. Always true without the split.
 pub fn loaded(part: Part) -> bool {
+    is_in(part, false)
+}
+
+/// Whether `part` is loaded, read `tracked` or not in the split build; starts loading it when it is
+/// not. Always true without the split.
+fn is_in(part: Part, tracked: bool) -> bool {
     #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split::loaded(part);
+    return split::is_in(part, tracked);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     {
-        let _ = part;
+        let _ = (part, tracked);
         true
     }
 }

@@ -23,6 +23,8 @@ pub mod net;
 pub mod pwa;
 pub mod state;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 pub mod unsent;
 pub mod virtual_window;
 

@@ -118,6 +118,17 @@ struct Frame {
     children: Vec<MdNode>,
 }
 
+impl Frame {
+    /// An element opened, with no children yet.
+    fn open(tag: MdTag, attrs: Vec<(&'static str, String)>) -> Self {
+        Frame {
+            tag,
+            attrs,
+            children: vec![],
+        }
+    }
+}
+
 /// The CommonMark extensions the console renders.
 const OPTIONS: Options = Options::ENABLE_TABLES
     .union(Options::ENABLE_STRIKETHROUGH)
@@ -133,11 +144,7 @@ pub use cut::paragraph_cut;
 /// Parses markdown into the inert tree.
 pub fn parse(markdown: &str) -> Vec<MdNode> {
     let opts = OPTIONS;
-    let mut stack: Vec<Frame> = vec![Frame {
-        tag: MdTag::Div,
-        attrs: vec![],
-        children: vec![],
-    }];
+    let mut stack: Vec<Frame> = vec![Frame::open(MdTag::Div, vec![])];
     let mut in_thead = false;
     let mut tbody_open = false;
     for ev in Parser::new_ext(markdown, opts) {
@@ -152,11 +159,7 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                             CodeBlockKind::Fenced(lang) => code_class(&lang),
                             CodeBlockKind::Indented => None,
                         };
-                        stack.push(Frame {
-                            tag: MdTag::Pre,
-                            attrs: vec![],
-                            children: vec![],
-                        });
+                        stack.push(Frame::open(MdTag::Pre, vec![]));
                         let attrs = class.map(|c| vec![("class", c)]).unwrap_or_default();
                         (MdTag::Code, attrs, false)
                     }
@@ -186,21 +189,13 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                     Tag::Table(_) => (MdTag::Table, vec![], false),
                     Tag::TableHead => {
                         in_thead = true;
-                        stack.push(Frame {
-                            tag: MdTag::Thead,
-                            attrs: vec![],
-                            children: vec![],
-                        });
+                        stack.push(Frame::open(MdTag::Thead, vec![]));
                         (MdTag::Tr, vec![], false)
                     }
                     Tag::TableRow => {
                         if !tbody_open {
                             tbody_open = true;
-                            stack.push(Frame {
-                                tag: MdTag::Tbody,
-                                attrs: vec![],
-                                children: vec![],
-                            });
+                            stack.push(Frame::open(MdTag::Tbody, vec![]));
                         }
                         (MdTag::Tr, vec![], false)
                     }
@@ -240,11 +235,7 @@ pub fn parse(markdown: &str) -> Vec<MdNode> {
                     }
                     Tag::MetadataBlock(_) => (MdTag::Pre, vec![], false),
                 };
-                stack.push(Frame {
-                    tag: t,
-                    attrs,
-                    children: vec![],
-                });
+                stack.push(Frame::open(t, attrs));
                 if image {
                     push(&mut stack, MdNode::Text("🖼 ".into()));
                 }
@@ -494,21 +485,27 @@ mod tests {
         }
     }
 
+    /// `text` is one paragraph as a whole, and no cut is taken in it.
+    #[track_caller]
+    fn assert_whole_and_uncut(text: &str) {
+        assert!(
+            into_paragraph(parse(text)).is_ok(),
+            "the whole is a paragraph"
+        );
+        assert_eq!(paragraph_cut(text), None);
+    }
+
     /// Found by the fuzz target: text after a cut whose first line holds a `|` can be a table on
     /// its own (`b |` over `|---`) where the whole paragraph is not (`| a | b |` over `|---`: two
     /// header cells, one delimiter).
     #[test]
     fn no_cut_leaves_a_pipe_on_the_line_after_it() {
         let text = "| a | b |\n|---\r\0\0\0\0\0\0\0\0\0\0\u{1}\n";
-        assert!(
-            into_paragraph(parse(text)).is_ok(),
-            "the whole is a paragraph"
-        );
+        assert_whole_and_uncut(text);
         assert!(
             into_paragraph(parse(&text[6..])).is_err(),
             "cut at 6, the rest is a table"
         );
-        assert_eq!(paragraph_cut(text), None);
         // Elsewhere in the same paragraph a cut is still taken: after the pipes' line.
         let text = "| a | b |\n|--- and some more words here";
         let (cut, _) = paragraph_cut(text).unwrap();
@@ -521,11 +518,7 @@ mod tests {
     #[test]
     fn no_cut_in_a_paragraph_that_may_open_with_definitions() {
         let text = "\t\t\n\n[ref]: http:/.\t\t\t\t\t\t\n[ref]: http:/.\t\t\t\t\t\t\t\r\t\t\t\tf]:\u{1}\0\0f\t\t\t\t\t\t\t\t\r\t\t\t\t\t";
-        assert!(
-            into_paragraph(parse(text)).is_ok(),
-            "the whole is a paragraph"
-        );
-        assert_eq!(paragraph_cut(text), None);
+        assert_whole_and_uncut(text);
         let text = "[ref]: https://example.com\nwords that use [ref] and go on for a while here";
         assert_eq!(paragraph_cut(text), None);
         // Any other paragraph is still cut.

@@ -158,6 +158,7 @@ impl Nav {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::summary;
 
     #[test]
     fn paths_round_trip() {
@@ -171,13 +172,6 @@ mod tests {
         );
         assert_eq!(percent_decode("%zz%41"), "%zzA");
         assert_eq!(percent_decode("100%"), "100%");
-    }
-
-    fn summary(id: &str, state: &str, pending: u64) -> SessionSummary {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "state": state, "pending_permissions": pending
-        }))
-        .unwrap()
     }
 
     #[test]

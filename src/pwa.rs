@@ -155,50 +155,49 @@ pub fn is_ios(user_agent: &str, platform: &str, max_touch_points: u32) -> bool {
         || (platform == "MacIntel" && max_touch_points > 1)
 }
 
+/// Browsers by what their user agent says, the first that matches winning (Edge, Opera and
+/// Samsung Internet also say "Chrome/", and most say "Safari/").
+const BROWSERS: &[(&[&str], &str)] = &[
+    (&["Edg/", "EdgA/", "EdgiOS/"], "Edge"),
+    (&["OPR/"], "Opera"),
+    (&["SamsungBrowser/"], "Samsung Internet"),
+    (&["Firefox/", "FxiOS/"], "Firefox"),
+    (&["CriOS/", "Chrome/"], "Chrome"),
+    (&["Safari/"], "Safari"),
+];
+
+/// Systems by what a user agent says, the first that matches winning (an iPhone's also says
+/// "Mac OS X", Android's "Linux").
+const SYSTEMS: &[(&[&str], &str)] = &[
+    (&["iPhone"], "iPhone"),
+    (&["iPad"], "iPad"),
+    (&["Android"], "Android"),
+    (&["CrOS"], "ChromeOS"),
+    (&["Windows"], "Windows"),
+    (&["Mac OS X", "Macintosh"], "macOS"),
+    (&["Linux"], "Linux"),
+];
+
+/// The name of the first entry of `table` one of whose markers `ua` contains.
+fn first_match(ua: &str, table: &[(&[&str], &'static str)]) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|(markers, _)| markers.iter().any(|m| ua.contains(m)))
+        .map(|(_, name)| *name)
+}
+
 /// A readable name for this device ("Chrome on Android"), from the user agent and, where the
 /// browser offers it, `navigator.userAgentData.platform`.
 pub fn device_label(user_agent: &str, ua_data_platform: Option<&str>) -> String {
     let ua = user_agent;
-    let browser = if ua.contains("Edg/") || ua.contains("EdgA/") || ua.contains("EdgiOS/") {
-        "Edge"
-    } else if ua.contains("OPR/") {
-        "Opera"
-    } else if ua.contains("SamsungBrowser/") {
-        "Samsung Internet"
-    } else if ua.contains("Firefox/") || ua.contains("FxiOS/") {
-        "Firefox"
-    } else if ua.contains("CriOS/") || ua.contains("Chrome/") {
-        if ua.contains("HeadlessChrome") {
-            "Headless Chrome"
-        } else {
-            "Chrome"
-        }
-    } else if ua.contains("Safari/") {
-        "Safari"
-    } else {
-        "Browser"
+    let browser = match first_match(ua, BROWSERS).unwrap_or("Browser") {
+        "Chrome" if ua.contains("HeadlessChrome") => "Headless Chrome",
+        b => b,
     };
     let os = match ua_data_platform.filter(|p| !p.is_empty()) {
-        Some("macOS") if ua.contains("iPad") => "iPad".to_string(),
-        Some(p) => p.to_string(),
-        None => if ua.contains("iPhone") {
-            "iPhone"
-        } else if ua.contains("iPad") {
-            "iPad"
-        } else if ua.contains("Android") {
-            "Android"
-        } else if ua.contains("CrOS") {
-            "ChromeOS"
-        } else if ua.contains("Windows") {
-            "Windows"
-        } else if ua.contains("Mac OS X") || ua.contains("Macintosh") {
-            "macOS"
-        } else if ua.contains("Linux") {
-            "Linux"
-        } else {
-            "this device"
-        }
-        .to_string(),
+        Some("macOS") if ua.contains("iPad") => "iPad",
+        Some(p) => p,
+        None => first_match(ua, SYSTEMS).unwrap_or("this device"),
     };
     format!("{browser} on {os}")
 }
@@ -320,6 +319,7 @@ pub fn classify_subscribe_error(name: &str, message: &str) -> PushError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::summary;
 
     fn caps() -> Capabilities {
         Capabilities {
@@ -452,13 +452,6 @@ mod tests {
         );
         assert!(!is_ios(IPAD_DESKTOP_UA, "MacIntel", 0), "a Mac");
         assert!(!is_ios(ANDROID_CHROME, "Linux armv8l", 5));
-    }
-
-    fn summary(id: &str, state: &str, pending: u64) -> SessionSummary {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "state": state, "pending_permissions": pending
-        }))
-        .unwrap()
     }
 
     #[test]

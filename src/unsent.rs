@@ -111,19 +111,21 @@ fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
 }
 
-/// The session's kept messages, oldest first.
-pub fn load_entries(session_id: &str) -> Vec<Entry> {
+/// The session's stored list, if storage has one.
+fn stored(session_id: &str) -> Option<String> {
     #[cfg(target_arch = "wasm32")]
     if let Some(s) = storage() {
-        return s
-            .get_item(&key(session_id))
-            .ok()
-            .flatten()
-            .map(|v| parse_entries(&v))
-            .unwrap_or_default();
+        return s.get_item(&key(session_id)).ok().flatten();
     }
     let _ = session_id;
-    Vec::new()
+    None
+}
+
+/// The session's kept messages, oldest first.
+pub fn load_entries(session_id: &str) -> Vec<Entry> {
+    stored(session_id)
+        .map(|v| parse_entries(&v))
+        .unwrap_or_default()
 }
 
 /// Keeps a message (adds it, or replaces the one with its uuid). When storage has no room for its
@@ -153,17 +155,7 @@ pub fn remember_entry(session_id: &str, entry: &Entry) -> Option<Entry> {
 
 /// The session's unsent prompts, oldest first.
 pub fn load(session_id: &str) -> Vec<(String, String)> {
-    #[cfg(target_arch = "wasm32")]
-    if let Some(s) = storage() {
-        return s
-            .get_item(&key(session_id))
-            .ok()
-            .flatten()
-            .map(|v| parse(&v))
-            .unwrap_or_default();
-    }
-    let _ = session_id;
-    Vec::new()
+    stored(session_id).map(|v| parse(&v)).unwrap_or_default()
 }
 
 /// Keeps a prompt until the relay has it. Storage being full or disabled only loses this safety net.

@@ -16,8 +16,11 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 mod builders;
 #[path = "model/results_system.rs"]
 mod results_system;
+#[path = "model/rows.rs"]
+mod rows;
 
 use builders::*;
+use rows::rows;
 
 // ---------------------------------------------------------------- streaming
 
@@ -25,10 +28,10 @@ use builders::*;
 fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_duplicate() {
     let frames = streamed_turn();
     let mut s = Session::new();
-    apply_all(&mut s, &frames[..4]);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Text("Hello **world**".into())]
+    apply_expecting(
+        &mut s,
+        &frames[..4],
+        vec![Block::Text("Hello **world**".into())],
     );
     let key = s.order()[0].clone();
     match &s.item(&key).unwrap().kind {
@@ -38,10 +41,10 @@ fn streaming_text_appears_before_the_durable_frame_and_is_replaced_without_dupli
         }
         _ => panic!("first row is the assistant"),
     }
-    apply_all(&mut s, &frames[4..7]);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Text("Hello **world**!".into())]
+    apply_expecting(
+        &mut s,
+        &frames[4..7],
+        vec![Block::Text("Hello **world**!".into())],
     );
     match &s.item(&key).unwrap().kind {
         ItemKind::Assistant(a) => assert!(a.blocks[0].durable && a.uuid.is_some()),
@@ -96,8 +99,7 @@ fn a_subagents_new_message_closes_its_own_thread_and_the_result_closes_all() {
 fn deltas_arriving_after_their_durable_frame_show_nothing_twice() {
     let frames = streamed_turn();
     let durable = only_durable(&frames);
-    let mut once = Session::new();
-    apply_all(&mut once, &durable);
+    let once = session_of(&durable);
     let mut late = Session::new();
     // Each message's durable frames first, then its stream events.
     let (msg1, rest): (Vec<_>, Vec<_>) = frames[..15]
@@ -143,10 +145,8 @@ fn partial_tool_input_json_shows_the_forming_command() {
 #[test]
 fn full_turn_final_state_and_identical_without_deltas() {
     let frames = streamed_turn();
-    let mut a = Session::new();
-    apply_all(&mut a, &frames);
-    let mut b = Session::new();
-    apply_all(&mut b, &only_durable(&frames));
+    let a = session_of(&frames);
+    let b = session_of(&only_durable(&frames));
     assert_eq!(a.snapshot(), b.snapshot());
     assert_eq!(rows_of_role(&a, "assistant"), 2);
     assert_eq!(a.tool("toolu_1").unwrap().status, ToolStatus::Done);
@@ -160,8 +160,7 @@ fn full_turn_final_state_and_identical_without_deltas() {
 #[test]
 fn deltas_lost_in_the_middle_of_a_block_are_healed_by_the_durable_frame() {
     let frames = streamed_turn();
-    let mut full = Session::new();
-    apply_all(&mut full, &frames);
+    let full = session_of(&frames);
     // Drop a middle text delta and the second JSON delta (a reconnect gap).
     let lossy: Vec<Value> = frames
         .iter()
@@ -169,8 +168,7 @@ fn deltas_lost_in_the_middle_of_a_block_are_healed_by_the_durable_frame() {
         .filter(|(i, _)| *i != 3 && *i != 9)
         .map(|(_, f)| f.clone())
         .collect();
-    let mut s = Session::new();
-    apply_all(&mut s, &lossy);
+    let s = session_of(&lossy);
     assert_eq!(full.snapshot(), s.snapshot());
 }
 
@@ -197,30 +195,23 @@ fn thinking_streams_and_is_replaced() {
         block_stop(m, 1),
         message_stop(m),
     ];
-    let mut s = Session::new();
-    apply_all(&mut s, &frames[..4]);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Thinking("Let me check".into())]
-    );
-    apply_all(&mut s, &frames[4..]);
-    assert_eq!(
-        assistant_blocks(&s),
+    let s = streamed_then_settled(
+        &frames,
+        4,
+        vec![Block::Thinking("Let me check".into())],
         vec![
             Block::Thinking("Let me check".into()),
-            Block::Text("Answer".into())
-        ]
+            Block::Text("Answer".into()),
+        ],
     );
-    let mut b = Session::new();
-    apply_all(&mut b, &only_durable(&frames));
+    let b = session_of(&only_durable(&frames));
     assert_eq!(s.snapshot(), b.snapshot());
 }
 
 #[test]
 fn redelivered_durable_frames_change_nothing() {
     let frames = streamed_turn();
-    let mut a = Session::new();
-    apply_all(&mut a, &frames);
+    let mut a = session_of(&frames);
     let before = a.snapshot();
     for f in only_durable(&frames) {
         a.apply_value(&f);
@@ -260,25 +251,17 @@ fn interrupt_abandons_streamed_blocks_from_the_index_on() {
     assert_eq!(s.interrupt_state(), InterruptState::Requested);
     s.apply_value(&json!({"type": "control_response", "response": {"subtype": "success", "request_id": "req_int", "response": {"still_queued": []}}}));
     assert_eq!(s.interrupt_state(), InterruptState::Acknowledged);
-    apply_all(&mut s, &frames);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Text("Partial ans".into())]
-    );
+    apply_expecting(&mut s, &frames, vec![Block::Text("Partial ans".into())]);
     assert!(
         s.tool("toolu_x").is_none(),
         "the abandoned tool_use leaves no card"
     );
-    let synthetic = s
-        .order()
-        .iter()
-        .find_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::User(u) => Some(u.origin),
-            _ => None,
-        });
-    assert_eq!(synthetic, Some(UserOrigin::Synthetic));
-    let mut b = Session::new();
-    apply_all(&mut b, &only_durable(&frames));
+    let origins = rows(&s, |k| match k {
+        ItemKind::User(u) => Some(u.origin),
+        _ => None,
+    });
+    assert_eq!(origins.first(), Some(&UserOrigin::Synthetic));
+    let b = session_of(&only_durable(&frames));
     assert_eq!(s.snapshot()["rows"], b.snapshot()["rows"]);
     assert_eq!(s.state(), SessionState::Idle);
 }
@@ -297,20 +280,14 @@ fn stream_error_drops_the_partial_block_and_the_silent_retry_shows_once() {
             "content": [text("The full answer.")], "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}}, "parent_tool_use_id": null, "session_id": "s", "uuid": uuid_like()}),
         result(0.02, json!({})),
     ];
-    let mut s = Session::new();
-    apply_all(&mut s, &frames[..3]);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Text("This will be cut o".into())]
-    );
-    apply_all(&mut s, &frames[3..]);
-    assert_eq!(
-        assistant_blocks(&s),
-        vec![Block::Text("The full answer.".into())]
+    let s = streamed_then_settled(
+        &frames,
+        3,
+        vec![Block::Text("This will be cut o".into())],
+        vec![Block::Text("The full answer.".into())],
     );
     assert_eq!(rows_of_role(&s, "assistant"), 1);
-    let mut b = Session::new();
-    apply_all(&mut b, &only_durable(&frames));
+    let b = session_of(&only_durable(&frames));
     assert_eq!(s.snapshot(), b.snapshot());
 }
 
@@ -333,12 +310,18 @@ fn tool_turn(tool: &str, input: Value) -> Vec<Value> {
     ]
 }
 
+/// Applies to `s` a turn calling `tool` with `input` (`toolu_p`), and the CLI asking permission
+/// for it (request `r1`).
+fn ask_permission(s: &mut Session, tool: &str, input: Value) {
+    apply_all(s, &tool_turn(tool, input.clone()));
+    s.apply_value(&can_use_tool("r1", "toolu_p", tool, input));
+}
+
 #[test]
 fn permission_allow_with_edited_input_shows_what_ran() {
     let input = json!({"command": "rm -rf build", "description": "Clean"});
     let mut s = Session::new();
-    apply_all(&mut s, &tool_turn("Bash", input.clone()));
-    s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", input.clone()));
+    ask_permission(&mut s, "Bash", input.clone());
     assert_eq!(
         s.tool("toolu_p").unwrap().status,
         ToolStatus::PendingPermission
@@ -373,8 +356,7 @@ fn permission_allow_with_edited_input_shows_what_ran() {
 fn unedited_allow_is_not_marked_edited() {
     let input = json!({"command": "make"});
     let mut s = Session::new();
-    apply_all(&mut s, &tool_turn("Bash", input.clone()));
-    s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", input.clone()));
+    ask_permission(&mut s, "Bash", input.clone());
     s.apply_value(&allow("r1", input));
     assert!(!s.tool("toolu_p").unwrap().edited());
 }
@@ -383,8 +365,7 @@ fn unedited_allow_is_not_marked_edited() {
 fn deny_then_error_result_is_denied_with_the_message() {
     let input = json!({"command": "curl evil"});
     let mut s = Session::new();
-    apply_all(&mut s, &tool_turn("Bash", input.clone()));
-    s.apply_value(&can_use_tool("r1", "toolu_p", "Bash", input));
+    ask_permission(&mut s, "Bash", input);
     s.apply_from(Source::Client, &deny("r1", "Not that"));
     assert_eq!(s.tool("toolu_p").unwrap().status, ToolStatus::Denied);
     s.apply_value(&tool_result("toolu_p", "Not that", true));
@@ -415,13 +396,7 @@ fn tool_progress_sets_elapsed_time() {
 #[test]
 fn prompt_answered_by_another_controller_closes_with_a_notice() {
     let mut s = Session::new();
-    apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
-    s.apply_value(&can_use_tool(
-        "r1",
-        "toolu_p",
-        "Bash",
-        json!({"command": "ls"}),
-    ));
+    ask_permission(&mut s, "Bash", json!({"command": "ls"}));
     s.apply_from(Source::Client, &allow("r1", json!({"command": "ls"})));
     assert!(s.prompts().is_empty());
     assert_eq!(s.settled("r1"), Some(&SettledBy::Other));
@@ -433,13 +408,7 @@ fn prompts_settled_in_the_history_of_an_opened_session_say_nothing() {
     // Opening a session replays its log: a prompt answered long ago was never shown here.
     let mut s = Session::new();
     s.set_replaying(true);
-    apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
-    s.apply_value(&can_use_tool(
-        "r1",
-        "toolu_p",
-        "Bash",
-        json!({"command": "ls"}),
-    ));
+    ask_permission(&mut s, "Bash", json!({"command": "ls"}));
     s.apply_from(Source::Client, &allow("r1", json!({"command": "ls"})));
     s.set_replaying(false);
     assert!(s.prompts().is_empty());
@@ -544,13 +513,7 @@ fn relay_timeout_deny_settles_and_says_so() {
 #[test]
 fn observer_sees_prompts_but_is_never_asked() {
     let mut s = Session::observer();
-    apply_all(&mut s, &tool_turn("Bash", json!({"command": "ls"})));
-    s.apply_value(&can_use_tool(
-        "r1",
-        "toolu_p",
-        "Bash",
-        json!({"command": "ls"}),
-    ));
+    ask_permission(&mut s, "Bash", json!({"command": "ls"}));
     assert!(s.is_observer());
     assert_eq!(s.state(), SessionState::RequiresAction);
     assert!(!s.needs_you());
@@ -623,35 +586,20 @@ fn coalesced_queued_prompts_show_each_prompt_once() {
     }
     s.apply_value(&user_replay("q1", "first"));
     s.apply_value(&user_replay("q2", "first\nsecond"));
-    let texts: Vec<(String, bool)> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
+    let texts = |s: &Session| -> Vec<(String, bool)> {
+        rows(s, |k| match k {
             ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
             _ => None,
         })
-        .collect();
-    assert_eq!(
-        texts,
-        vec![("first".into(), false), ("second".into(), true)]
-    );
+    };
+    let each_once = vec![("first".into(), false), ("second".into(), true)];
+    assert_eq!(texts(&s), each_once);
 
     // Seen only through the CLI's replays (another client's prompts).
     let mut o = Session::new();
     o.apply_value(&user_replay("q1", "first"));
     o.apply_value(&user_replay("q2", "first\nsecond"));
-    let texts: Vec<(String, bool)> = o
-        .order()
-        .iter()
-        .filter_map(|k| match &o.item(k).unwrap().kind {
-            ItemKind::User(u) => Some((u.text.clone(), u.coalesced)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        texts,
-        vec![("first".into(), false), ("second".into(), true)]
-    );
+    assert_eq!(texts(&o), each_once);
 }
 
 #[test]
@@ -663,14 +611,10 @@ fn cli_made_user_frames_are_labelled() {
         "cmd",
         "<local-command-stdout>Set model to opus</local-command-stdout>",
     ));
-    let origins: Vec<_> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::User(u) => Some(u.origin),
-            _ => None,
-        })
-        .collect();
+    let origins = rows(&s, |k| match k {
+        ItemKind::User(u) => Some(u.origin),
+        _ => None,
+    });
     assert_eq!(
         origins,
         vec![UserOrigin::Synthetic, UserOrigin::LocalCommand]

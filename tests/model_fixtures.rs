@@ -9,6 +9,11 @@ use bridge_console::state::{
 };
 use serde_json::Value;
 
+#[path = "model/rows.rs"]
+mod rows;
+
+use rows::rows;
+
 /// The frames of a capture file: `<< ` lines are the CLI's (source worker), `>> ` lines what the client
 /// wrote (source client, as the relay echoes them).
 fn frames_of(path: &std::path::Path) -> Vec<(Source, Value)> {
@@ -78,13 +83,10 @@ fn run(frames: &[(Source, Value)], mut keep: impl FnMut(&Value) -> bool) -> Sess
 }
 
 fn raw_rows(s: &Session) -> Vec<String> {
-    s.order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Raw(r) => Some(r.label.clone()),
-            _ => None,
-        })
-        .collect()
+    rows(s, |k| match k {
+        ItemKind::Raw(r) => Some(r.label.clone()),
+        _ => None,
+    })
 }
 
 fn assistant_texts(s: &Session) -> Vec<String> {
@@ -201,14 +203,10 @@ fn capture_replayed_through_a_relay_with_client_echoes() {
         for (source, v) in &frames {
             s.apply_from(source.clone(), v);
         }
-        let users: Vec<_> = s
-            .order()
-            .iter()
-            .filter_map(|k| match &s.item(k).unwrap().kind {
-                ItemKind::User(u) => Some(u.text.clone()),
-                _ => None,
-            })
-            .collect();
+        let users: Vec<_> = rows(&s, |k| match k {
+            ItemKind::User(u) => Some(u.text.clone()),
+            _ => None,
+        });
         assert_eq!(
             users,
             vec!["Run echo hello".to_string()],
@@ -294,19 +292,18 @@ fn mcp_elicitation_capture_opens_a_form_prompt_and_settles() {
     assert!(raw_rows(&s).is_empty(), "{:?}", raw_rows(&s));
     assert_eq!(s.state(), SessionState::Idle);
     // What was entered stays in the transcript, after the tool card, whatever the tool returns.
-    let form = s
-        .order()
-        .iter()
-        .find_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::System(row) => match &row.kind {
-                SystemKind::Notice { title, text, .. } if title == "form · asker" => {
-                    Some(text.clone())
-                }
-                _ => None,
-            },
+    let form = rows(&s, |k| match k {
+        ItemKind::System(row) => match &row.kind {
+            SystemKind::Notice { title, text, .. } if title == "form · asker" => {
+                Some(text.clone())
+            }
             _ => None,
-        })
-        .expect("a row for the answered form");
+        },
+        _ => None,
+    })
+    .into_iter()
+    .next()
+    .expect("a row for the answered form");
     assert_eq!(
         form,
         "Another window submitted: answer = Nimbus, urgent = yes"

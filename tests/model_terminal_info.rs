@@ -10,6 +10,11 @@ use bridge_console::state::{ItemKind, McpServer, Session, Source, TaskStatus, ta
 use bridge_protocol::McpServerState;
 use serde_json::{Value, json};
 
+#[path = "model/rows.rs"]
+mod rows;
+
+use rows::rows;
+
 /// `<< ` lines are the CLI's, `>> ` lines what the client wrote (as the relay echoes them).
 fn capture(name: &str) -> Vec<(Source, Value)> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
@@ -85,29 +90,27 @@ fn the_task_list_follows_each_task_call_live() {
 #[test]
 fn task_cards_say_what_happened_in_one_line() {
     let s = session_of(&capture("tasks-interrupt"));
-    let lines: Vec<String> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k)?.kind {
-            ItemKind::Assistant(a) => Some(a.blocks.clone()),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|slot| match slot.block {
-            bridge_console::state::Block::ToolUse(id) => s.tool(&id).cloned(),
-            _ => None,
-        })
-        .filter(|t| t.name.starts_with("Task"))
-        .map(|t| {
-            card_line(
-                &t.name,
-                &t.display_input(),
-                t.output
-                    .as_ref()
-                    .map(|o| (o.text.as_str(), o.structured.as_ref(), o.is_error)),
-            )
-        })
-        .collect();
+    let lines: Vec<String> = rows(&s, |k| match k {
+        ItemKind::Assistant(a) => Some(a.blocks.clone()),
+        _ => None,
+    })
+    .into_iter()
+    .flatten()
+    .filter_map(|slot| match slot.block {
+        bridge_console::state::Block::ToolUse(id) => s.tool(&id).cloned(),
+        _ => None,
+    })
+    .filter(|t| t.name.starts_with("Task"))
+    .map(|t| {
+        card_line(
+            &t.name,
+            &t.display_input(),
+            t.output
+                .as_ref()
+                .map(|o| (o.text.as_str(), o.structured.as_ref(), o.is_error)),
+        )
+    })
+    .collect();
     assert_eq!(
         lines,
         [
@@ -124,15 +127,12 @@ fn task_cards_say_what_happened_in_one_line() {
 #[test]
 fn the_interrupted_turn_hides_the_cli_diagnostic() {
     let s = session_of(&capture("tasks-interrupt"));
-    let last = s
-        .order()
-        .iter()
-        .rev()
-        .find_map(|k| match &s.item(k)?.kind {
-            ItemKind::Result(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let last = rows(&s, |k| match k {
+        ItemKind::Result(r) => Some(r.clone()),
+        _ => None,
+    })
+    .pop()
+    .unwrap();
     assert_eq!(last.subtype, "error_during_execution");
     assert!(
         last.errors
@@ -193,14 +193,11 @@ fn a_turn_with_nothing_billed_costs_zero_not_minus_zero() {
         "model_usage_since_last_result": {},
         "uuid": "6f3c8f58-0c1a-4f43-9a43-3e1e1c1f0001", "session_id": "s"
     }));
-    let row = s
-        .order()
-        .iter()
-        .find_map(|k| match &s.item(k)?.kind {
-            ItemKind::Result(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let row = rows(&s, |k| match k {
+        ItemKind::Result(r) => Some(r.clone()),
+        _ => None,
+    })
+    .remove(0);
     assert!(
         row.turn_cost == 0.0 && row.turn_cost.is_sign_positive(),
         "turn cost {:?}",

@@ -38,9 +38,15 @@ fn system_rows(s: &Session) -> Vec<(Option<String>, SystemKind)> {
         .collect()
 }
 
-fn last_notice(s: &Session) -> (String, String, String) {
+/// The last system row must be a notice saying `text` under `title`, at `level`.
+#[track_caller]
+fn assert_last_notice(s: &Session, title: &str, text: &str, level: &str) {
     match system_rows(s).pop().map(|(_, k)| k) {
-        Some(SystemKind::Notice { title, text, level }) => (title, text, level),
+        Some(SystemKind::Notice {
+            title: t,
+            text: x,
+            level: l,
+        }) => assert_eq!((t.as_str(), x.as_str(), l.as_str()), (title, text, level)),
         other => panic!("no notice row: {other:?}"),
     }
 }
@@ -130,77 +136,44 @@ fn system_rows_read_their_typed_fields() {
             "compact_error": "context too small"}),
     ));
     assert_eq!(s.info().permission_mode.as_deref(), Some("plan"));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "compaction".into(),
-            "context too small".into(),
-            "error".into()
-        )
-    );
+    assert_last_notice(&s, "compaction", "context too small", "error");
     s.apply_value(&sys(
         "hook_response",
         13,
         json!({"hook_id": "h1", "hook_name": "lint", "hook_event": "PostToolUse", "output": "2 warnings",
             "stdout": "ignored", "stderr": "", "exit_code": 1, "outcome": "error"}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "hook".into(),
-            "lint: error\n2 warnings".into(),
-            "warning".into()
-        )
-    );
+    assert_last_notice(&s, "hook", "lint: error\n2 warnings", "warning");
     s.apply_value(&sys(
         "notification",
         14,
         json!({"key": "k", "text": "Update ready", "priority": "immediate"}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "notification".into(),
-            "Update ready".into(),
-            "warning".into()
-        )
-    );
+    assert_last_notice(&s, "notification", "Update ready", "warning");
     // A text key the type does not model still wins in the documented order (message before reason).
     s.apply_value(&sys(
         "worker_shutting_down",
         15,
         json!({"reason": "idle", "message": "Shutting down for maintenance"}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "worker shutting down".into(),
-            "Shutting down for maintenance".into(),
-            "warning".into()
-        )
+    assert_last_notice(
+        &s,
+        "worker shutting down",
+        "Shutting down for maintenance",
+        "warning",
     );
     s.apply_value(&sys(
         "informational",
         16,
         json!({"content": "Heads up", "level": "notice"}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        ("information".into(), "Heads up".into(), "notice".into())
-    );
+    assert_last_notice(&s, "information", "Heads up", "notice");
     s.apply_value(&sys(
         "session_writes_lost",
         17,
         json!({"error_code": "disk_full", "lost": ["a"]}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "session writes lost".into(),
-            "session writes lost".into(),
-            "warning".into()
-        )
-    );
+    assert_last_notice(&s, "session writes lost", "session writes lost", "warning");
     s.apply_value(&sys(
         "commands_changed",
         18,
@@ -269,28 +242,14 @@ fn task_frames_update_the_tool_card_from_typed_fields() {
     ));
     let task = s.tool("toolu_task").unwrap().task.clone().unwrap();
     assert_eq!(task.summary.as_deref(), Some("Found 3 modules"));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "task completed".into(),
-            "Found 3 modules".into(),
-            "info".into()
-        )
-    );
+    assert_last_notice(&s, "task completed", "Found 3 modules", "info");
     // A task with no tool card gets a row of its own.
     s.apply_value(&sys(
         "task_started",
         34,
         json!({"task_id": "t9", "description": "Background bash"}),
     ));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "task started".into(),
-            "Background bash".into(),
-            "info".into()
-        )
-    );
+    assert_last_notice(&s, "task started", "Background bash", "info");
 }
 
 #[test]
@@ -306,13 +265,11 @@ fn permission_denied_marks_the_tool_and_says_why() {
     let tool = s.tool("toolu_d").unwrap();
     assert_eq!(tool.status, ToolStatus::Denied);
     assert_eq!(tool.deny_message.as_deref(), Some("Denied by rule"));
-    assert_eq!(
-        last_notice(&s),
-        (
-            "permission denied".into(),
-            "Bash was denied: Denied by rule".into(),
-            "warning".into()
-        )
+    assert_last_notice(
+        &s,
+        "permission denied",
+        "Bash was denied: Denied by rule",
+        "warning",
     );
 }
 

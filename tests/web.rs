@@ -6,18 +6,13 @@
 //! the model picker is never empty, and session items name themselves and hold their actions.
 #![cfg(target_arch = "wasm32")]
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use bridge_console::components::session_list::SessionItem;
 use bridge_console::components::{
     Composer, ConnectionStatus, ModelSelect, PromptDock, SessionView, Transcript,
 };
-use bridge_console::nav::Nav;
-use bridge_console::net::{ConnState, Incoming, Me, NetError, Sender, SessionSummary, StreamEvent};
+use bridge_console::net::{ConnState, Incoming, Me, SessionSummary, StreamEvent};
 use bridge_console::state::{Session, Source};
 use bridge_console::store::Store;
-use futures::future::LocalBoxFuture;
 use leptos::prelude::*;
 use leptos::task::tick;
 use serde_json::{Value, json};
@@ -28,84 +23,23 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "web/dialogs.rs"]
 mod dialogs;
+#[path = "web/mounted.rs"]
+mod mounted;
 #[path = "web/scroll.rs"]
 mod scroll;
 
-/// Records what the console would post.
-#[derive(Default)]
-struct FakeSender {
-    sent: Rc<RefCell<Vec<Value>>>,
-}
-
-impl Sender for FakeSender {
-    fn post_event(
-        &self,
-        _session_id: &str,
-        payload: Value,
-    ) -> LocalBoxFuture<'static, Result<(), NetError>> {
-        self.sent.borrow_mut().push(payload);
-        Box::pin(async { Ok(()) })
-    }
-}
-
-struct Mounted {
-    root: web_sys::HtmlElement,
-    store: Store,
-    sent: Rc<RefCell<Vec<Value>>>,
-    _handle: Box<dyn std::any::Any>,
-}
-
-impl Mounted {
-    fn all(&self, selector: &str) -> Vec<web_sys::Element> {
-        let list = self.root.query_selector_all(selector).unwrap();
-        (0..list.length())
-            .filter_map(|i| list.item(i))
-            .filter_map(|n| n.dyn_into().ok())
-            .collect()
-    }
-    fn one(&self, selector: &str) -> web_sys::HtmlElement {
-        self.root
-            .query_selector(selector)
-            .unwrap()
-            .unwrap_or_else(|| panic!("no element matches {selector}"))
-            .dyn_into()
-            .unwrap()
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        self.root.remove();
-    }
-}
+use mounted::{Mounted, mount_in, new_root};
 
 /// Mounts `view` under a fresh store (fake sender, an open session "s1") and a router.
 fn mount<V: IntoView + 'static>(observer: bool, view: impl FnOnce() -> V + 'static) -> Mounted {
-    let doc = document();
-    let root: web_sys::HtmlElement = doc.create_element("div").unwrap().dyn_into().unwrap();
+    let root = new_root();
     root.style().set_property("height", "600px").unwrap();
-    doc.body().unwrap().append_child(&root).unwrap();
-    let sender = FakeSender::default();
-    let sent = sender.sent.clone();
-    let slot: Rc<RefCell<Option<Store>>> = Rc::default();
-    let slot2 = slot.clone();
-    let handle = leptos::mount::mount_to(root.clone(), move || {
-        let store = Store::new(Rc::new(sender)).provide();
-        provide_context(Nav::new(Some("s1".to_string())));
-        store.session_id.set(Some("s1".into()));
+    let setup = move |store: Store| {
         if observer {
             store.session.set(Session::observer());
         }
-        *slot2.borrow_mut() = Some(store);
-        view()
-    });
-    let store = slot.borrow_mut().take().unwrap();
-    Mounted {
-        root,
-        store,
-        sent,
-        _handle: Box::new(handle),
-    }
+    };
+    mount_in(root, setup, view)
 }
 
 /// Waits for the next animation frame (and the work scheduled in it).

@@ -6,17 +6,13 @@
 //! a draft kept for an update reload comes back in the composer.
 #![cfg(target_arch = "wasm32")]
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use bridge_console::components::{
     Composer, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
 };
-use bridge_console::nav::{ListView, Nav};
-use bridge_console::net::{Me, NetError, PushDevice, Sender, SessionSummary};
+use bridge_console::nav::ListView;
+use bridge_console::net::{Me, PushDevice, SessionSummary};
 use bridge_console::pwa::{self, Capabilities, DeviceRecord, Permission};
 use bridge_console::store::{PushState, RelayOffline, Store};
-use futures::future::LocalBoxFuture;
 use leptos::prelude::*;
 use leptos::task::tick;
 use serde_json::{Value, json};
@@ -25,76 +21,21 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-struct NoSender;
+#[path = "web/mounted.rs"]
+mod mounted;
 
-impl Sender for NoSender {
-    fn post_event(&self, _: &str, _: Value) -> LocalBoxFuture<'static, Result<(), NetError>> {
-        Box::pin(async { Ok(()) })
-    }
-}
-
-struct Mounted {
-    root: web_sys::HtmlElement,
-    store: Store,
-    nav: Nav,
-    _handle: Box<dyn std::any::Any>,
-}
-
-impl Mounted {
-    fn all(&self, selector: &str) -> Vec<web_sys::HtmlElement> {
-        let list = self.root.query_selector_all(selector).unwrap();
-        (0..list.length())
-            .filter_map(|i| list.item(i))
-            .filter_map(|n| n.dyn_into().ok())
-            .collect()
-    }
-    fn one(&self, selector: &str) -> web_sys::HtmlElement {
-        self.all(selector)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| panic!("no element matches {selector}"))
-    }
-    fn has(&self, selector: &str) -> bool {
-        !self.all(selector).is_empty()
-    }
-    fn text(&self, selector: &str) -> String {
-        self.one(selector).text_content().unwrap_or_default()
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        self.root.remove();
-    }
-}
+use mounted::{Mounted, mount_in, new_root};
 
 /// Mounts `view` under a fresh store (session "s1" open, signed in as `role`) and a router.
 fn mount<V: IntoView + 'static>(role: &str, view: impl FnOnce() -> V + 'static) -> Mounted {
-    let doc = web_sys::window().unwrap().document().unwrap();
-    let root: web_sys::HtmlElement = doc.create_element("div").unwrap().dyn_into().unwrap();
-    doc.body().unwrap().append_child(&root).unwrap();
-    let slot: Rc<RefCell<Option<(Store, Nav)>>> = Rc::default();
-    let slot2 = slot.clone();
     let role = role.to_string();
-    let handle = leptos::mount::mount_to(root.clone(), move || {
-        let store = Store::new(Rc::new(NoSender)).provide();
-        let nav = Nav::new(Some("s1".to_string()));
-        provide_context(nav);
-        store.session_id.set(Some("s1".into()));
+    let setup = move |store: Store| {
         store.me.set(Some(Me {
             role,
             session_id: None,
-        }));
-        *slot2.borrow_mut() = Some((store, nav));
-        view()
-    });
-    let (store, nav) = slot.borrow_mut().take().unwrap();
-    Mounted {
-        root,
-        store,
-        nav,
-        _handle: Box::new(handle),
-    }
+        }))
+    };
+    mount_in(new_root(), setup, view)
 }
 
 fn ready_caps() -> Capabilities {
@@ -117,6 +58,14 @@ fn set_push(m: &Mounted, state: PushState) {
     });
 }
 
+/// What the browser offers, with nothing else set up.
+fn caps_only(caps: Capabilities) -> PushState {
+    PushState {
+        caps,
+        ..PushState::default()
+    }
+}
+
 fn status(m: &Mounted) -> (String, String) {
     let el = m.one("[data-testid=notifications-status]");
     (
@@ -132,93 +81,81 @@ async fn the_panel_says_why_push_cannot_work_and_offers_the_fallback() {
     assert_eq!(panel.get_attribute("role").as_deref(), Some("dialog"));
     assert_eq!(panel.get_attribute("aria-modal").as_deref(), Some("true"));
 
-    // Plain HTTP from another computer: no push, and no in-page notifications either.
-    set_push(
-        &m,
-        PushState {
-            caps: Capabilities {
+    for (push, state, says, enable, in_page) in [
+        // Plain HTTP from another computer: no push, and no in-page notifications either.
+        (
+            caps_only(Capabilities {
                 secure_context: false,
                 service_worker: false,
                 push_manager: false,
                 ..ready_caps()
-            },
-            ..PushState::default()
-        },
-    );
-    tick().await;
-    let (state, text) = status(&m);
-    assert_eq!(state, "insecure");
-    assert!(
-        text.contains("HTTPS") && text.contains("relay.lan:8787"),
-        "{text}"
-    );
-    assert!(!m.has("[data-testid=notifications-enable]"));
-    assert!(!m.has("[data-testid=notifications-enable-inpage]"));
-
-    // iPhone in a Safari tab: install it first; meanwhile this tab can notify.
-    set_push(
-        &m,
-        PushState {
-            caps: Capabilities {
+            }),
+            "insecure",
+            &["HTTPS", "relay.lan:8787"][..],
+            false,
+            false,
+        ),
+        // iPhone in a Safari tab: install it first; meanwhile this tab can notify.
+        (
+            caps_only(Capabilities {
                 ios: true,
                 push_manager: false,
                 ..ready_caps()
-            },
-            ..PushState::default()
-        },
-    );
-    tick().await;
-    let (state, text) = status(&m);
-    assert_eq!(state, "ios-home-screen");
-    assert!(text.contains("Add to Home Screen"), "{text}");
-    assert!(!m.has("[data-testid=notifications-enable]"));
-    assert!(m.has("[data-testid=notifications-enable-inpage]"));
-
-    // Blocked: says where to undo it, offers nothing that would ask again.
-    set_push(
-        &m,
-        PushState {
-            caps: Capabilities {
+            }),
+            "ios-home-screen",
+            &["Add to Home Screen"],
+            false,
+            true,
+        ),
+        // Blocked: says where to undo it, offers nothing that would ask again.
+        (
+            caps_only(Capabilities {
                 permission: Permission::Denied,
                 ..ready_caps()
+            }),
+            "denied",
+            &[],
+            false,
+            false,
+        ),
+        // Push can work: enable (the permission is asked only on that click), no fallback offered.
+        (caps_only(ready_caps()), "off", &[], true, false),
+        // The browser's push service could not be reached: say so, offer the fallback, allow a retry.
+        (
+            PushState {
+                unreachable: Some("push service error".into()),
+                ..caps_only(ready_caps())
             },
-            ..PushState::default()
-        },
-    );
-    tick().await;
-    assert_eq!(status(&m).0, "denied");
-    assert!(!m.has("[data-testid=notifications-enable]"));
-    assert!(!m.has("[data-testid=notifications-enable-inpage]"));
-
-    // Push can work: enable (the permission is asked only on that click), no fallback offered.
-    set_push(
-        &m,
-        PushState {
-            caps: ready_caps(),
-            ..PushState::default()
-        },
-    );
-    tick().await;
-    assert_eq!(status(&m).0, "off");
-    let enable = m.one("[data-testid=notifications-enable]");
-    assert_eq!(enable.text_content().unwrap(), "Enable on this device");
-    assert!(!m.has("[data-testid=notifications-enable-inpage]"));
-
-    // The browser's push service could not be reached: say so, offer the fallback, allow a retry.
-    set_push(
-        &m,
-        PushState {
-            caps: ready_caps(),
-            unreachable: Some("push service error".into()),
-            ..PushState::default()
-        },
-    );
-    tick().await;
-    let (state, text) = status(&m);
-    assert_eq!(state, "unreachable");
-    assert!(text.contains("push service error"), "{text}");
-    assert!(m.has("[data-testid=notifications-enable]"));
-    assert!(m.has("[data-testid=notifications-enable-inpage]"));
+            "unreachable",
+            &["push service error"],
+            true,
+            true,
+        ),
+    ] {
+        set_push(&m, push);
+        tick().await;
+        let (shown, text) = status(&m);
+        assert_eq!(shown, state);
+        for part in says {
+            assert!(text.contains(part), "{state}: {text}");
+        }
+        assert_eq!(
+            m.has("[data-testid=notifications-enable]"),
+            enable,
+            "{state}"
+        );
+        if enable {
+            assert_eq!(
+                m.text("[data-testid=notifications-enable]"),
+                "Enable on this device"
+            );
+        }
+        assert_eq!(
+            m.has("[data-testid=notifications-enable-inpage]"),
+            in_page,
+            "{state}"
+        );
+    }
 }
 
 #[wasm_bindgen_test]
@@ -312,13 +249,7 @@ async fn an_enabled_device_shows_its_events_the_devices_and_the_test_result() {
 async fn observers_get_no_push_controls_and_escape_closes_the_panel() {
     let m = mount("observer", || view! { <NotificationsSettings /> });
     m.store.device.notifications_open.set(true);
-    set_push(
-        &m,
-        PushState {
-            caps: ready_caps(),
-            ..PushState::default()
-        },
-    );
+    set_push(&m, caps_only(ready_caps()));
     tick().await;
     assert!(m.has("[data-testid=notifications-status]"));
     for tid in [

@@ -1,10 +1,11 @@
 //! The changes panel: what changed in the session's working directory, each file's diff.
 
-use leptos::ev::KeyboardEvent;
 use leptos::portal::Portal;
 use leptos::prelude::*;
 
+use crate::components::busy_button::BusyButton;
 use crate::components::diff_view::DiffLines;
+use crate::components::modal_panel::{CloseButton, ModalPanel};
 use crate::diff::parse_unified;
 use crate::dom;
 use crate::net::changes::{ChangedFile, FileDiff};
@@ -78,93 +79,67 @@ pub fn ChangesButton() -> impl IntoView {
 #[component]
 pub fn ChangesPanel() -> impl IntoView {
     let c = Changes::expect();
-    let el: NodeRef<leptos::html::Div> = NodeRef::new();
-    Effect::new(move |_| {
-        if let Some(node) = el.get() {
-            request_animation_frame(move || dom::focus_in(&node, "[data-autofocus]"));
-        }
-    });
     let close = move || {
         c.close_panel();
         dom::focus_selector("[data-testid='changes-open']");
     };
-    let esc = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.key() == "Escape" && !ev.default_prevented() {
-            ev.prevent_default();
-            if c.selected.get_untracked().is_some() {
-                c.select(None);
-            } else {
-                close();
-            }
-        }
-    });
-    on_cleanup(move || esc.remove());
-    let on_keydown = move |ev: KeyboardEvent| {
-        if let Some(node) = el.get_untracked() {
-            dom::trap_tab(&node, &ev);
+    let back_or_close = move || {
+        if c.selected.get_untracked().is_some() {
+            c.select(None);
+        } else {
+            close();
         }
     };
     let selected = Memo::new(move |_| c.selected.get());
+    let data_view = Signal::derive(move || {
+        if selected.get().is_some() {
+            "diff"
+        } else {
+            "list"
+        }
+    });
     view! {
-        <div
-            class="dialog-backdrop changes-backdrop"
-            on:click=move |ev| {
-                if ev.target() == ev.current_target() {
-                    close();
-                }
-            }
+        <ModalPanel
+            backdrop_class="dialog-backdrop changes-backdrop"
+            class="dialog changes-panel"
+            labelled_by="changes-title"
+            test_id="changes-panel"
+            data_view=data_view
+            on_close=close
+            on_escape=back_or_close
         >
-            <div
-                class="dialog changes-panel"
-                node_ref=el
-                role="dialog"
-                aria-modal="true"
-                aria-labelledby="changes-title"
-                data-testid="changes-panel"
-                data-view=move || if selected.get().is_some() { "diff" } else { "list" }
-                on:keydown=on_keydown
-            >
-                <header class="dialog-head">
-                    {move || selected.get().is_some().then(|| view! {
-                        <button
-                            class="link-button changes-back"
-                            data-testid="changes-back"
-                            aria-label="Back to the changed files"
-                            on:click=move |_| c.select(None)
-                        >
-                            "‹ Files"
-                        </button>
-                    })}
-                    <h2 id="changes-title" class="changes-title">
-                        {move || selected.get().unwrap_or_else(|| "Changes".to_string())}
-                    </h2>
+            <header class="dialog-head">
+                {move || selected.get().is_some().then(|| view! {
                     <button
-                        class="link-button"
-                        data-testid="changes-refresh"
-                        aria-label="Read the changes again"
-                        disabled=move || c.loading.get()
-                        on:click=move |_| c.refresh()
+                        class="link-button changes-back"
+                        data-testid="changes-back"
+                        aria-label="Back to the changed files"
+                        on:click=move |_| c.select(None)
                     >
-                        {move || if c.loading.get() { "Reading…" } else { "Refresh" }}
+                        "‹ Files"
                     </button>
-                    <button
-                        class="link-button close"
-                        data-testid="changes-close"
-                        aria-label="Close the changes panel"
-                        data-autofocus
-                        on:click=move |_| close()
-                    >
-                        "Close"
-                    </button>
-                </header>
-                <div class="dialog-body changes-body">
-                    {move || match selected.get() {
-                        None => view! { <ChangeList /> }.into_any(),
-                        Some(path) => view! { <ChangeDiff path=path /> }.into_any(),
-                    }}
-                </div>
+                })}
+                <h2 id="changes-title" class="changes-title">
+                    {move || selected.get().unwrap_or_else(|| "Changes".to_string())}
+                </h2>
+                <BusyButton
+                    class="link-button"
+                    test_id="changes-refresh"
+                    aria_label="Read the changes again"
+                    busy=c.loading
+                    label="Refresh"
+                    busy_label="Reading…"
+                    on_click=move || c.refresh()
+                />
+                <CloseButton test_id="changes-close" aria_label="Close the changes panel" on_click=close />
+            </header>
+            <div class="dialog-body changes-body">
+                {move || match selected.get() {
+                    None => view! { <ChangeList /> }.into_any(),
+                    Some(path) => view! { <ChangeDiff path=path /> }.into_any(),
+                }}
             </div>
-        </div>
+        </ModalPanel>
     }
 }
 

@@ -2,17 +2,16 @@
 
 use leptos::prelude::*;
 
+use crate::components::session_state_badge::StatusBadge;
 use crate::store::Store;
 
-/// Connecting / live / reconnecting in Ns / offline (`data-testid="connection-status"`).
-#[component]
-pub fn ConnectionStatus() -> impl IntoView {
-    let store = Store::expect();
-    // Ticks while reconnecting, for the countdown.
+/// The time (`Date.now()`, ms) for a countdown: ticks every half second while `active` holds,
+/// until the component that asked goes.
+pub fn countdown_clock(active: impl Fn() -> bool + 'static) -> RwSignal<f64> {
     let now = RwSignal::new(js_sys::Date::now());
     if let Ok(h) = set_interval_with_handle(
         move || {
-            if store.conn.with_untracked(|c| c.as_str() == "reconnecting") {
+            if active() {
                 now.set(js_sys::Date::now());
             }
         },
@@ -20,6 +19,15 @@ pub fn ConnectionStatus() -> impl IntoView {
     ) {
         on_cleanup(move || h.clear());
     }
+    now
+}
+
+/// Connecting / live / reconnecting in Ns / offline (`data-testid="connection-status"`).
+#[component]
+pub fn ConnectionStatus() -> impl IntoView {
+    let store = Store::expect();
+    // Ticks while reconnecting, for the countdown.
+    let now = countdown_clock(move || store.conn.with_untracked(|c| c.as_str() == "reconnecting"));
     // An ended session's stream is complete, not offline.
     let ended = move || {
         store
@@ -48,15 +56,13 @@ pub fn ConnectionStatus() -> impl IntoView {
             .with(|c| c.label_at(now.get().max(js_sys::Date::now())))
     };
     view! {
-        <span
-            class=move || format!("conn conn-{}", state())
-            data-testid="connection-status"
-            data-state=state
-            role="status"
-            aria-label=move || format!("Connection: {}", label())
-        >
-            <span class="dot" aria-hidden="true"></span>
-            {label}
-        </span>
+        <StatusBadge
+            class="conn conn-"
+            test_id="connection-status"
+            what="Connection"
+            state=Signal::derive(move || state().to_string())
+            label=Signal::derive(label)
+            dot=true
+        />
     }
 }

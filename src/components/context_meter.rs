@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::info_refresh::InfoRefresh;
 use crate::format;
 use crate::state::InfoKind;
 use crate::store::Store;
@@ -15,11 +16,6 @@ use crate::store::Store;
 pub fn ContextMeter() -> impl IntoView {
     let store = Store::expect();
     let usage = Memo::new(move |_| store.session.with(|s| s.agent_info().context().cloned()));
-    let waiting = Memo::new(move |_| {
-        store
-            .session
-            .with(|s| s.agent_info().waiting(InfoKind::ContextUsage))
-    });
     let error = Memo::new(move |_| {
         store
             .session
@@ -83,16 +79,7 @@ pub fn ContextMeter() -> impl IntoView {
                                 </table>
                                 {compact.clone().map(|c| view! { <p class="muted">{c}</p> })}
                                 {move || error.get().map(|e| view! { <p class="error-text" role="alert">{e}</p> })}
-                                {move || (!observer.get()).then(|| view! {
-                                    <button
-                                        class="chip-button"
-                                        data-testid="context-refresh"
-                                        disabled=move || waiting.get()
-                                        on:click=move |_| store.refresh_agent_info(true)
-                                    >
-                                        {move || if waiting.get() { "Asking…" } else { "Refresh" }}
-                                    </button>
-                                })}
+                                <InfoRefresh kind=InfoKind::ContextUsage test_id="context-refresh" />
                             </div>
                         }
                     })}

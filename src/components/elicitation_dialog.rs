@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::components::prompt_dock::DialogFrame;
-use crate::format::field;
+use crate::format::{field, items};
 use crate::markdown::safe_url;
 use crate::state::Prompt;
 use crate::store::Store;
@@ -31,11 +31,10 @@ pub fn form_fields(schema: &Value, order: Option<&Value>) -> Vec<FormField> {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return vec![];
     };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required: Vec<&str> = items(schema, "required")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     let mut names: Vec<String> = order
         .and_then(Value::as_array)
         .map(|o| {
@@ -61,15 +60,10 @@ pub fn form_fields(schema: &Value, order: Option<&Value>) -> Vec<FormField> {
                     .unwrap_or(&name)
                     .to_string(),
                 kind: field(p, "type").to_string(),
-                choices: p
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .map(|e| {
-                        e.iter()
-                            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                choices: items(p, "enum")
+                    .iter()
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                    .collect(),
                 required: required.contains(&name.as_str()),
                 description: field(p, "description").to_string(),
                 name,

@@ -3,6 +3,7 @@
 use bridge_protocol::McpServerState;
 use leptos::prelude::*;
 
+use crate::components::info_refresh::InfoRefresh;
 use crate::state::{InfoKind, McpServer, McpSummary};
 use crate::store::Store;
 
@@ -28,12 +29,6 @@ pub fn McpStatus() -> impl IntoView {
             .session
             .with(|s| s.agent_info().mcp().map(<[McpServer]>::to_vec))
     });
-    let waiting = Memo::new(move |_| {
-        store
-            .session
-            .with(|s| s.agent_info().waiting(InfoKind::McpStatus))
-    });
-    let observer = Memo::new(move |_| store.session.with(|s| s.is_observer()));
     let open = RwSignal::new(false);
     move || {
         servers.get().filter(|l| !l.is_empty()).map(|list| {
@@ -88,16 +83,7 @@ pub fn McpStatus() -> impl IntoView {
                                         }
                                     }).collect_view()}
                                 </ul>
-                                {move || (!observer.get()).then(|| view! {
-                                    <button
-                                        class="chip-button"
-                                        data-testid="mcp-refresh"
-                                        disabled=move || waiting.get()
-                                        on:click=move |_| store.refresh_agent_info(true)
-                                    >
-                                        {move || if waiting.get() { "Asking…" } else { "Refresh" }}
-                                    </button>
-                                })}
+                                <InfoRefresh kind=InfoKind::McpStatus test_id="mcp-refresh" />
                             </div>
                         }
                     })}

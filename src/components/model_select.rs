@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::picker::Picker;
 use crate::state::ModelChoice;
 use crate::store::Store;
 
@@ -58,34 +59,12 @@ pub fn ModelSelect() -> impl IntoView {
         })
     });
     let current = move || picker.with(|(_, sel)| sel.clone());
-    view! {
-        <label class="picker">
-            <span class="picker-label">"Model"</span>
-            <select
-                data-testid="model-select"
-                aria-label="Model"
-                disabled=move || store.session.with(|s| s.state() == crate::state::SessionState::Ended)
-                prop:value=current
-                on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if !v.is_empty() && v != current() {
-                        store.set_model(Some(v));
-                    }
-                }
-            >
-                {move || {
-                    let (options, cur) = picker.get();
-                    options
-                        .into_iter()
-                        .map(|(value, label)| {
-                            let selected = value == cur;
-                            view! { <option value=value selected=selected>{label}</option> }
-                        })
-                        .collect_view()
-                }}
-            </select>
-        </label>
-    }
+    let on_change = move |v: String| {
+        if !v.is_empty() && v != current() {
+            store.set_model(Some(v));
+        }
+    };
+    view! { <Picker label="Model" test_id="model-select" aria_label="Model" options=picker on_change=on_change /> }
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 pub mod device_row;
 pub mod terminal;
 
-use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
+use crate::components::busy_button::BusyButton;
+use crate::components::modal_panel::{CloseButton, ModalPanel};
 use crate::dom;
 use crate::lazy::{self, Part};
 use crate::pwa::{self, PUSH_EVENTS, PushSupport};
@@ -80,28 +81,9 @@ pub fn settings_view() -> AnyView {
 #[component]
 fn NotificationsPanel() -> impl IntoView {
     let device = Device::expect();
-    let el: NodeRef<leptos::html::Div> = NodeRef::new();
-    Effect::new(move |_| {
-        if let Some(node) = el.get() {
-            request_animation_frame(move || dom::focus_in(&node, "[data-autofocus]"));
-        }
-    });
     let close = move || {
         device.close_notifications();
         dom::focus_selector("[data-testid='notifications-open']");
-    };
-    // Escape closes it wherever the focus is (a button that just became disabled drops it).
-    let esc = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.key() == "Escape" && !ev.default_prevented() {
-            ev.prevent_default();
-            close();
-        }
-    });
-    on_cleanup(move || esc.remove());
-    let on_keydown = move |ev: KeyboardEvent| {
-        if let Some(node) = el.get_untracked() {
-            dom::trap_tab(&node, &ev);
-        }
     };
     let controller = Memo::new(move |_| device.is_controller());
     let busy = Memo::new(move |_| device.push.with(|p| p.busy));
@@ -135,148 +117,126 @@ fn NotificationsPanel() -> impl IntoView {
             .with(|p| p.device.as_ref().map(|d| d.subscription_id.clone()))
     };
     view! {
-        <div
-            class="dialog-backdrop"
-            on:click=move |ev| {
-                // A click on the backdrop itself (not inside the panel) closes it.
-                if ev.target() == ev.current_target() {
-                    close();
-                }
-            }
+        <ModalPanel
+            backdrop_class="dialog-backdrop"
+            class="dialog notifications-settings"
+            labelled_by="notifications-title"
+            test_id="notifications-settings"
+            on_close=close
+            on_escape=close
         >
-            <div
-                class="dialog notifications-settings"
-                node_ref=el
-                role="dialog"
-                aria-modal="true"
-                aria-labelledby="notifications-title"
-                data-testid="notifications-settings"
-                on:keydown=on_keydown
-            >
-                <header class="dialog-head">
-                    <h2 id="notifications-title">"Notifications"</h2>
-                    <button
-                        class="link-button close"
-                        data-testid="notifications-close"
-                        aria-label="Close notification settings"
-                        data-autofocus
-                        on:click=move |_| close()
-                    >
-                        "Close"
-                    </button>
-                </header>
-                <div class="dialog-body">
-                    <p class="notif-status" data-testid="notifications-status" data-state=move || state.get() role="status">
-                        {status}
-                    </p>
-                    {move || (!controller.get()).then(|| view! {
-                        <p class="muted">"Push notifications are set up by the controller; this console only watches."</p>
-                    })}
-                    {move || can_enable().then(|| view! {
-                        <div class="notif-enable">
-                            <button
-                                class="primary"
-                                data-testid="notifications-enable"
-                                disabled=move || busy.get()
-                                on:click=move |_| device.enable_push()
-                            >
-                                {move || if busy.get() { "Enabling…" } else { "Enable on this device" }}
-                            </button>
-                            <p class="muted small">"Your browser asks for permission first. Prompts can then be answered from the notification."</p>
-                        </div>
-                    })}
-                    {move || (controller.get() && enabled.get()).then(|| view! {
-                        <fieldset class="notif-events" disabled=move || busy.get()>
-                            <legend>"Notify this device when"</legend>
-                            {PUSH_EVENTS.iter().map(|(ev, label)| {
-                                let ev = *ev;
-                                let checked = move || device.push.with(|p| p.device.as_ref().is_some_and(|d| d.events.iter().any(|e| e == ev)));
+            <header class="dialog-head">
+                <h2 id="notifications-title">"Notifications"</h2>
+                <CloseButton test_id="notifications-close" aria_label="Close notification settings" on_click=close />
+            </header>
+            <div class="dialog-body">
+                <p class="notif-status" data-testid="notifications-status" data-state=move || state.get() role="status">
+                    {status}
+                </p>
+                {move || (!controller.get()).then(|| view! {
+                    <p class="muted">"Push notifications are set up by the controller; this console only watches."</p>
+                })}
+                {move || can_enable().then(|| view! {
+                    <div class="notif-enable">
+                        <BusyButton
+                            class="primary"
+                            test_id="notifications-enable"
+                            busy=busy
+                            label="Enable on this device"
+                            busy_label="Enabling…"
+                            on_click=move || device.enable_push()
+                        />
+                        <p class="muted small">"Your browser asks for permission first. Prompts can then be answered from the notification."</p>
+                    </div>
+                })}
+                {move || (controller.get() && enabled.get()).then(|| view! {
+                    <fieldset class="notif-events" disabled=move || busy.get()>
+                        <legend>"Notify this device when"</legend>
+                        {PUSH_EVENTS.iter().map(|(ev, label)| {
+                            let ev = *ev;
+                            let checked = move || device.push.with(|p| p.device.as_ref().is_some_and(|d| d.events.iter().any(|e| e == ev)));
+                            view! {
+                                <label class="field field-check">
+                                    <input
+                                        type="checkbox"
+                                        data-testid=format!("notifications-event-{ev}")
+                                        prop:checked=checked
+                                        on:change=move |e| device.set_push_event(ev, event_target_checked(&e))
+                                    />
+                                    <span>{*label}</span>
+                                </label>
+                            }
+                        }).collect_view()}
+                        <p class="muted small">"A prompt answered anywhere closes its notification on every device."</p>
+                    </fieldset>
+                    <div class="notif-actions">
+                        <BusyButton test_id="notifications-test" busy=busy label="Send a test notification" on_click=move || device.test_push() />
+                        <BusyButton
+                            class="danger-outline"
+                            test_id="notifications-disable"
+                            busy=busy
+                            label="Turn off on this device"
+                            on_click=move || {
+                                if let Some(id) = my_id() {
+                                    device.remove_device(&id);
+                                }
+                            }
+                        />
+                    </div>
+                })}
+                {move || device.push.with(|p| p.test_result.clone()).map(|r| {
+                    let (state, text) = match r {
+                        Ok(t) => ("sent", t),
+                        Err(t) => ("error", t),
+                    };
+                    view! { <p class=format!("notif-test-result {state}") data-testid="notifications-test-result" data-state=state role="status">{text}</p> }
+                })}
+                {move || device.push.with(|p| p.error.clone()).map(|e| view! {
+                    <p class="field-error" data-testid="notifications-error" role="alert">{e}</p>
+                })}
+                {move || offer_in_page().then(|| {
+                    let on = move || device.push.with(|p| p.in_page_active());
+                    view! {
+                        <section class="notif-fallback" aria-labelledby="notif-fallback-title">
+                            <h3 id="notif-fallback-title">"While this tab is open"</h3>
+                            <p class="muted small">
+                                "This tab can show a notification when a session starts waiting for you while you are in another tab or window. It cannot when the tab is closed."
+                            </p>
+                            {move || if on() {
                                 view! {
-                                    <label class="field field-check">
-                                        <input
-                                            type="checkbox"
-                                            data-testid=format!("notifications-event-{ev}")
-                                            prop:checked=checked
-                                            on:change=move |e| device.set_push_event(ev, event_target_checked(&e))
-                                        />
-                                        <span>{*label}</span>
-                                    </label>
-                                }
-                            }).collect_view()}
-                            <p class="muted small">"A prompt answered anywhere closes its notification on every device."</p>
-                        </fieldset>
-                        <div class="notif-actions">
-                            <button data-testid="notifications-test" disabled=move || busy.get() on:click=move |_| device.test_push()>
-                                "Send a test notification"
-                            </button>
-                            <button
-                                class="danger-outline"
-                                data-testid="notifications-disable"
-                                disabled=move || busy.get()
-                                on:click=move |_| {
-                                    if let Some(id) = my_id() {
-                                        device.remove_device(&id);
-                                    }
-                                }
-                            >
-                                "Turn off on this device"
-                            </button>
-                        </div>
-                    })}
-                    {move || device.push.with(|p| p.test_result.clone()).map(|r| {
-                        let (state, text) = match r {
-                            Ok(t) => ("sent", t),
-                            Err(t) => ("error", t),
-                        };
-                        view! { <p class=format!("notif-test-result {state}") data-testid="notifications-test-result" data-state=state role="status">{text}</p> }
-                    })}
-                    {move || device.push.with(|p| p.error.clone()).map(|e| view! {
-                        <p class="field-error" data-testid="notifications-error" role="alert">{e}</p>
-                    })}
-                    {move || offer_in_page().then(|| {
-                        let on = move || device.push.with(|p| p.in_page_active());
-                        view! {
-                            <section class="notif-fallback" aria-labelledby="notif-fallback-title">
-                                <h3 id="notif-fallback-title">"While this tab is open"</h3>
-                                <p class="muted small">
-                                    "This tab can show a notification when a session starts waiting for you while you are in another tab or window. It cannot when the tab is closed."
-                                </p>
-                                {move || if on() {
-                                    view! {
-                                        <p data-testid="notifications-inpage-on" role="status">"On: this tab notifies you while it is open."</p>
-                                        <button data-testid="notifications-disable-inpage" on:click=move |_| device.disable_in_page()>"Turn off"</button>
-                                    }.into_any()
-                                } else {
-                                    view! {
-                                        <button data-testid="notifications-enable-inpage" on:click=move |_| device.enable_in_page()>
-                                            "Notify me in this tab"
-                                        </button>
-                                    }.into_any()
-                                }}
-                            </section>
-                        }
-                    })}
-                    {move || controller.get().then(|| view! { <terminal::TerminalPromptsSwitch /> })}
-                    {move || controller.get().then(|| view! {
-                        <section class="notif-devices" aria-labelledby="notif-devices-title">
-                            <h3 id="notif-devices-title">"Devices with push on"</h3>
-                            {move || match device.devices.get() {
-                                None => view! { <p class="muted small">"Loading…"</p> }.into_any(),
-                                Some(Err(e)) => view! { <p class="field-error" role="alert">{format!("The device list could not be read: {e}")}</p> }.into_any(),
-                                Some(Ok(list)) if list.is_empty() => view! { <p class="muted small" data-testid="notifications-no-devices">"No device has push on yet."</p> }.into_any(),
-                                Some(Ok(list)) => view! {
-                                    <ul class="devices" data-testid="notifications-devices" aria-label="Devices with push on">
-                                        {list.into_iter().map(|d| {
-                                            let mine = my_id().as_deref() == Some(d.id.as_str());
-                                            view! { <DeviceRow device=d mine=mine /> }
-                                        }).collect_view()}
-                                    </ul>
-                                }.into_any(),
+                                    <p data-testid="notifications-inpage-on" role="status">"On: this tab notifies you while it is open."</p>
+                                    <button data-testid="notifications-disable-inpage" on:click=move |_| device.disable_in_page()>"Turn off"</button>
+                                }.into_any()
+                            } else {
+                                view! {
+                                    <button data-testid="notifications-enable-inpage" on:click=move |_| device.enable_in_page()>
+                                        "Notify me in this tab"
+                                    </button>
+                                }.into_any()
                             }}
                         </section>
-                    })}
-                </div>
+                    }
+                })}
+                {move || controller.get().then(|| view! { <terminal::TerminalPromptsSwitch /> })}
+                {move || controller.get().then(|| view! {
+                    <section class="notif-devices" aria-labelledby="notif-devices-title">
+                        <h3 id="notif-devices-title">"Devices with push on"</h3>
+                        {move || match device.devices.get() {
+                            None => view! { <p class="muted small">"Loading…"</p> }.into_any(),
+                            Some(Err(e)) => view! { <p class="field-error" role="alert">{format!("The device list could not be read: {e}")}</p> }.into_any(),
+                            Some(Ok(list)) if list.is_empty() => view! { <p class="muted small" data-testid="notifications-no-devices">"No device has push on yet."</p> }.into_any(),
+                            Some(Ok(list)) => view! {
+                                <ul class="devices" data-testid="notifications-devices" aria-label="Devices with push on">
+                                    {list.into_iter().map(|d| {
+                                        let mine = my_id().as_deref() == Some(d.id.as_str());
+                                        view! { <DeviceRow device=d mine=mine /> }
+                                    }).collect_view()}
+                                </ul>
+                            }.into_any(),
+                        }}
+                    </section>
+                })}
             </div>
-        </div>
+        </ModalPanel>
     }
 }

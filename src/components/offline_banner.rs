@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::connection_status::countdown_clock;
 use crate::store::Device;
 
 /// Shown while the console, opened from the service worker's cache, cannot reach the relay
@@ -10,17 +11,7 @@ use crate::store::Device;
 #[component]
 pub fn OfflineBanner() -> impl IntoView {
     let device = Device::expect();
-    let now = RwSignal::new(js_sys::Date::now());
-    if let Ok(h) = set_interval_with_handle(
-        move || {
-            if device.relay_offline.with_untracked(Option::is_some) {
-                now.set(js_sys::Date::now());
-            }
-        },
-        std::time::Duration::from_millis(500),
-    ) {
-        on_cleanup(move || h.clear());
-    }
+    let now = countdown_clock(move || device.relay_offline.with_untracked(Option::is_some));
     let countdown = move || {
         device.relay_offline.with(|o| {
             let Some(o) = o else {

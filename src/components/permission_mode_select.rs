@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::picker::Picker;
 use crate::store::Store;
 
 /// The modes offered (value, label).
@@ -32,41 +33,34 @@ pub fn PermissionModeSelect() -> impl IntoView {
             el.set_value(&current());
         }
     };
+    let options = Signal::derive(move || {
+        let cur = current();
+        let mut modes: Vec<(String, String)> = MODES
+            .iter()
+            .map(|(v, l)| (v.to_string(), l.to_string()))
+            .collect();
+        if !modes.iter().any(|(v, _)| *v == cur) {
+            modes.push((cur.clone(), cur.clone()));
+        }
+        (modes, cur)
+    });
+    let on_change = move |v: String| {
+        if v == "bypassPermissions" {
+            confirming.set(true);
+            reset_select();
+        } else if v != current() {
+            store.set_permission_mode(&v);
+        }
+    };
     view! {
-        <label class="picker">
-            <span class="picker-label">"Permissions"</span>
-            <select
-                node_ref=select
-                data-testid="permission-mode-select"
-                aria-label="Permission mode"
-                disabled=move || store.session.with(|s| s.state() == crate::state::SessionState::Ended)
-                prop:value=current
-                on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    if v == "bypassPermissions" {
-                        confirming.set(true);
-                        reset_select();
-                    } else if v != current() {
-                        store.set_permission_mode(&v);
-                    }
-                }
-            >
-                {move || {
-                    let cur = current();
-                    let mut modes: Vec<(String, String)> = MODES.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect();
-                    if !modes.iter().any(|(v, _)| *v == cur) {
-                        modes.push((cur.clone(), cur.clone()));
-                    }
-                    modes
-                        .into_iter()
-                        .map(|(v, l)| {
-                            let selected = v == cur;
-                            view! { <option value=v selected=selected>{l}</option> }
-                        })
-                        .collect_view()
-                }}
-            </select>
-        </label>
+        <Picker
+            label="Permissions"
+            test_id="permission-mode-select"
+            aria_label="Permission mode"
+            options=options
+            on_change=on_change
+            select_ref=select
+        />
         {move || confirming.get().then(|| view! {
             <div class="bypass-confirm" role="alertdialog" aria-label="Confirm bypass permissions" data-testid="bypass-confirm">
                 <strong>"Bypass permissions?"</strong>

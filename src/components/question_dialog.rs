@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::components::prompt_dock::DialogFrame;
-use crate::format::field;
+use crate::format::{field, flag, items};
 use crate::state::Prompt;
 use crate::store::Store;
 
@@ -24,36 +24,23 @@ pub struct Question {
 
 /// Reads the questions of an `AskUserQuestion` input.
 pub fn questions(input: &Value) -> Vec<Question> {
-    input
-        .get("questions")
-        .and_then(Value::as_array)
-        .map(|qs| {
-            qs.iter()
-                .map(|q| Question {
-                    question: field(q, "question").to_string(),
-                    header: field(q, "header").to_string(),
-                    options: q
-                        .get("options")
-                        .and_then(Value::as_array)
-                        .map(|o| {
-                            o.iter()
-                                .map(|x| {
-                                    (
-                                        field(x, "label").to_string(),
-                                        field(x, "description").to_string(),
-                                    )
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    multi: q
-                        .get("multiSelect")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+    items(input, "questions")
+        .iter()
+        .map(|q| Question {
+            question: field(q, "question").to_string(),
+            header: field(q, "header").to_string(),
+            options: items(q, "options")
+                .iter()
+                .map(|x| {
+                    (
+                        field(x, "label").to_string(),
+                        field(x, "description").to_string(),
+                    )
                 })
-                .collect()
+                .collect(),
+            multi: flag(q, "multiSelect"),
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// The `updatedInput` carrying the answers: the input plus `answers: {question: "label[, label]"}`.

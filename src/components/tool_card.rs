@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::components::{DiffView, Markdown, MessageRow};
-use crate::format::field;
+use crate::format::{field, items};
 use crate::state::{ToolCall, ToolStatus};
 use crate::store::Store;
 
@@ -55,11 +55,7 @@ pub fn summary(name: &str, input: &Value) -> String {
         "TaskCreate" => field(input, "subject").to_string(),
         "TaskUpdate" | "TaskGet" => format!("#{}", field(input, "taskId")),
         "TodoWrite" => {
-            let n = input
-                .get("todos")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            format!("{n} items")
+            format!("{} items", items(input, "todos").len())
         }
         _ => String::new(),
     };

@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::busy_button::BusyButton;
 use crate::store::Device;
 
 /// Offers a new build of the console once it has installed in the background
@@ -26,19 +27,19 @@ pub fn UpdateBanner() -> impl IntoView {
                             "A new version of Bridge Console is ready."
                         }}
                     </span>
-                    <button
+                    <BusyButton
                         class="primary"
-                        data-testid="update-available"
-                        disabled=move || reloading.get()
-                        on:click=move |_| {
+                        test_id="update-available"
+                        busy=reloading
+                        label="New version — reload"
+                        busy_label="Reloading…"
+                        on_click=move || {
                             reloading.set(true);
                             device.apply_update(move || {
                                 stuck.try_set(true);
                             });
                         }
-                    >
-                        {move || if reloading.get() { "Reloading…" } else { "New version — reload" }}
-                    </button>
+                    />
                     <button
                         class="link-button"
                         data-testid="update-later"

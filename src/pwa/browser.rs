@@ -40,6 +40,17 @@ pub(super) fn sw_container() -> Option<web_sys::ServiceWorkerContainer> {
     Some(nav.service_worker())
 }
 
+/// The registration a `getRegistration()` promise gives, if there is one.
+pub(super) async fn registration_of(
+    promise: js_sys::Promise,
+) -> Option<web_sys::ServiceWorkerRegistration> {
+    JsFuture::from(promise)
+        .await
+        .ok()
+        .filter(|r| !r.is_undefined())
+        .map(JsCast::unchecked_into)
+}
+
 /// What this browser offers.
 pub fn capabilities() -> Capabilities {
     let Some(w) = window() else {

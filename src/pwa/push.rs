@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::browser::{get, js_error, permission, sw_container, window};
+use super::browser::{get, js_error, permission, registration_of, sw_container, window};
 use super::{
     DEVICE_CACHE, DEVICE_KEY, DeviceRecord, Permission, PushError, base64url_decode,
     classify_subscribe_error,
@@ -229,13 +229,9 @@ pub fn show_local_notification(
     let Some(container) = sw_container().filter(|c| c.controller().is_some()) else {
         return fallback(&opts);
     };
-    let promise = container.get_registration();
+    let registration = registration_of(container.get_registration());
     leptos::task::spawn_local(async move {
-        let reg = JsFuture::from(promise)
-            .await
-            .ok()
-            .filter(|r| !r.is_undefined())
-            .map(JsCast::unchecked_into::<web_sys::ServiceWorkerRegistration>);
+        let reg = registration.await;
         let shown = match reg.map(|r| r.show_notification_with_options(&sw_title, &opts)) {
             Some(Ok(p)) => JsFuture::from(p).await.is_ok(),
             _ => false,

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::SW_URL;
-use super::browser::{get, js_error, sw_container, window};
+use super::browser::{get, js_error, registration_of, sw_container, window};
 
 /// What the page hands the service worker: a new build is waiting (`on_update`), the path a click
 /// on a notification opens (`on_navigate`), and which session the page shows (`showing`: the
@@ -153,16 +153,9 @@ pub fn activate_update() {
     let on_change = Closure::<dyn Fn()>::new(reload);
     container.set_oncontrollerchange(Some(on_change.as_ref().unchecked_ref()));
     on_change.forget();
-    let promise = container.get_registration();
+    let registration = registration_of(container.get_registration());
     leptos::task::spawn_local(async move {
-        let waiting = JsFuture::from(promise)
-            .await
-            .ok()
-            .filter(|r| !r.is_undefined())
-            .and_then(|r| {
-                r.unchecked_into::<web_sys::ServiceWorkerRegistration>()
-                    .waiting()
-            });
+        let waiting = registration.await.and_then(|r| r.waiting());
         match waiting {
             Some(w) => {
                 let msg = js_sys::Object::new();

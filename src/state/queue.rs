@@ -173,15 +173,22 @@ mod tests {
         }
     }
 
+    /// A queue of `(uuid, text)` messages, pushed in order.
+    fn queue_of(messages: &[(&str, &str)]) -> Queue {
+        let mut queue = Queue::default();
+        for (uuid, text) in messages {
+            queue.push(q(uuid, text));
+        }
+        queue
+    }
+
     fn texts(queue: &Queue) -> Vec<&str> {
         queue.items().iter().map(|q| q.text.as_str()).collect()
     }
 
     #[test]
     fn messages_go_out_in_order_one_per_idle_moment() {
-        let mut queue = Queue::default();
-        queue.push(q("1", "first"));
-        queue.push(q("2", "second"));
+        let mut queue = queue_of(&[("1", "first"), ("2", "second")]);
         queue.push(q("1", "first again"));
         assert_eq!(texts(&queue), ["first", "second"], "a uuid is queued once");
         assert!(!queue.has_due(true) && queue.has_due(false));
@@ -193,9 +200,7 @@ mod tests {
 
     #[test]
     fn an_edited_message_waits_for_its_edit_and_goes_out_as_edited() {
-        let mut queue = Queue::default();
-        queue.push(q("1", "frist"));
-        queue.push(q("2", "second"));
+        let mut queue = queue_of(&[("1", "frist"), ("2", "second")]);
         assert!(queue.begin_edit("1"));
         assert!(!queue.has_due(false));
         assert_eq!(queue.take_due(false), None, "the first is being edited");
@@ -218,9 +223,7 @@ mod tests {
 
     #[test]
     fn a_cancelled_message_is_never_sent() {
-        let mut queue = Queue::default();
-        queue.push(q("1", "keep"));
-        queue.push(q("2", "drop"));
+        let mut queue = queue_of(&[("1", "keep"), ("2", "drop")]);
         assert!(queue.begin_edit("2"));
         assert_eq!(queue.cancel("2").map(|q| q.text), Some("drop".into()));
         assert_eq!(queue.editing(), None);

@@ -3,6 +3,8 @@
 use bridge_console::state::{Block, ItemKind, Session};
 use serde_json::{Value, json};
 
+use super::rows::rows;
+
 pub fn ev(msg: &str, event: Value) -> Value {
     json!({"type": "stream_event", "event": event, "session_id": "s", "parent_tool_use_id": null,
            "uuid": uuid_like(), "api_message_id": msg})
@@ -121,6 +123,35 @@ pub fn apply_all(s: &mut Session, frames: &[Value]) {
     }
 }
 
+/// A new session with `frames` applied.
+pub fn session_of(frames: &[Value]) -> Session {
+    let mut s = Session::new();
+    apply_all(&mut s, frames);
+    s
+}
+
+/// Applies `frames` to `s`, whose assistant blocks must then be `expected`.
+#[track_caller]
+pub fn apply_expecting(s: &mut Session, frames: &[Value], expected: Vec<Block>) {
+    apply_all(s, frames);
+    assert_eq!(assistant_blocks(s), expected);
+}
+
+/// The session of `frames`, checked on the way: its assistant blocks are `streamed` after the
+/// first `at` frames, and `settled` after all of them.
+#[track_caller]
+pub fn streamed_then_settled(
+    frames: &[Value],
+    at: usize,
+    streamed: Vec<Block>,
+    settled: Vec<Block>,
+) -> Session {
+    let mut s = Session::new();
+    apply_expecting(&mut s, &frames[..at], streamed);
+    apply_expecting(&mut s, &frames[at..], settled);
+    s
+}
+
 pub fn only_durable(frames: &[Value]) -> Vec<Value> {
     frames
         .iter()
@@ -130,19 +161,18 @@ pub fn only_durable(frames: &[Value]) -> Vec<Value> {
 }
 
 pub fn assistant_blocks(s: &Session) -> Vec<Block> {
-    s.order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Assistant(a) => Some(
-                a.blocks
-                    .iter()
-                    .map(|sl| sl.block.clone())
-                    .collect::<Vec<_>>(),
-            ),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+    rows(s, |k| match k {
+        ItemKind::Assistant(a) => Some(
+            a.blocks
+                .iter()
+                .map(|sl| sl.block.clone())
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 pub fn rows_of_role(s: &Session, role: &str) -> usize {

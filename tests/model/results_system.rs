@@ -83,14 +83,10 @@ fn frames_after_result_and_a_turn_the_cli_starts_itself() {
         "cumulative CLI total: {}",
         s.cost_total()
     );
-    let costs: Vec<(f64, f64)> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Result(r) => Some((r.turn_cost, r.session_cost)),
-            _ => None,
-        })
-        .collect();
+    let costs = rows(&s, |k| match k {
+        ItemKind::Result(r) => Some((r.turn_cost, r.session_cost)),
+        _ => None,
+    });
     assert!(
         (costs[0].0 - 0.01).abs() < 1e-12 && (costs[1].0 - 0.005).abs() < 1e-12,
         "{costs:?}"
@@ -109,15 +105,12 @@ fn running_cost_survives_a_cli_restart_and_prefers_per_turn_usage() {
         0.04,
         json!({"model_usage_since_last_result": {"m": {"costUSD": 0.03}}}),
     ));
-    let last = s
-        .order()
-        .iter()
-        .rev()
-        .find_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Result(r) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let last = rows(&s, |k| match k {
+        ItemKind::Result(r) => Some(r.clone()),
+        _ => None,
+    })
+    .pop()
+    .unwrap();
     assert!((last.turn_cost - 0.03).abs() < 1e-12);
     assert!(
         (last.session_cost - 0.09).abs() < 1e-12,
@@ -203,21 +196,17 @@ fn system_frames_become_rows_or_state() {
     assert_eq!(s.rate_limit().unwrap().status, "allowed_warning");
     s.apply_value(&json!({"type": "system", "subtype": "thinking_tokens", "estimated_tokens": 5, "estimated_tokens_delta": 5, "uuid": uuid_like(), "session_id": "s"}));
     s.apply_value(&json!({"type": "system", "subtype": "informational", "content": "Heads up", "level": "warning", "uuid": uuid_like(), "session_id": "s"}));
-    let kinds: Vec<String> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::System(sr) => Some(match &sr.kind {
-                SystemKind::Init { .. } => "init".to_string(),
-                SystemKind::ApiRetry { attempt, .. } => format!("retry{attempt}"),
-                SystemKind::CompactBoundary { .. } => "compact".into(),
-                SystemKind::RateLimit { .. } => "ratelimit".into(),
-                SystemKind::Notice { level, .. } => format!("notice-{level}"),
-                SystemKind::Ended { .. } => "ended".into(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let kinds: Vec<String> = rows(&s, |k| match k {
+        ItemKind::System(sr) => Some(match &sr.kind {
+            SystemKind::Init { .. } => "init".to_string(),
+            SystemKind::ApiRetry { attempt, .. } => format!("retry{attempt}"),
+            SystemKind::CompactBoundary { .. } => "compact".into(),
+            SystemKind::RateLimit { .. } => "ratelimit".into(),
+            SystemKind::Notice { level, .. } => format!("notice-{level}"),
+            SystemKind::Ended { .. } => "ended".into(),
+        }),
+        _ => None,
+    });
     assert_eq!(
         kinds,
         vec![
@@ -242,14 +231,10 @@ fn unknown_types_and_subtypes_are_kept_as_raw_rows() {
         &json!({"type": "system", "subtype": "from_the_future", "uuid": "n2", "session_id": "s"}),
     );
     s.apply_value(&json!({"no_type_at_all": true}));
-    let labels: Vec<String> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Raw(r) => Some(r.label.clone()),
-            _ => None,
-        })
-        .collect();
+    let labels: Vec<String> = rows(&s, |k| match k {
+        ItemKind::Raw(r) => Some(r.label.clone()),
+        _ => None,
+    });
     assert_eq!(
         labels,
         vec![
@@ -346,18 +331,15 @@ fn revisions_change_only_for_touched_rows() {
 }
 
 fn form_rows(s: &Session) -> Vec<(String, String)> {
-    s.order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::System(row) => match &row.kind {
-                SystemKind::Notice { title, text, .. } if title.starts_with("form · ") => {
-                    Some((title.clone(), text.clone()))
-                }
-                _ => None,
-            },
+    rows(s, |k| match k {
+        ItemKind::System(row) => match &row.kind {
+            SystemKind::Notice { title, text, .. } if title.starts_with("form · ") => {
+                Some((title.clone(), text.clone()))
+            }
             _ => None,
-        })
-        .collect()
+        },
+        _ => None,
+    })
 }
 
 fn elicitation(rid: &str) -> Value {
@@ -483,14 +465,10 @@ fn a_known_type_whose_body_does_not_fit_is_shown_raw_with_the_error() {
         &json!({"type": "assistant", "message": "hi", "uuid": "bad2", "session_id": "s",
         "parent_tool_use_id": null}),
     );
-    let raw: Vec<(String, String)> = s
-        .order()
-        .iter()
-        .filter_map(|k| match &s.item(k).unwrap().kind {
-            ItemKind::Raw(r) => Some((r.label.clone(), r.json.clone())),
-            _ => None,
-        })
-        .collect();
+    let raw: Vec<(String, String)> = rows(&s, |k| match k {
+        ItemKind::Raw(r) => Some((r.label.clone(), r.json.clone())),
+        _ => None,
+    });
     assert_eq!(raw.len(), 2, "both shown, neither dropped: {raw:?}");
     assert!(
         raw[0]

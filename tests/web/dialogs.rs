@@ -36,41 +36,50 @@ async fn plan_elicitation_and_user_dialogs_send_the_protocol_builders_answers() 
     };
     let plan = json!({"subtype": "can_use_tool", "tool_name": "ExitPlanMode",
         "input": {"plan": "1. do it"}, "tool_use_id": "toolu_p"});
-    assert_eq!(
-        answer_with(plan, &[], "plan-approve-accept-edits").await,
-        ok(
-            r#"{"behavior":"allow","updatedInput":{"plan":"1. do it"},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}],"toolUseID":"toolu_p"}"#
-        )
-    );
     let ask = json!({"subtype": "elicitation", "mcp_server_name": "asker", "message": "Who?",
         "requested_schema": {"type": "object", "properties": {"name": {"type": "string"}}}});
-    assert_eq!(
-        answer_with(
-            ask.clone(),
-            &[("elicitation-field-name", "Ada")],
-            "permission-allow"
-        )
-        .await,
-        ok(r#"{"action":"accept","content":{"name":"Ada"}}"#)
-    );
-    assert_eq!(
-        answer_with(ask.clone(), &[], "permission-deny").await,
-        ok(r#"{"action":"decline"}"#)
-    );
-    assert_eq!(
-        answer_with(ask, &[], "elicitation-cancel").await,
-        ok(r#"{"action":"cancel"}"#)
-    );
     let dialog = json!({"subtype": "request_user_dialog", "dialog_kind": "notice",
         "payload": {"message": "Hello"}});
-    assert_eq!(
-        answer_with(dialog.clone(), &[], "permission-allow").await,
-        ok(r#"{"behavior":"completed"}"#)
-    );
-    assert_eq!(
-        answer_with(dialog, &[], "permission-deny").await,
-        ok(r#"{"behavior":"cancelled"}"#)
-    );
+    let no_fill: &[(&str, &str)] = &[];
+    for (request, fill, button, response) in [
+        (
+            &plan,
+            no_fill,
+            "plan-approve-accept-edits",
+            r#"{"behavior":"allow","updatedInput":{"plan":"1. do it"},"updatedPermissions":[{"type":"setMode","mode":"acceptEdits","destination":"session"}],"toolUseID":"toolu_p"}"#,
+        ),
+        (
+            &ask,
+            &[("elicitation-field-name", "Ada")][..],
+            "permission-allow",
+            r#"{"action":"accept","content":{"name":"Ada"}}"#,
+        ),
+        (&ask, no_fill, "permission-deny", r#"{"action":"decline"}"#),
+        (
+            &ask,
+            no_fill,
+            "elicitation-cancel",
+            r#"{"action":"cancel"}"#,
+        ),
+        (
+            &dialog,
+            no_fill,
+            "permission-allow",
+            r#"{"behavior":"completed"}"#,
+        ),
+        (
+            &dialog,
+            no_fill,
+            "permission-deny",
+            r#"{"behavior":"cancelled"}"#,
+        ),
+    ] {
+        assert_eq!(
+            answer_with(request.clone(), fill, button).await,
+            ok(response),
+            "{request} → {button}"
+        );
+    }
 }
 
 #[wasm_bindgen_test]

@@ -24,6 +24,80 @@ pub fn parse_object(text: &str) -> Result<Value, String> {
     }
 }
 
+/// One signal per field of `input` named in `keys` (its text), and a `push` that writes `base`
+/// with those fields replaced by the signals' text into `updated`.
+fn edited_fields<const N: usize>(
+    input: &Value,
+    keys: [&'static str; N],
+    base: StoredValue<Value>,
+    updated: RwSignal<Result<Value, String>>,
+) -> ([RwSignal<String>; N], impl Fn() + Copy + 'static) {
+    let signals = keys.map(|k| RwSignal::new(field(input, k).to_string()));
+    let push = move || {
+        let fields: [(&str, String); N] =
+            std::array::from_fn(|i| (keys[i], signals[i].get_untracked()));
+        updated.set(Ok(base.with_value(|b| with_fields(b, &fields))));
+    };
+    (signals, push)
+}
+
+/// The file path of an Edit or Write (`permission-field-file_path`); calls `push` after each edit.
+#[component]
+fn FilePathField(
+    /// The path.
+    path: RwSignal<String>,
+    /// Sends the edited input.
+    push: impl Fn() + Copy + 'static,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>"File"</span>
+            <input class="mono" data-testid="permission-field-file_path" aria-label="File path" prop:value=move || path.get()
+                on:input=move |ev| { path.set(event_target_value(&ev)); push(); } />
+        </label>
+    }
+}
+
+/// A text field of the input as a text area (`permission-field-<key>`); calls `push` after each
+/// edit.
+#[component]
+fn TextAreaField(
+    /// The visible label.
+    label: &'static str,
+    /// The input's field.
+    key: &'static str,
+    /// The accessible name.
+    aria_label: &'static str,
+    /// Its height in lines.
+    rows: u32,
+    /// Whether the dialog focuses it on open (`data-autofocus`).
+    #[prop(optional)]
+    autofocus: bool,
+    /// The text.
+    value: RwSignal<String>,
+    /// Sends the edited input.
+    push: impl Fn() + Copy + 'static,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <textarea
+                class="mono"
+                data-testid=format!("permission-field-{key}")
+                data-autofocus=autofocus.then_some("")
+                aria-label=aria_label
+                rows=rows
+                spellcheck="false"
+                prop:value=move || value.get()
+                on:input=move |ev| {
+                    value.set(event_target_value(&ev));
+                    push();
+                }
+            ></textarea>
+        </label>
+    }
+}
+
 /// The input as an editor for its tool (`permission-field-<name>`): Bash — the command line;
 /// Edit — path, old and new strings with a live diff; Write — path and content; anything else — a
 /// JSON editor validated as you type (`permission-json-editor`). Writes the input to send into
@@ -40,90 +114,35 @@ pub fn InputEditor(
     let base = StoredValue::new(input.clone());
     match tool_name.as_str() {
         "Bash" => {
-            let command = RwSignal::new(field(&input, "command").to_string());
+            let ([command], push) = edited_fields(&input, ["command"], base, updated);
             view! {
-                <label class="field">
-                    <span>"Command"</span>
-                    <textarea
-                        class="mono"
-                        data-testid="permission-field-command"
-                        data-autofocus
-                        aria-label="Command to run"
-                        rows="3"
-                        spellcheck="false"
-                        prop:value=move || command.get()
-                        on:input=move |ev| {
-                            command.set(event_target_value(&ev));
-                            updated.set(Ok(base.with_value(|b| with_fields(b, &[("command", command.get_untracked())]))));
-                        }
-                    ></textarea>
-                </label>
+                <TextAreaField label="Command" key="command" aria_label="Command to run" rows=3 autofocus=true value=command push=push />
             }
             .into_any()
         }
         "Edit" => {
-            let path = RwSignal::new(field(&input, "file_path").to_string());
-            let old = RwSignal::new(field(&input, "old_string").to_string());
-            let new = RwSignal::new(field(&input, "new_string").to_string());
-            let push = move || {
-                updated.set(Ok(base.with_value(|b| {
-                    with_fields(
-                        b,
-                        &[
-                            ("file_path", path.get_untracked()),
-                            ("old_string", old.get_untracked()),
-                            ("new_string", new.get_untracked()),
-                        ],
-                    )
-                })));
-            };
+            let ([path, old, new], push) = edited_fields(
+                &input,
+                ["file_path", "old_string", "new_string"],
+                base,
+                updated,
+            );
             view! {
-                <label class="field">
-                    <span>"File"</span>
-                    <input class="mono" data-testid="permission-field-file_path" aria-label="File path" prop:value=move || path.get()
-                        on:input=move |ev| { path.set(event_target_value(&ev)); push(); } />
-                </label>
+                <FilePathField path=path push=push />
                 <div class="two-col">
-                    <label class="field">
-                        <span>"Replace"</span>
-                        <textarea class="mono" data-testid="permission-field-old_string" aria-label="Text to replace" rows="5" spellcheck="false"
-                            prop:value=move || old.get() on:input=move |ev| { old.set(event_target_value(&ev)); push(); }></textarea>
-                    </label>
-                    <label class="field">
-                        <span>"With"</span>
-                        <textarea class="mono" data-testid="permission-field-new_string" data-autofocus aria-label="Replacement text" rows="5" spellcheck="false"
-                            prop:value=move || new.get() on:input=move |ev| { new.set(event_target_value(&ev)); push(); }></textarea>
-                    </label>
+                    <TextAreaField label="Replace" key="old_string" aria_label="Text to replace" rows=5 value=old push=push />
+                    <TextAreaField label="With" key="new_string" aria_label="Replacement text" rows=5 autofocus=true value=new push=push />
                 </div>
                 <DiffView old=old new=new label="Preview".to_string() />
             }
             .into_any()
         }
         "Write" => {
-            let path = RwSignal::new(field(&input, "file_path").to_string());
-            let content = RwSignal::new(field(&input, "content").to_string());
-            let push = move || {
-                updated.set(Ok(base.with_value(|b| {
-                    with_fields(
-                        b,
-                        &[
-                            ("file_path", path.get_untracked()),
-                            ("content", content.get_untracked()),
-                        ],
-                    )
-                })));
-            };
+            let ([path, content], push) =
+                edited_fields(&input, ["file_path", "content"], base, updated);
             view! {
-                <label class="field">
-                    <span>"File"</span>
-                    <input class="mono" data-testid="permission-field-file_path" aria-label="File path" prop:value=move || path.get()
-                        on:input=move |ev| { path.set(event_target_value(&ev)); push(); } />
-                </label>
-                <label class="field">
-                    <span>"Content"</span>
-                    <textarea class="mono" data-testid="permission-field-content" data-autofocus aria-label="File content" rows="10" spellcheck="false"
-                        prop:value=move || content.get() on:input=move |ev| { content.set(event_target_value(&ev)); push(); }></textarea>
-                </label>
+                <FilePathField path=path push=push />
+                <TextAreaField label="Content" key="content" aria_label="File content" rows=10 autofocus=true value=content push=push />
             }
             .into_any()
         }

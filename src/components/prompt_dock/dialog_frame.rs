@@ -1,9 +1,8 @@
 //! The modal frame every prompt dialog uses.
 
-use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::dom;
+use crate::components::modal_panel::modal_focus;
 use crate::state::{Prompt, PromptKind};
 
 /// A modal dialog (`role="dialog"`, `aria-modal`, `data-testid="permission-dialog"` with
@@ -27,11 +26,7 @@ pub fn DialogFrame(
     actions: ViewFn,
 ) -> impl IntoView {
     let el: NodeRef<leptos::html::Div> = NodeRef::new();
-    Effect::new(move |_| {
-        if let Some(node) = el.get() {
-            request_animation_frame(move || dom::focus_in(&node, "[data-autofocus]"));
-        }
-    });
+    let on_keydown = modal_focus(el);
     let kind = match prompt.kind {
         PromptKind::Permission => "permission",
         PromptKind::Question => "question",
@@ -40,11 +35,6 @@ pub fn DialogFrame(
         PromptKind::UserDialog => "user-dialog",
     };
     let title_id = format!("dlg-title-{}", prompt.request_id);
-    let on_keydown = move |ev: KeyboardEvent| {
-        if let Some(node) = el.get_untracked() {
-            dom::trap_tab(&node, &ev);
-        }
-    };
     view! {
         <div class="dialog-backdrop">
             <div

@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::busy_button::BusyButton;
 use crate::store::{KeptWorktree, Store};
 
 /// A kept worktree (`data-testid="worktree-kept"`, `data-session-id`): why it was kept
@@ -69,20 +70,19 @@ pub fn WorktreeDetails(
                         <strong>"Discard this worktree?"</strong>
                         <span>{question.clone()}</span>
                         <div class="actions">
-                            <button
+                            <BusyButton
                                 class="danger"
-                                data-testid="worktree-discard-yes"
-                                disabled=move || discarding.get()
-                                on:click=move |_| {
+                                test_id="worktree-discard-yes"
+                                busy=discarding
+                                label="Discard worktree"
+                                on_click=move || {
                                     discarding.set(true);
                                     store.list.discard_worktree(&kept, move || {
                                         discarding.try_set(false);
                                         confirming.try_set(false);
                                     });
                                 }
-                            >
-                                "Discard worktree"
-                            </button>
+                            />
                             <button
                                 data-testid="worktree-discard-no"
                                 on:click=move |_| confirming.set(false)

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::format::field;
+use crate::format::{field, flag};
 use crate::state::ToolCall;
 
 /// The subagent's type, description and prompt (collapsed). Its activity is nested by the card.
@@ -14,10 +14,7 @@ pub fn AgentBody(
     let input = tool.display_input();
     let kind = field(&input, "subagent_type").to_string();
     let prompt = field(&input, "prompt").to_string();
-    let background = input
-        .get("run_in_background")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let background = flag(&input, "run_in_background");
     view! {
         <div class="agent-meta">
             {(!kind.is_empty()).then(|| view! { <span class="chip">{kind}</span> })}

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::format::field;
+use crate::format::{field, flag};
 use crate::state::ToolCall;
 
 /// The command (what actually ran, if it was edited) and its description.
@@ -14,10 +14,7 @@ pub fn BashBody(
     let input = tool.display_input();
     let command = field(&input, "command").to_string();
     let description = field(&input, "description").to_string();
-    let background = input
-        .get("run_in_background")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let background = flag(&input, "run_in_background");
     view! {
         {(!description.is_empty()).then(|| view! { <div class="tool-desc">{description}</div> })}
         <pre class="code command"><span class="prompt" aria-hidden="true">"$ "</span>{command}</pre>

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::components::DiffView;
-use crate::format::field;
+use crate::format::{field, flag};
 
 /// The file and a diff of each replacement (old → new).
 #[component]
@@ -20,19 +20,14 @@ pub fn EditBody(
                 (
                     field(e, "old_string").to_string(),
                     field(e, "new_string").to_string(),
-                    e.get("replace_all")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+                    flag(e, "replace_all"),
                 )
             })
             .collect(),
         None => vec![(
             field(&input, "old_string").to_string(),
             field(&input, "new_string").to_string(),
-            input
-                .get("replace_all")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            flag(&input, "replace_all"),
         )],
     };
     let n = edits.len();

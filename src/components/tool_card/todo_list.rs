@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::format::field;
+use crate::format::{field, items};
 
 /// The todo list as a checklist (pending / in progress / done).
 #[component]
@@ -11,27 +11,21 @@ pub fn TodoList(
     /// Tool input.
     input: Value,
 ) -> impl IntoView {
-    let items: Vec<(String, String)> = input
-        .get("todos")
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .map(|i| {
-                    let text = if field(i, "status") == "in_progress"
-                        && !field(i, "activeForm").is_empty()
-                    {
-                        field(i, "activeForm")
-                    } else {
-                        field(i, "content")
-                    };
-                    (text.to_string(), field(i, "status").to_string())
-                })
-                .collect()
+    let todos: Vec<(String, String)> = items(&input, "todos")
+        .iter()
+        .map(|i| {
+            let text = if field(i, "status") == "in_progress" && !field(i, "activeForm").is_empty()
+            {
+                field(i, "activeForm")
+            } else {
+                field(i, "content")
+            };
+            (text.to_string(), field(i, "status").to_string())
         })
-        .unwrap_or_default();
+        .collect();
     view! {
         <ul class="todo-list" role="list" aria-label="Todo list">
-            {items
+            {todos
                 .into_iter()
                 .map(|(text, status)| {
                     let mark = match status.as_str() {

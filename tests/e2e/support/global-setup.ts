@@ -144,6 +144,20 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
     BRIDGE_PRINT_LOGIN_URL: '1',
     BRIDGE_RELAY_LOG: process.env.BRIDGE_RELAY_LOG ?? 'info',
   };
+  /** What every backend's relay starts with: a free port, its data under `dir`, this console, sessions in `work`. */
+  const relayArgs = (dir: string, work: string): string[] => [
+    '--bind',
+    '127.0.0.1:0',
+    '--data-dir',
+    path.join(dir, 'data'),
+    '--static-dir',
+    staticDir,
+    '--cwd',
+    work,
+    // Every flow x form opens its own sessions on this one relay (default cap: 32 live).
+    '--max-sessions',
+    '500',
+  ];
 
   const jobs: Promise<void>[] = [];
   if (wanted.has('demo')) {
@@ -159,17 +173,7 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
             '--demo',
             '--demo-scenario',
             path.join(E2E_DIR, 'scenarios/demo.json'),
-            '--bind',
-            '127.0.0.1:0',
-            '--data-dir',
-            path.join(dir, 'data'),
-            '--static-dir',
-            staticDir,
-            '--cwd',
-            work,
-            // Every flow x form opens its own sessions on this one relay (default cap: 32 live).
-            '--max-sessions',
-            '500',
+            ...relayArgs(dir, work),
             // Claude Code's own sessions are listed from here: an empty dir, never the developer's ~/.claude.
             '--claude-config-dir',
             path.join(dir, 'claude-config'),
@@ -233,19 +237,10 @@ export default async function globalSetup(config: FullConfig): Promise<() => Pro
           [
             '--claude',
             claude.bin,
-            '--bind',
-            '127.0.0.1:0',
-            '--data-dir',
-            path.join(dir, 'data'),
-            '--static-dir',
-            staticDir,
-            '--cwd',
-            work,
+            ...relayArgs(dir, work),
             // Explicit, so every CLI version prompts the same way (2.1.300 defaulted to `auto`).
             '--permission-mode',
             'default',
-            '--max-sessions',
-            '500',
             // The CLI's own sessions are listed from the HOME it runs with (not the developer's ~/.claude).
             '--claude-config-dir',
             path.join(home, '.claude'),
