@@ -11,7 +11,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::nav::percent_decode;
-use crate::state::Prompt;
 
 /// The message API's version: every message carries `"bridge": 1`.
 pub const VERSION: u64 = 1;
@@ -294,23 +293,6 @@ pub fn target_origins(parent: Option<&str>, allowed: &[String]) -> Vec<String> {
         Some(p) if accepts(p, allowed) => vec![p.trim_end_matches('/').to_ascii_lowercase()],
         Some(_) => Vec::new(),
         None => allowed.to_vec(),
-    }
-}
-
-/// One line about a prompt (what the host shows in a badge or a notification).
-pub fn prompt_summary(p: &Prompt) -> String {
-    let what = p
-        .display_name
-        .clone()
-        .unwrap_or_else(|| p.tool_name.clone());
-    let detail = match crate::format::field(&p.input, "command") {
-        "" => crate::format::field(&p.input, "file_path"),
-        c => c,
-    };
-    if detail.is_empty() {
-        format!("{what} waits for your answer.")
-    } else {
-        format!("{what}: {}", detail.chars().take(200).collect::<String>())
     }
 }
 

@@ -156,13 +156,7 @@ fn snapshot(store: Store) -> Snapshot {
         let prompts = s
             .prompts()
             .iter()
-            .map(|p| {
-                (
-                    p.request_id.clone(),
-                    p.tool_name.clone(),
-                    super::prompt_summary(p),
-                )
-            })
+            .map(|p| (p.request_id.clone(), p.tool_name.clone(), p.summary()))
             .collect();
         let mut results = Vec::new();
         for key in s.order().iter().rev().take(SCAN) {

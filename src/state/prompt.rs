@@ -50,6 +50,23 @@ pub struct Prompt {
     pub answered_locally: bool,
 }
 
+impl Prompt {
+    /// One line about it, for a notification or an embedding host's badge: "Bash: ls -la" (the
+    /// command or file path, at most 200 characters), else "Bash waits for your answer.".
+    pub fn summary(&self) -> String {
+        let what = self.display_name.as_deref().unwrap_or(&self.tool_name);
+        let detail = match crate::format::field(&self.input, "command") {
+            "" => crate::format::field(&self.input, "file_path"),
+            c => c,
+        };
+        if detail.is_empty() {
+            format!("{what} waits for your answer.")
+        } else {
+            format!("{what}: {}", detail.chars().take(200).collect::<String>())
+        }
+    }
+}
+
 /// Who settled a prompt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SettledBy {
@@ -92,8 +109,57 @@ pub fn plan_text(input: &Value, proposed: Option<&Value>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::plan_text;
-    use serde_json::json;
+    use super::{Prompt, PromptKind, plan_text};
+    use serde_json::{Value, json};
+
+    fn bash(display_name: Option<&str>, input: Value) -> Prompt {
+        Prompt {
+            request_id: "r1".into(),
+            kind: PromptKind::Permission,
+            tool_name: "Bash".into(),
+            display_name: display_name.map(Into::into),
+            title: None,
+            description: None,
+            decision_reason: None,
+            decision_reason_type: None,
+            blocked_path: None,
+            tool_use_id: None,
+            input,
+            suggestions: Vec::new(),
+            request: Value::Null,
+            answered_locally: false,
+        }
+    }
+
+    #[test]
+    fn a_summary_names_the_tool_and_its_command_or_file() {
+        let cases = [
+            (
+                None,
+                json!({"command": "ls -la"}),
+                "Bash: ls -la".to_string(),
+            ),
+            (
+                None,
+                json!({"file_path": "/a/b.rs"}),
+                "Bash: /a/b.rs".to_string(),
+            ),
+            (
+                Some("Run it"),
+                json!({"command": "make"}),
+                "Run it: make".to_string(),
+            ),
+            (None, json!({}), "Bash waits for your answer.".to_string()),
+            (
+                None,
+                json!({"command": "x".repeat(300)}),
+                format!("Bash: {}", "x".repeat(200)),
+            ),
+        ];
+        for (name, input, want) in cases {
+            assert_eq!(bash(name, input.clone()).summary(), want, "{input}");
+        }
+    }
 
     #[test]
     fn the_plan_comes_from_the_request_then_the_tool_use_then_the_plan_file() {

@@ -539,22 +539,7 @@ impl Store {
         Effect::new(move |_| {
             let prompts: Vec<(String, String)> = store.session.with(|s| {
                 s.open_prompts()
-                    .map(|p| {
-                        let what = p
-                            .display_name
-                            .clone()
-                            .unwrap_or_else(|| p.tool_name.clone());
-                        let detail = match crate::format::field(&p.input, "command") {
-                            "" => crate::format::field(&p.input, "file_path"),
-                            c => c,
-                        };
-                        let body = if detail.is_empty() {
-                            format!("{what} waits for your answer.")
-                        } else {
-                            format!("{what}: {}", detail.chars().take(200).collect::<String>())
-                        };
-                        (p.request_id.clone(), body)
-                    })
+                    .map(|p| (p.request_id.clone(), p.summary()))
                     .collect()
             });
             let Some(sid) = store.session_id.get_untracked() else {
