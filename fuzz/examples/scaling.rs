@@ -38,6 +38,16 @@ fn row(name: &str, n: usize, make: &dyn Fn(usize) -> String, run: &dyn Fn(&str))
     );
 }
 
+/// Shapes of input: a name, and how to make one of about `n` bytes.
+type Shapes<'a> = &'a [(&'a str, &'a dyn Fn(usize) -> String)];
+
+/// A [`row`] for each of `shapes`, run through `run`.
+fn rows(n: usize, shapes: Shapes, run: &dyn Fn(&str)) {
+    for (name, make) in shapes {
+        row(name, n, make, run);
+    }
+}
+
 fn main() {
     let n = 25_000;
     println!(
@@ -47,23 +57,20 @@ fn main() {
     let repair = |s: &str| {
         std::hint::black_box(partial_json::repair(s));
     };
-    row("partial_json: [[[[…", n, &|n| "[".repeat(n), &repair);
-    row(
-        "partial_json: {\"a\":[{\"a\":[… cut",
+    rows(
         n,
-        &|n| "{\"a\":[".repeat(n / 6),
-        &repair,
-    );
-    row(
-        "partial_json: [1,[1,[1,… tr",
-        n,
-        &|n| format!("{}tr", "[1,".repeat(n / 3)),
-        &repair,
-    );
-    row(
-        "partial_json: long string",
-        n,
-        &|n| format!("{{\"c\": \"{}", "x\\\"".repeat(n / 3)),
+        &[
+            ("partial_json: [[[[…", &|n| "[".repeat(n)),
+            ("partial_json: {\"a\":[{\"a\":[… cut", &|n| {
+                "{\"a\":[".repeat(n / 6)
+            }),
+            ("partial_json: [1,[1,[1,… tr", &|n| {
+                format!("{}tr", "[1,".repeat(n / 3))
+            }),
+            ("partial_json: long string", &|n| {
+                format!("{{\"c\": \"{}", "x\\\"".repeat(n / 3))
+            }),
+        ],
         &repair,
     );
     let md = |s: &str| {
@@ -71,44 +78,29 @@ fn main() {
         std::hint::black_box(markdown::plain_text(&tree));
         std::hint::black_box(markdown::split_blocks(s));
     };
-    row("markdown: > > > > …", n, &|n| "> ".repeat(n / 2), &md);
-    row("markdown: [[[[…", n, &|n| "[".repeat(n), &md);
-    row(
-        "markdown: [a](b [a](b …",
+    rows(
         n,
-        &|n| "[a](b ".repeat(n / 6),
-        &md,
-    );
-    row(
-        "markdown: *a _a *a _a …",
-        n,
-        &|n| "*a _a ".repeat(n / 6),
-        &md,
-    );
-    row("markdown: ``` ` `` ` …", n, &|n| "` `` ".repeat(n / 5), &md);
-    row(
-        "markdown: - - - - … (nested list)",
-        n,
-        &|n| "- ".repeat(n / 2),
-        &md,
-    );
-    row("markdown: <a <a <a …", n, &|n| "<a ".repeat(n / 3), &md);
-    row(
-        "markdown: | table rows",
-        n,
-        &|n| {
-            let mut s = String::from("|a|b|\n|-|-|\n");
-            while s.len() < n {
-                s.push_str("|x|y|\n");
-            }
-            s
-        },
-        &md,
-    );
-    row(
-        "markdown: text + **bold** …",
-        n,
-        &|n| "word **bold** ".repeat(n / 14),
+        &[
+            ("markdown: > > > > …", &|n| "> ".repeat(n / 2)),
+            ("markdown: [[[[…", &|n| "[".repeat(n)),
+            ("markdown: [a](b [a](b …", &|n| "[a](b ".repeat(n / 6)),
+            ("markdown: *a _a *a _a …", &|n| "*a _a ".repeat(n / 6)),
+            ("markdown: ``` ` `` ` …", &|n| "` `` ".repeat(n / 5)),
+            ("markdown: - - - - … (nested list)", &|n| {
+                "- ".repeat(n / 2)
+            }),
+            ("markdown: <a <a <a …", &|n| "<a ".repeat(n / 3)),
+            ("markdown: | table rows", &|n| {
+                let mut s = String::from("|a|b|\n|-|-|\n");
+                while s.len() < n {
+                    s.push_str("|x|y|\n");
+                }
+                s
+            }),
+            ("markdown: text + **bold** …", &|n| {
+                "word **bold** ".repeat(n / 14)
+            }),
+        ],
         &md,
     );
     let framer = |s: &str| {
@@ -120,16 +112,14 @@ fn main() {
         lines += usize::from(d.finish().is_some());
         std::hint::black_box(lines);
     };
-    row(
-        "ndjson: one line, 1-byte chunks",
+    rows(
         n,
-        &|n| "x".repeat(n),
-        &framer,
-    );
-    row(
-        "ndjson: short lines, 1-byte chunks",
-        n,
-        &|n| "{}\n".repeat(n / 3),
+        &[
+            ("ndjson: one line, 1-byte chunks", &|n| "x".repeat(n)),
+            ("ndjson: short lines, 1-byte chunks", &|n| {
+                "{}\n".repeat(n / 3)
+            }),
+        ],
         &framer,
     );
 }

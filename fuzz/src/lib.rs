@@ -31,6 +31,16 @@ pub fn chunks<'a>(data: &'a [u8], sizes: &[u8]) -> Vec<&'a [u8]> {
     out
 }
 
+/// The line cap a parameter byte picks: mostly `default` (the real cap); with its high bit set, a
+/// tiny one (its low six bits, 0 to 63 bytes) so the over-long path is reached.
+pub fn line_cap(param: u8, default: usize) -> usize {
+    if param & 0x80 == 0 {
+        default
+    } else {
+        usize::from(param & 0x3f)
+    }
+}
+
 /// The first byte of a fuzz input as a parameter, the rest as the data.
 pub fn split_first(data: &[u8]) -> (u8, &[u8]) {
     match data.split_first() {

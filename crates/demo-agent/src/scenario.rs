@@ -382,70 +382,48 @@ fn repeated(text: &str, times: Option<u32>, vars: &Vars, i: Option<u32>) -> Stri
 }
 
 fn expand_step(step: &Step, vars: &Vars, i: Option<u32>) -> Step {
-    match step {
+    let mut out = step.clone();
+    let sub = |s: &mut String| *s = subst(s, vars, i);
+    match &mut out {
         Step::Text {
             text,
             repeat_text,
-            chunk_chars,
-            delay_ms,
-            if_,
+            repeat,
             ..
-        } => Step::Text {
-            text: repeated(text, *repeat_text, vars, i),
-            repeat_text: None,
-            chunk_chars: *chunk_chars,
-            delay_ms: *delay_ms,
-            if_: *if_,
-            repeat: None,
-        },
+        } => {
+            *text = repeated(text, repeat_text.take(), vars, i);
+            *repeat = None;
+        }
         Step::Thinking {
             thinking,
-            signature,
             repeat_text,
-            chunk_chars,
-            delay_ms,
-            if_,
+            repeat,
             ..
-        } => Step::Thinking {
-            thinking: repeated(thinking, *repeat_text, vars, i),
-            signature: signature.clone(),
-            repeat_text: None,
-            chunk_chars: *chunk_chars,
-            delay_ms: *delay_ms,
-            if_: *if_,
-            repeat: None,
-        },
+        } => {
+            *thinking = repeated(thinking, repeat_text.take(), vars, i);
+            *repeat = None;
+        }
         Step::ToolUse {
-            name,
             input,
-            permission,
             output,
-            is_error,
             description,
             blocked_path,
-            run_ms,
             elicit,
-            delay_ms,
-            if_,
+            repeat,
             ..
-        } => Step::ToolUse {
-            name: name.clone(),
-            input: subst_value(input, vars, i),
-            permission: *permission,
-            output: output.as_ref().map(|o| subst(o, vars, i)),
-            is_error: *is_error,
-            description: description.as_ref().map(|d| subst(d, vars, i)),
-            blocked_path: blocked_path.as_ref().map(|b| subst(b, vars, i)),
-            run_ms: *run_ms,
-            elicit: elicit.as_ref().map(|e| subst_value(e, vars, i)),
-            delay_ms: *delay_ms,
-            if_: *if_,
-            repeat: None,
-        },
-        Step::Pause { ms, if_ } => Step::Pause { ms: *ms, if_: *if_ },
-        Step::Crash { code, stderr } => Step::Crash {
-            code: *code,
-            stderr: subst(stderr, vars, i),
-        },
+        } => {
+            *input = subst_value(input, vars, i);
+            [output, description, blocked_path]
+                .into_iter()
+                .flatten()
+                .for_each(sub);
+            if let Some(e) = elicit {
+                *e = subst_value(e, vars, i);
+            }
+            *repeat = None;
+        }
+        Step::Pause { .. } => {}
+        Step::Crash { stderr, .. } => sub(stderr),
     }
+    out
 }

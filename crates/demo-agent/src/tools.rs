@@ -279,7 +279,8 @@ pub struct ToolRun {
     pub tool_use_result: Value,
 }
 
-fn str_field<'a>(input: &'a Value, key: &str) -> &'a str {
+/// `input[key]` when it is a string, else empty.
+pub(crate) fn str_field<'a>(input: &'a Value, key: &str) -> &'a str {
     input.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 

@@ -83,6 +83,25 @@ pub struct Record {
     pub body: Value,
 }
 
+impl Record {
+    /// A request `method uri` with its `headers` (those kept) and `body`, served
+    /// [`Served::Other`]: no scenario turn, no stream, no user text. The model numbers it.
+    fn other(method: &str, uri: &Uri, headers: &HeaderMap, body: Value) -> Record {
+        Record {
+            seq: 0,
+            method: method.to_owned(),
+            path: uri.path().to_string(),
+            query: uri.query().map(str::to_string),
+            headers: kept_headers(headers),
+            stream: None,
+            last_user_text: None,
+            served: Served::Other,
+            aborted: false,
+            body,
+        }
+    }
+}
+
 struct Picked {
     turn: Turn,
     served: Served,
@@ -380,18 +399,7 @@ async fn messages(
 ) -> Response {
     let json_body = parse_body(&body);
     if !json_body.is_object() {
-        model.record(Record {
-            seq: 0,
-            method: method.to_string(),
-            path: uri.path().to_string(),
-            query: uri.query().map(str::to_string),
-            headers: kept_headers(&headers),
-            stream: None,
-            last_user_text: None,
-            served: Served::Other,
-            aborted: false,
-            body: json_body,
-        });
+        model.record(Record::other(method.as_str(), &uri, &headers, json_body));
         return error_response(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -418,16 +426,10 @@ async fn messages(
         body.len()
     );
     let seq = model.record(Record {
-        seq: 0,
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: kept_headers(&headers),
         stream: Some(streaming),
         last_user_text: user_text,
         served: picked.served.clone(),
-        aborted: false,
-        body: json_body,
+        ..Record::other(method.as_str(), &uri, &headers, json_body)
     });
     if let Some(err) = &picked.error {
         return http_error_response(err);
@@ -448,34 +450,16 @@ async fn count_tokens(
 ) -> Response {
     let json_body = parse_body(&body);
     let n = (body.len() as u64 / 4).max(1);
+    let user_text = last_user_text(&json_body);
     model.record(Record {
-        seq: 0,
-        method: "POST".into(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: kept_headers(&headers),
-        stream: None,
-        last_user_text: last_user_text(&json_body),
-        served: Served::Other,
-        aborted: false,
-        body: json_body,
+        last_user_text: user_text,
+        ..Record::other("POST", &uri, &headers, json_body)
     });
     axum::Json(json!({"input_tokens": n})).into_response()
 }
 
 async fn models(State(model): State<FakeModel>, uri: Uri, headers: HeaderMap) -> Response {
-    model.record(Record {
-        seq: 0,
-        method: "GET".into(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: kept_headers(&headers),
-        stream: None,
-        last_user_text: None,
-        served: Served::Other,
-        aborted: false,
-        body: Value::Null,
-    });
+    model.record(Record::other("GET", &uri, &headers, Value::Null));
     let data: Vec<Value> = [
         ("claude-sonnet-4-5", "Claude Sonnet 4.5"),
         ("claude-opus-4-1", "Claude Opus 4.1"),
@@ -522,22 +506,12 @@ async fn fallback(
     body: Bytes,
 ) -> Response {
     tracing::warn!("unhandled {method} {uri}");
-    model.record(Record {
-        seq: 0,
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().map(str::to_string),
-        headers: kept_headers(&headers),
-        stream: None,
-        last_user_text: None,
-        served: Served::Other,
-        aborted: false,
-        body: if body.is_empty() {
-            Value::Null
-        } else {
-            parse_body(&body)
-        },
-    });
+    let body = if body.is_empty() {
+        Value::Null
+    } else {
+        parse_body(&body)
+    };
+    model.record(Record::other(method.as_str(), &uri, &headers, body));
     error_response(
         StatusCode::NOT_FOUND,
         "not_found_error",

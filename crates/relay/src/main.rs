@@ -245,14 +245,8 @@ fn save_owner_only(
     name: &str,
     text: &str,
 ) -> anyhow::Result<std::path::PathBuf> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     let path = data_dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
+    let mut f = bridge_relay::core::util::create_fresh(&path, 0o600)
         .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(f, "{text}")?;
     Ok(path)

@@ -113,15 +113,20 @@ impl TransportHandle {
         let _ = self.shared.wake.unbounded_send(());
     }
 
+    /// Runs `act` on the core at the current time, then wakes the driver to carry it out.
+    fn act<R>(&self, act: impl FnOnce(&mut Core, u64) -> R) -> R {
+        let now = self.now();
+        let r = act(&mut self.core(), now);
+        self.wake();
+        r
+    }
+
     /// Queues a client→CLI payload. Returns its uuid at once; the outcome
     /// comes later as [`TransportEvent::Delivered`] or
     /// [`TransportEvent::SendFailed`]. Refused at once only when the outbox
     /// is full, the payload is not a message, or the transport is closed.
     pub fn send(&self, payload: Value) -> Result<String, SendError> {
-        let now = self.now();
-        let r = self.core().send(now, payload);
-        self.wake();
-        r
+        self.act(|core, now| core.send(now, payload))
     }
 
     /// The connection state.
@@ -146,30 +151,22 @@ impl TransportHandle {
 
     /// Stops reading (e.g. page hidden); nothing is lost.
     pub fn suspend(&self) {
-        let now = self.now();
-        self.core().suspend(now);
-        self.wake();
+        self.act(Core::suspend);
     }
 
     /// Resumes after `suspend`, from the cursor.
     pub fn resume(&self) {
-        let now = self.now();
-        self.core().resume(now);
-        self.wake();
+        self.act(Core::resume);
     }
 
     /// Skips the remaining reconnect delay (e.g. the browser is back online).
     pub fn retry_now(&self) {
-        let now = self.now();
-        self.core().retry_now(now);
-        self.wake();
+        self.act(Core::retry_now);
     }
 
     /// Closes after draining pending sends (at most `drain_ms`).
     pub fn close(&self) {
-        let now = self.now();
-        self.core().close(now);
-        self.wake();
+        self.act(Core::close);
     }
 }
 

@@ -65,13 +65,28 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-async fn http_failure(resp: reqwest::Response) -> Failure {
-    let status = resp.status().as_u16();
-    let retry_after_ms = resp
-        .headers()
+/// The `Retry-After` header's text, if it has one.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<&str> {
+    headers
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_retry_after(v, unix_ms()));
+}
+
+/// Sends `rb`: its response when the status is a success, else the failure it stands for.
+async fn send(rb: reqwest::RequestBuilder) -> Result<reqwest::Response, Failure> {
+    let resp = rb
+        .send()
+        .await
+        .map_err(|e| Failure::Network(e.to_string()))?;
+    if !resp.status().is_success() {
+        return Err(http_failure(resp).await);
+    }
+    Ok(resp)
+}
+
+async fn http_failure(resp: reqwest::Response) -> Failure {
+    let status = resp.status().as_u16();
+    let retry_after_ms = retry_after(resp.headers()).and_then(|v| parse_retry_after(v, unix_ms()));
     let body = resp.text().await.unwrap_or_default();
     Failure::Http {
         status,
@@ -99,14 +114,7 @@ impl Io for NativeIo {
                     rb = rb.header("Last-Event-ID", from.to_string());
                 }
                 Box::pin(async move {
-                    let resp = rb
-                        .send()
-                        .await
-                        .map_err(|e| Failure::Network(e.to_string()))?;
-                    if !resp.status().is_success() {
-                        return Err(http_failure(resp).await);
-                    }
-                    let incoming = resp.bytes_stream().map(|r| match r {
+                    let incoming = send(rb).await?.bytes_stream().map(|r| match r {
                         Ok(b) => Incoming::Bytes(b.to_vec()),
                         Err(e) => Incoming::Failed(Failure::Network(e.to_string())),
                     });
@@ -141,10 +149,7 @@ impl Io for NativeIo {
                                 .into_owned();
                             return Err(Failure::Http {
                                 status: resp.status().as_u16(),
-                                retry_after_ms: resp
-                                    .headers()
-                                    .get("retry-after")
-                                    .and_then(|v| v.to_str().ok())
+                                retry_after_ms: retry_after(resp.headers())
                                     .and_then(|v| parse_retry_after(v, unix_ms())),
                                 reason: error_type(&body).0,
                             });
@@ -201,11 +206,7 @@ impl Io for NativeIo {
                 }
             };
             let status = resp.status().as_u16();
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let retry_after = retry_after(resp.headers()).map(str::to_owned);
             match resp.text().await {
                 Ok(text) => classify_post_status(status, retry_after.as_deref(), &text, unix_ms()),
                 Err(e) => PostOutcome::Retryable {
@@ -221,14 +222,8 @@ impl Io for NativeIo {
             .auth(self.client.get(self.endpoint.events_url(after, limit)))
             .timeout(REQUEST_TIMEOUT);
         Box::pin(async move {
-            let resp = rb
-                .send()
-                .await
-                .map_err(|e| Failure::Network(e.to_string()))?;
-            if !resp.status().is_success() {
-                return Err(http_failure(resp).await);
-            }
-            let text = resp
+            let text = send(rb)
+                .await?
                 .text()
                 .await
                 .map_err(|e| Failure::Network(e.to_string()))?;

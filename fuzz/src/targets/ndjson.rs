@@ -6,9 +6,11 @@
 //! * every line is decoded as a CLI message and as a client message without panicking; a message
 //!   that decodes re-serializes to a line that decodes again to the same JSON (round trip).
 
-use super::super::{chunks, split_first};
+use super::super::{chunks, line_cap, split_first};
 use bridge_protocol::framing::{FrameError, Line, NdjsonDecoder};
-use bridge_protocol::{CliMessage, ClientMessage, parse_cli_line, parse_client_line, to_line};
+use bridge_protocol::{
+    CliMessage, ClientMessage, ParseError, parse_cli_line, parse_client_line, to_line,
+};
 use serde_json::Value;
 
 fn run(decoder: &mut NdjsonDecoder, parts: &[&[u8]]) -> Vec<Result<Line, FrameError>> {
@@ -47,16 +49,27 @@ fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A `whose` message that is `json`, written as `line`, is read back by `reparse` (to its JSON) as
+/// the same JSON.
+fn round_trip(
+    whose: &str,
+    line: &str,
+    json: Value,
+    reparse: impl FnOnce(&str) -> Result<Value, ParseError>,
+) {
+    let again = reparse(line.trim_end())
+        .unwrap_or_else(|e| panic!("re-serialized {whose} message does not parse: {e}"));
+    assert!(
+        same_json(&json, &again),
+        "{whose} message round trip changed the JSON: {json} != {again}"
+    );
+}
+
 /// One input, as libFuzzer gives it (`fuzz_targets/ndjson.rs`) and as the relay's test replays the
 /// committed corpus (`crates/relay/tests/fuzz_corpus.rs`).
 pub fn input(data: &[u8]) {
     let (param, stream) = split_first(data);
-    // Mostly the real cap; sometimes a tiny one so the over-long path is reached.
-    let cap = if param & 0x80 == 0 {
-        bridge_protocol::framing::DEFAULT_MAX_LINE_BYTES
-    } else {
-        usize::from(param & 0x3f)
-    };
+    let cap = line_cap(param, bridge_protocol::framing::DEFAULT_MAX_LINE_BYTES);
     let sizes = [param % 7 + 1, param % 13 + 1, 1, param % 3 + 2];
 
     let whole = run(&mut NdjsonDecoder::new(cap), &[stream]);
@@ -90,30 +103,14 @@ pub fn input(data: &[u8]) {
             continue;
         };
         if let Ok(msg) = CliMessage::from_value(value.clone()) {
-            let again = to_line(&msg);
-            let reparsed = parse_cli_line(again.trim_end())
-                .unwrap_or_else(|e| panic!("re-serialized CLI message does not parse: {e}"));
-            let (a, b) = (
-                serde_json::to_value(&msg).unwrap(),
-                serde_json::to_value(&reparsed).unwrap(),
-            );
-            assert!(
-                same_json(&a, &b),
-                "CLI message round trip changed the JSON: {a} != {b}"
-            );
+            let json = serde_json::to_value(&msg).unwrap();
+            let reparse = |l: &str| parse_cli_line(l).map(|m| serde_json::to_value(m).unwrap());
+            round_trip("CLI", &to_line(&msg), json, reparse);
         }
         if let Ok(msg) = ClientMessage::from_value(value) {
-            let again = to_line(&msg);
-            let reparsed = parse_client_line(again.trim_end())
-                .unwrap_or_else(|e| panic!("re-serialized client message does not parse: {e}"));
-            let (a, b) = (
-                serde_json::to_value(&msg).unwrap(),
-                serde_json::to_value(&reparsed).unwrap(),
-            );
-            assert!(
-                same_json(&a, &b),
-                "client message round trip changed the JSON: {a} != {b}"
-            );
+            let json = serde_json::to_value(&msg).unwrap();
+            let reparse = |l: &str| parse_client_line(l).map(|m| serde_json::to_value(m).unwrap());
+            round_trip("client", &to_line(&msg), json, reparse);
         }
     }
 }

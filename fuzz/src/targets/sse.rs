@@ -5,7 +5,7 @@
 //! never changes the items (but for how much of an over-long line had arrived when it was given
 //! up); decoding never panics.
 
-use super::super::{chunks, split_first};
+use super::super::{chunks, line_cap, split_first};
 use bridge_transport::envelope::{Frame, decode_sse};
 use bridge_transport::sse::{SseItem, SseParser};
 
@@ -26,11 +26,7 @@ fn run(parser: &mut SseParser, parts: &[&[u8]]) -> Vec<SseItem> {
 /// committed corpus (`crates/relay/tests/fuzz_corpus.rs`).
 pub fn input(data: &[u8]) {
     let (param, stream) = split_first(data);
-    let cap = if param & 0x80 == 0 {
-        bridge_transport::sse::DEFAULT_MAX_LINE_BYTES
-    } else {
-        usize::from(param & 0x3f)
-    };
+    let cap = line_cap(param, bridge_transport::sse::DEFAULT_MAX_LINE_BYTES);
     let sizes = [param % 5 + 1, 1, param % 11 + 1];
 
     let whole = run(&mut SseParser::with_max_line_bytes(cap), &[stream]);

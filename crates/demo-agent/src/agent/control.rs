@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
+use crate::tools::str_field;
+
 use super::models::{PERMISSION_MODES, new_uuid, normalize_mode, now_iso, resolve_model};
 use super::{Agent, Event, Flow, Inbound, UserMsg};
 
@@ -23,11 +25,7 @@ impl<W: Write> Agent<W> {
             }
             Inbound::Frame(v) => v,
         };
-        let ty = v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let ty = str_field(&v, "type").to_owned();
         match ty.as_str() {
             "user" => {
                 self.enqueue_user(&v)?;
@@ -39,11 +37,7 @@ impl<W: Write> Agent<W> {
                     self.emit(&v)?;
                 }
                 let resp = v.get("response").cloned().unwrap_or(Value::Null);
-                let request_id = resp
-                    .get("request_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+                let request_id = str_field(&resp, "request_id").to_owned();
                 Ok(Some(Event::Response {
                     request_id,
                     response: resp,
@@ -116,17 +110,9 @@ impl<W: Write> Agent<W> {
     }
 
     pub(super) fn handle_control_request(&mut self, v: &Value) -> Flow<Option<Event>> {
-        let rid = v
-            .get("request_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let rid = str_field(v, "request_id").to_owned();
         let req = v.get("request").cloned().unwrap_or(Value::Null);
-        let subtype = req
-            .get("subtype")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let subtype = str_field(&req, "subtype").to_owned();
         match subtype.as_str() {
             "initialize" => {
                 let body = self.initialize_response();

@@ -15,7 +15,7 @@ use crate::edge::error::ApiError;
 use crate::edge::extract::AppState;
 
 use super::Cluster;
-use super::forward::{FORWARD_TIMEOUT, body_bytes, principal, status_of, verdict_response};
+use super::forward::{FORWARD_TIMEOUT, http_request, principal, status_of, verdict_response};
 use super::wire::{self, CliAsk, Who};
 
 /// How long a gateway waits for each agents node's answer about the CLI sessions on its machine:
@@ -124,19 +124,7 @@ pub(super) async fn cli(
             CLI_TIMEOUT.as_secs()
         )));
     };
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or_else(|| path.clone(), |p| p.as_str().to_owned());
-    let method = req.method().as_str().to_owned();
-    let body = String::from_utf8(body_bytes(app, req).await?.into())
-        .map_err(|_| ApiError::bad_request("malformed JSON body: not UTF-8"))?;
-    let ask = CliAsk::Http {
-        who: Who::of(&who),
-        method,
-        path,
-        body,
-    };
+    let ask = CliAsk::Http(http_request(app, &who, req).await?);
     let m = match cluster
         .call(
             wire::cli_subject(&node),

@@ -17,8 +17,6 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use futures::StreamExt as _;
-
 use super::Cluster;
 use crate::core::auth::shared::{self, Shared};
 use crate::edge::error::ApiError;
@@ -134,19 +132,12 @@ pub(super) async fn follow(cluster: Weak<Cluster>) {
                     relay.auth.forget_all_shared();
                     first = false;
                 }
-                loop {
-                    tokio::select! {
-                        next = watch.next() => match next {
-                            Some(Ok(e)) => apply(&relay.auth, &keys, e),
-                            Some(Err(e)) => {
-                                tracing::warn!(error = %e, "following the credential bucket");
-                                break;
-                            }
-                            None => break,
-                        },
-                        _ = reconnected.changed() => break,
-                    }
-                }
+                let take = |e: async_nats::jetstream::kv::Entry| {
+                    apply(&relay.auth, &keys, e);
+                    true
+                };
+                super::follow_watch(&mut watch, &mut reconnected, "the credential bucket", take)
+                    .await;
             }
             Err(e) => tracing::warn!(error = %e, "cannot follow the credential bucket"),
         }

@@ -55,6 +55,28 @@ pub(super) async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::By
         })
 }
 
+/// `req` as a gateway forwards it, to be run as `who`: its method, its path with the query, its
+/// body (UTF-8, within --max-body-bytes).
+pub(super) async fn http_request(
+    app: &AppState,
+    who: &Principal,
+    req: Request,
+) -> Result<wire::HttpRequest, ApiError> {
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().as_str().to_owned();
+    let body = String::from_utf8(body_bytes(app, req).await?.into())
+        .map_err(|_| ApiError::bad_request("malformed JSON body: not UTF-8"))?;
+    Ok(wire::HttpRequest {
+        who: wire::Who::of(who),
+        method,
+        path,
+        body,
+    })
+}
+
 pub(super) async fn body_json(
     app: &AppState,
     req: Request,

@@ -23,7 +23,7 @@ use crate::edge::external::External;
 use crate::edge::extract::AppState;
 
 use super::forward::{
-    FORWARD_TIMEOUT, body_bytes, body_json, principal, status_of, verdict_response,
+    FORWARD_TIMEOUT, body_json, http_request, principal, status_of, verdict_response,
 };
 use super::wire::{self, Input, Who};
 use super::{Cluster, REQUEST_TIMEOUT, Role};
@@ -196,18 +196,9 @@ async fn route(
         }
         (&Method::POST, "/archive") => {
             let body = body_json(app, req, true).await?;
-            let discard_worktree = match body.get("discard_worktree") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => {
-                    return Err(ApiError::bad_request(
-                        "discard_worktree must be true or false",
-                    ));
-                }
-            };
             Input::Archive {
                 who: Who::of(&who),
-                discard_worktree,
+                discard_worktree: crate::edge::extract::discard_worktree(&body)?,
             }
         }
         (&Method::POST, "/events") => {
@@ -219,7 +210,7 @@ async fn route(
             let body = body_json(app, req, false).await?;
             Input::Ingest {
                 who: Who::of(&who),
-                payloads: posted_payloads(&id, body)?,
+                payloads: crate::edge::extract::posted_payloads(&id, body)?,
                 device: None,
             }
         }
@@ -238,19 +229,7 @@ async fn route(
                     "observer tokens are read-only: this needs the controller token",
                 ));
             }
-            let path = req
-                .uri()
-                .path_and_query()
-                .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
-            let method = m.as_str().to_owned();
-            let body = String::from_utf8(body_bytes(app, req).await?.into())
-                .map_err(|_| ApiError::bad_request("malformed JSON body: not UTF-8"))?;
-            let input = Input::Http {
-                who: Who::of(&who),
-                method,
-                path,
-                body,
-            };
+            let input = Input::Http(http_request(app, &who, req).await?);
             return Ok(forward(cluster, &id, &entry.node, &input).await);
         }
         _ => return Ok(next.run(req).await),
@@ -330,35 +309,6 @@ pub(super) async fn host_created(
         cluster.host(&s).await;
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))
-}
-
-/// The payloads of `{"session_id", "events":[{"payload":{…}}]}`, checked as `POST …/events` does.
-fn posted_payloads(id: &str, body: Value) -> Result<Vec<Value>, ApiError> {
-    #[derive(serde::Deserialize)]
-    struct Posted {
-        #[serde(default)]
-        session_id: Option<String>,
-        events: Vec<Event>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Event {
-        payload: Value,
-    }
-    let body: Posted = crate::edge::extract::parse_body(
-        body,
-        "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
-    )?;
-    if let Some(sid) = body.session_id.as_deref().filter(|s| !s.is_empty())
-        && sid != id
-    {
-        return Err(ApiError::bad_request(format!(
-            "body session_id {sid:?} does not match the URL's {id:?}"
-        )));
-    }
-    if body.events.is_empty() {
-        return Err(ApiError::bad_request("events must hold at least one event"));
-    }
-    Ok(body.events.into_iter().map(|e| e.payload).collect())
 }
 
 /// `GET /v1/code/sessions` from the registry: every host's sessions, each with its `host`.

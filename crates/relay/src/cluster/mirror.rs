@@ -116,17 +116,8 @@ impl ClusterHook for MirrorHook {
         let Some(c) = self.cluster.upgrade() else {
             return Err(super::unavailable("the relay is shutting down").into());
         };
-        if !who.can_write() {
-            return Err(Error::forbidden(
-                "observer tokens are read-only: sending events needs the controller token",
-            ));
-        }
+        let input = ingest_input(who, payloads)?;
         let id = session_id.to_owned();
-        let input = Input::Ingest {
-            who: Who::of(who),
-            payloads,
-            device: None,
-        };
         tokio::spawn(async move {
             let (status, body) = c.ask(&id, &input).await;
             if status >= 300 {
@@ -143,20 +134,11 @@ impl ClusterHook for MirrorHook {
         payloads: Vec<Value>,
     ) -> BoxFuture<'static, Result<(), Error>> {
         let cluster = self.cluster.upgrade();
-        let write = who.can_write();
         let id = session_id.to_owned();
-        let input = Input::Ingest {
-            who: Who::of(who),
-            payloads,
-            device: None,
-        };
+        let input = ingest_input(who, payloads);
         Box::pin(async move {
             let c = cluster.ok_or_else(|| super::unavailable("the relay is shutting down"))?;
-            if !write {
-                return Err(Error::forbidden(
-                    "observer tokens are read-only: sending events needs the controller token",
-                ));
-            }
+            let input = input?;
             let (status, body) = c.ask(&id, &input).await;
             if status < 300 {
                 return Ok(());
@@ -165,6 +147,20 @@ impl ClusterHook for MirrorHook {
             Err(host_error(status, &body).into())
         })
     }
+}
+
+/// What asks a session's host to ingest `payloads` from `who`; an observer may send none (403).
+fn ingest_input(who: &Principal, payloads: Vec<Value>) -> Result<Input, Error> {
+    if !who.can_write() {
+        return Err(Error::forbidden(
+            "observer tokens are read-only: sending events needs the controller token",
+        ));
+    }
+    Ok(Input::Ingest {
+        who: Who::of(who),
+        payloads,
+        device: None,
+    })
 }
 
 /// The host's refusal (`{"type":"error","error":{"type","message"}}` with its status) as an error

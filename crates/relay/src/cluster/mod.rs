@@ -446,8 +446,12 @@ impl Cluster {
             .contains_key(id)
     }
 
-    /// `(last stream sequence, host seq)` of a session's subject; `(0, 0)` when it has no events.
-    async fn subject_tail(&self, id: &str) -> anyhow::Result<(u64, u64)> {
+    /// The last message on session `id`'s subject; `Ok(None)` when it has none; `Err` when NATS
+    /// did not answer.
+    pub(super) async fn last_message(
+        &self,
+        id: &str,
+    ) -> anyhow::Result<Option<async_nats::jetstream::message::StreamMessage>> {
         let Some(n) = self.nats() else {
             anyhow::bail!("NATS has not been reachable since this relay started");
         };
@@ -456,27 +460,33 @@ impl Cluster {
             .get_last_raw_message_by_subject(&wire::events_subject(id))
             .await
         {
-            Ok(m) => {
-                if let Err(why) = self
-                    .keys
-                    .check_event(&m.subject, Some(&m.headers), &m.payload)
-                {
-                    anyhow::bail!(
-                        "the last message on {} is not the cluster's ({}): publishing waits (restrict bridge.ev.> to the agents nodes)",
-                        m.subject,
-                        why.as_str()
-                    );
-                }
-                let seq = m
-                    .headers
-                    .get(wire::SEQ_HEADER)
-                    .and_then(|v| v.as_str().parse().ok())
-                    .unwrap_or(0);
-                Ok((m.sequence, seq))
-            }
-            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok((0, 0)),
+            Ok(m) => Ok(Some(m)),
+            Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
             Err(e) => Err(anyhow::anyhow!("JetStream: {e}")),
         }
+    }
+
+    /// `(last stream sequence, host seq)` of a session's subject; `(0, 0)` when it has no events.
+    async fn subject_tail(&self, id: &str) -> anyhow::Result<(u64, u64)> {
+        let Some(m) = self.last_message(id).await? else {
+            return Ok((0, 0));
+        };
+        if let Err(why) = self
+            .keys
+            .check_event(&m.subject, Some(&m.headers), &m.payload)
+        {
+            anyhow::bail!(
+                "the last message on {} is not the cluster's ({}): publishing waits (restrict bridge.ev.> to the agents nodes)",
+                m.subject,
+                why.as_str()
+            );
+        }
+        let seq = m
+            .headers
+            .get(wire::SEQ_HEADER)
+            .and_then(|v| v.as_str().parse().ok())
+            .unwrap_or(0);
+        Ok((m.sequence, seq))
     }
 
     /// The `/healthz` answer: ok while NATS is connected and every log is published.
@@ -539,6 +549,35 @@ pub(super) async fn kv_keys(kv: &kv::Store) -> anyhow::Result<std::collections::
 
 pub(crate) fn unavailable(message: impl Into<String>) -> crate::edge::error::ApiError {
     crate::edge::error::ApiError::cluster_unavailable(message)
+}
+
+/// Applies each entry of a bucket's `watch` until the watch fails or ends or NATS reconnects
+/// (`reconnected` changes): the caller then watches `what` again from the start. `false` when
+/// `apply` says there is nothing left to apply entries to (stop for good).
+async fn follow_watch(
+    watch: &mut kv::Watch,
+    reconnected: &mut tokio::sync::watch::Receiver<u64>,
+    what: &str,
+    mut apply: impl FnMut(kv::Entry) -> bool,
+) -> bool {
+    use futures::StreamExt as _;
+    loop {
+        tokio::select! {
+            next = watch.next() => match next {
+                Some(Ok(e)) => {
+                    if !apply(e) {
+                        return false;
+                    }
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "following {what}");
+                    return true;
+                }
+                None => return true,
+            },
+            _ = reconnected.changed() => return true,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use std::time::Duration;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
-use futures::StreamExt as _;
 use serde_json::Value;
 
 use super::Cluster;
@@ -97,22 +96,19 @@ async fn follow(cluster: Weak<Cluster>, subs: Weak<ClusterSubs>) {
         reconnected.mark_unchanged();
         drop(c);
         match kv.watch_with_history(">").await {
-            Ok(mut watch) => loop {
-                tokio::select! {
-                    next = watch.next() => match next {
-                        Some(Ok(e)) => match subs.upgrade() {
-                            Some(s) => s.apply(e),
-                            None => return,
-                        },
-                        Some(Err(e)) => {
-                            tracing::warn!(error = %e, "following the push subscriptions");
-                            break;
-                        }
-                        None => break,
-                    },
-                    _ = reconnected.changed() => break,
+            Ok(mut watch) => {
+                let take = |e: async_nats::jetstream::kv::Entry| match subs.upgrade() {
+                    Some(s) => {
+                        s.apply(e);
+                        true
+                    }
+                    None => false,
+                };
+                let what = "the push subscriptions";
+                if !super::follow_watch(&mut watch, &mut reconnected, what, take).await {
+                    return;
                 }
-            },
+            }
             Err(e) => tracing::warn!(error = %e, "cannot follow the push subscriptions"),
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

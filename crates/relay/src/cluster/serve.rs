@@ -229,7 +229,7 @@ async fn on_input(cluster: Arc<Cluster>, msg: Message) {
     };
     // A read of the host's disk (a `git status` may take seconds) runs beside the session's input
     // instead of holding up its lane.
-    if matches!(&input, Input::Http { method, .. } if method == "GET") {
+    if matches!(&input, Input::Http(http) if http.method == "GET") {
         tokio::spawn(async move {
             let resp = run_input(&relay, &cluster, &id, input)
                 .await
@@ -250,24 +250,17 @@ async fn run_forwarded(
     relay: &Arc<Relay>,
     cluster: &Arc<Cluster>,
     id: &str,
-    who: &wire::Who,
-    (method, path, body): (String, String, String),
+    request: wire::HttpRequest,
 ) -> Result<Response, ApiError> {
-    let uri: axum::http::Uri = path
-        .parse()
-        .map_err(|_| ApiError::bad_request(format!("malformed forwarded path {path:?}")))?;
-    let tail = uri
-        .path()
-        .strip_prefix("/v1/code/sessions/")
-        .and_then(|r| r.strip_prefix(id))
-        .unwrap_or_default();
-    if !wire::host_only(&method, tail) {
-        return Err(ApiError::bad_request(format!(
-            "{method} {} is not a request a gateway forwards to session {id}'s host",
-            uri.path()
-        )));
-    }
-    through_own_routes(relay, cluster, who, &method, uri, body).await
+    let host_only = |method: &str, path: &str| {
+        let tail = path
+            .strip_prefix("/v1/code/sessions/")
+            .and_then(|r| r.strip_prefix(id))
+            .unwrap_or_default();
+        wire::host_only(method, tail)
+    };
+    let to = format!("to session {id}'s host");
+    through_own_routes(relay, cluster, request, host_only, &to).await
 }
 
 async fn run_input(
@@ -320,12 +313,7 @@ async fn run_input(
             relay.delete_session(id, force).await?;
             StatusCode::NO_CONTENT.into_response()
         }
-        Input::Http {
-            who,
-            method,
-            path,
-            body,
-        } => run_forwarded(relay, cluster, id, &who, (method, path, body)).await?,
+        Input::Http(http) => run_forwarded(relay, cluster, id, http).await?,
     };
     Ok(resp)
 }
@@ -388,29 +376,38 @@ async fn on_cli(cluster: Arc<Cluster>, msg: Message) {
                 StatusCode::NOT_FOUND.into_response()
             }
         }
-        Ok(CliAsk::Http {
-            who,
-            method,
-            path,
-            body,
-        }) => run_cli(&relay, &cluster, &who, (method, path, body))
+        Ok(CliAsk::Http(http)) => run_cli(&relay, &cluster, http)
             .await
             .unwrap_or_else(|e| e.into_response()),
     };
     reply(&cluster, &msg, resp).await;
 }
 
-/// Runs a forwarded request (already checked against what may be forwarded) through this node's
-/// own routes as the gateway's caller `who`; a session it starts (a fork, a resume) is listed and
+/// Runs a forwarded request through this node's own routes as the gateway's caller `who`, once
+/// `forwarded(method, path without its query)` says it is a request a gateway forwards here (else
+/// 400: not one a gateway forwards `to`); a session it starts (a fork, a resume) is listed and
 /// published here before the gateway hears of it.
 async fn through_own_routes(
     relay: &Arc<Relay>,
     cluster: &Arc<Cluster>,
-    who: &wire::Who,
-    method: &str,
-    uri: axum::http::Uri,
-    body: String,
+    wire::HttpRequest {
+        who,
+        method,
+        path,
+        body,
+    }: wire::HttpRequest,
+    forwarded: impl FnOnce(&str, &str) -> bool,
+    to: &str,
 ) -> Result<Response, ApiError> {
+    let uri: axum::http::Uri = path
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("malformed forwarded path {path:?}")))?;
+    if !forwarded(&method, uri.path()) {
+        return Err(ApiError::bad_request(format!(
+            "{method} {} is not a request a gateway forwards {to}",
+            uri.path()
+        )));
+    }
     let Some(routes) = cluster.routes.get().cloned() else {
         return Err(super::unavailable(
             "this agents node is still starting: retry in a moment",
@@ -437,17 +434,8 @@ async fn through_own_routes(
 async fn run_cli(
     relay: &Arc<Relay>,
     cluster: &Arc<Cluster>,
-    who: &wire::Who,
-    (method, path, body): (String, String, String),
+    request: wire::HttpRequest,
 ) -> Result<Response, ApiError> {
-    let uri: axum::http::Uri = path
-        .parse()
-        .map_err(|_| ApiError::bad_request(format!("malformed forwarded path {path:?}")))?;
-    if wire::cli_route(&method, uri.path()).is_none() {
-        return Err(ApiError::bad_request(format!(
-            "{method} {} is not a request a gateway forwards about a CLI session",
-            uri.path()
-        )));
-    }
-    through_own_routes(relay, cluster, who, &method, uri, body).await
+    let cli_route = |method: &str, path: &str| wire::cli_route(method, path).is_some();
+    through_own_routes(relay, cluster, request, cli_route, "about a CLI session").await
 }

@@ -333,15 +333,20 @@ pub enum Input {
     /// `DELETE /v1/code/sessions/{id}`.
     Delete { who: Who, force: bool },
     /// A request only the host can answer (its disk or its agent: `GET …/changes`,
-    /// `…/changes/diff?path=`, `POST …/fork`, `…/rewind`), run through the host's own routes as
-    /// `who`. `path` holds the query; `body` is the request's body (JSON text, or empty).
-    Http {
-        who: Who,
-        method: String,
-        path: String,
-        #[serde(default)]
-        body: String,
-    },
+    /// `…/changes/diff?path=`, `POST …/fork`, `…/rewind`), run through the host's own routes.
+    Http(HttpRequest),
+}
+
+/// An HTTP request a gateway forwards, to be run through another node's own routes as `who`
+/// ([`Input::Http`], [`CliAsk::Http`]). `path` holds the query; `body` is the request's body (JSON
+/// text, or empty).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HttpRequest {
+    pub who: Who,
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub body: String,
 }
 
 /// The requests [`Input::Http`] carries: `(method, path under /v1/code/sessions/{id})`. Reads run
@@ -368,14 +373,8 @@ pub enum CliAsk {
     /// Whether it holds CLI session `id`: 204 or 404.
     Holds { id: String },
     /// A request about one CLI session ([`cli_route`]), run through the node's own routes as
-    /// `who` (same rights, statuses and bodies as a single relay). `path` holds the query.
-    Http {
-        who: Who,
-        method: String,
-        path: String,
-        #[serde(default)]
-        body: String,
-    },
+    /// `who` (same rights, statuses and bodies as a single relay).
+    Http(HttpRequest),
 }
 
 /// Where the CLI sessions' routes start.
@@ -425,6 +424,33 @@ pub fn unix_now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A forwarded request's fields stand beside `op`, as nodes of every version write them;
+    /// `body` may be left out.
+    #[test]
+    fn a_forwarded_request_is_flat_beside_its_op() {
+        let http = json!({
+            "op": "http",
+            "who": {"controller": true, "token_id": "controller"},
+            "method": "GET",
+            "path": "/v1/code/sessions/cse_1/changes?x=1",
+        });
+        let Ok(Input::Http(request)) = serde_json::from_value(http.clone()) else {
+            panic!("not an Input::Http");
+        };
+        assert_eq!(
+            (request.method.as_str(), request.body.as_str()),
+            ("GET", "")
+        );
+        let mut written = serde_json::to_value(CliAsk::Http(request)).unwrap();
+        assert_eq!(
+            written.as_object_mut().unwrap().remove("body"),
+            Some(json!(""))
+        );
+        written["who"] = http["who"].clone();
+        assert_eq!(written, http);
+    }
 
     #[test]
     fn events_that_would_break_an_sse_line_are_refused() {

@@ -213,32 +213,17 @@ impl Follower {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::agent::{AgentControl, AgentEvents as _, AgentHandle};
-    use crate::core::audit::AuditLog;
+    use crate::core::agent::AgentEvents as _;
     use crate::core::session::{BROADCAST_CAPACITY, SessionCtx, SessionMeta};
     use crate::core::store::MemoryStore;
 
     fn session(retention: u64) -> Arc<Session> {
         let ctx = Arc::new(SessionCtx {
-            store: Arc::new(MemoryStore::default()),
-            audit: Arc::new(AuditLog::disabled()),
-            permission_timeout: None,
             retention_events: Some(retention),
-            ended_tx: None,
-            push: None,
-            allow_bypass_permissions: false,
+            ..SessionCtx::for_tests(Arc::new(MemoryStore::default()))
         });
-        let s = Session::create(
-            SessionMeta::new("cse_f".into(), "/tmp".into(), None, None, None),
-            ctx,
-        )
-        .unwrap();
-        let (stdin, _) = tokio::sync::mpsc::channel(16);
-        s.attach_agent(AgentHandle {
-            stdin,
-            control: AgentControl::detached(),
-        });
-        s
+        let meta = SessionMeta::new("cse_f".into(), "/tmp".into(), None, None, None);
+        Session::with_test_agent(meta, ctx, 16).0
     }
 
     fn is_truncation(f: &Frame) -> bool {

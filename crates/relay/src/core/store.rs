@@ -218,14 +218,8 @@ impl EventStore for SqliteStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT session_id, seq, event_id, event_type, source, created_at, payload, client_uuid
-             FROM events WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-        )?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = stmt.query_map(params![session_id, after as i64, limit], row_to_event)?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        // No byte budget: every row up to `limit`.
+        self.read_page(session_id, after, limit, usize::MAX)
     }
 
     fn read_page(

@@ -62,18 +62,39 @@ pub async fn until_true(rx: &mut tokio::sync::watch::Receiver<bool>) {
 
 /// Writes `bytes` to `path` through a temporary file beside it and a rename, owner-only (0600).
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    write_private_via(&tmp, path, bytes)
+}
+
+/// [`write_private`] through the temporary file `tmp` (made or truncated, synced, then renamed).
+pub fn write_private_via(
+    tmp: &std::path::Path,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(&tmp)?;
+        .open(tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
-    std::fs::rename(&tmp, path)
+    std::fs::rename(tmp, path)
+}
+
+/// A file made afresh at `path` with `mode`: whatever is there is removed first (a stale
+/// temporary file, or a symlink planted in its place), then the file is created exclusively.
+pub fn create_fresh(path: &std::path::Path, mode: u32) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let _ = std::fs::remove_file(path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
 }
 
 /// A session id usable as one subject token (the relay makes `cse_<hex>`; anything else is refused).

@@ -27,36 +27,32 @@ impl ApiError {
         }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+        Error::invalid(message).into()
     }
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "authentication_error", message)
+        Error::unauthenticated(message).into()
     }
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "permission_error", message)
+        Error::forbidden(message).into()
     }
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found_error", message)
+        Error::not_found(message).into()
     }
     pub fn conflict(kind: &'static str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, kind, message)
+        Error::conflict(kind, message).into()
     }
     pub fn gone(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::GONE, "session_ended", message)
+        Error::gone(message).into()
     }
     pub fn too_large(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "request_too_large", message)
+        Error::too_large(message).into()
     }
     /// 503 `cluster_unavailable`: scale-out's store (NATS) cannot be reached now; retry.
     pub fn cluster_unavailable(message: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "cluster_unavailable",
-            message,
-        )
+        Error::new(Fault::Unavailable, "cluster_unavailable", message).into()
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "api_error", message)
+        Error::internal(message).into()
     }
     pub fn unknown_session(id: &str) -> Self {
         Error::unknown_session(id).into()

@@ -220,6 +220,49 @@ pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
     serde_json::from_value(v).map_err(|e| ApiError::bad_request(format!("invalid {what}: {e}")))
 }
 
+/// The payloads of a `POST …/events` body, `{"session_id", "events":[{"payload":{…}}]}`: its
+/// `session_id`, when given, must be the URL's `id`, and it holds at least one event. A gateway
+/// checks what it forwards with this too.
+pub(crate) fn posted_payloads(id: &str, body: Value) -> Result<Vec<Value>, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct PostEvents {
+        #[serde(default)]
+        session_id: Option<String>,
+        events: Vec<PostedEvent>,
+    }
+    #[derive(serde::Deserialize)]
+    struct PostedEvent {
+        payload: Value,
+    }
+    let body: PostEvents = parse_body(
+        body,
+        "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
+    )?;
+    if let Some(sid) = body.session_id.as_deref().filter(|s| !s.is_empty())
+        && sid != id
+    {
+        return Err(ApiError::bad_request(format!(
+            "body session_id {sid:?} does not match the URL's {id:?}"
+        )));
+    }
+    if body.events.is_empty() {
+        return Err(ApiError::bad_request("events must hold at least one event"));
+    }
+    Ok(body.events.into_iter().map(|e| e.payload).collect())
+}
+
+/// The `discard_worktree` of a `POST …/archive` body: `true` or `false`, absent or null for `false`.
+/// A gateway reads what it forwards with it too.
+pub(crate) fn discard_worktree(body: &Value) -> Result<bool, ApiError> {
+    match body.get("discard_worktree") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ApiError::bad_request(
+            "discard_worktree must be true or false",
+        )),
+    }
+}
+
 /// The client's address for per-peer limits: the TCP peer, or behind a trusted proxy the first
 /// `X-Forwarded-For` hop; `None` when unknown (one shared bucket).
 pub fn peer_ip(

@@ -273,7 +273,7 @@ fn next_chunk(pending: &mut std::collections::VecDeque<Arc<Frame>>) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::agent::{AgentControl, AgentEvents as _, AgentHandle};
+    use crate::core::agent::AgentEvents as _;
     use crate::core::audit::AuditLog;
     use crate::core::session::{ExitInfo, Session, SessionCtx, SessionMeta};
     use crate::core::store::MemoryStore;
@@ -281,25 +281,29 @@ mod tests {
 
     fn session(dir: &std::path::Path) -> Arc<Session> {
         let ctx = Arc::new(SessionCtx {
-            store: Arc::new(MemoryStore::default()),
             audit: Arc::new(AuditLog::open(&dir.join("audit.jsonl")).unwrap()),
-            permission_timeout: None,
-            retention_events: None,
-            ended_tx: None,
-            push: None,
-            allow_bypass_permissions: false,
+            ..SessionCtx::for_tests(Arc::new(MemoryStore::default()))
         });
-        let s = Session::create(
-            SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None),
-            ctx,
+        let meta = SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None);
+        Session::with_test_agent(meta, ctx, 16).0
+    }
+
+    /// The [`frames`] of `s` from its start, with keepalives a minute apart and the window
+    /// `coalesce`.
+    fn body_of(
+        s: &Arc<Session>,
+        coalesce: Duration,
+        shutdown: tokio::sync::watch::Receiver<bool>,
+    ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
+        let (follower, _) = Follower::new(s.clone(), 0);
+        frames(
+            follower,
+            false,
+            Duration::from_secs(60),
+            coalesce,
+            shutdown,
+            None,
         )
-        .unwrap();
-        let (stdin, _) = tokio::sync::mpsc::channel(16);
-        s.attach_agent(AgentHandle {
-            stdin,
-            control: AgentControl::detached(),
-        });
-        s
     }
 
     fn ids(chunk: &Bytes) -> Vec<u64> {
@@ -319,16 +323,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = session(dir.path());
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
-        let (follower, _) = Follower::new(s.clone(), 0);
         let coalesce = Duration::from_millis(300);
-        let body = frames(
-            follower,
-            false,
-            Duration::from_secs(60),
-            coalesce,
-            shutdown,
-            None,
-        );
+        let body = body_of(&s, coalesce, shutdown);
         // The connection's side: every chunk with the time it was produced.
         let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -382,15 +378,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = session(dir.path());
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
-        let (follower, _) = Follower::new(s.clone(), 0);
-        let mut body = Box::pin(frames(
-            follower,
-            false,
-            Duration::from_secs(60),
-            Duration::ZERO,
-            shutdown,
-            None,
-        ));
+        let mut body = Box::pin(body_of(&s, Duration::ZERO, shutdown));
         body.next().await;
         let text = "x".repeat(1000);
         for n in 1..=300 {
@@ -417,15 +405,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = session(dir.path());
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
-        let (follower, _) = Follower::new(s.clone(), 0);
-        let mut body = Box::pin(frames(
-            follower,
-            false,
-            Duration::from_secs(60),
-            Duration::ZERO,
-            shutdown,
-            None,
-        ));
+        let mut body = Box::pin(body_of(&s, Duration::ZERO, shutdown));
         body.next().await;
         s.on_line(&line(1));
         assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![1]);

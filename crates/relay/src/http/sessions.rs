@@ -18,7 +18,9 @@ use crate::core::relay::CreateSession;
 use crate::core::session::Session;
 use crate::edge::error::ApiError;
 use crate::edge::external::External;
-use crate::edge::extract::{AppState, Controller, JsonBody, parse_body};
+use crate::edge::extract::{
+    AppState, Controller, JsonBody, discard_worktree, parse_body, posted_payloads,
+};
 
 pub(super) async fn create_session(
     State(app): State<AppState>,
@@ -103,15 +105,7 @@ pub(super) async fn archive_session(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<bridge_protocol::api::ArchiveAnswer>, ApiError> {
-    let discard = match body.get("discard_worktree") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "discard_worktree must be true or false",
-            ));
-        }
-    };
+    let discard = discard_worktree(&body)?;
     let (s, kept) = app.archive(&id, discard).await?;
     let worktree = kept
         .is_some()
@@ -129,18 +123,6 @@ pub(super) async fn archive_session(
     }))
 }
 
-#[derive(Deserialize)]
-pub(super) struct PostEvents {
-    #[serde(default)]
-    session_id: Option<String>,
-    events: Vec<PostedEvent>,
-}
-
-#[derive(Deserialize)]
-pub(super) struct PostedEvent {
-    payload: Value,
-}
-
 pub(super) async fn post_events(
     State(app): State<AppState>,
     who: Principal,
@@ -153,21 +135,7 @@ pub(super) async fn post_events(
             "observer tokens are read-only: sending events needs the controller token",
         ));
     }
-    let body: PostEvents = parse_body(
-        body,
-        "events body (expected {\"session_id\", \"events\":[{\"payload\":{…}}]})",
-    )?;
-    if let Some(sid) = body.session_id.as_deref().filter(|s| !s.is_empty())
-        && sid != id
-    {
-        return Err(ApiError::bad_request(format!(
-            "body session_id {sid:?} does not match the URL's {id:?}"
-        )));
-    }
-    if body.events.is_empty() {
-        return Err(ApiError::bad_request("events must hold at least one event"));
-    }
-    let results = session.ingest(&who, body.events.into_iter().map(|e| e.payload).collect())?;
+    let results = session.ingest(&who, posted_payloads(&id, body)?)?;
     Ok(Json(json!({"results": results})))
 }
 

@@ -50,14 +50,17 @@ pub struct ClusterConfig {
 }
 
 impl ClusterConfig {
+    /// `url` may hold credentials only when it came from the environment (`BRIDGE_NATS_URL`:
+    /// `from_env`); in the arguments anyone on this machine sees them.
     pub fn new(
         url: &str,
+        from_env: bool,
         role: Role,
         node_name: Option<&str>,
         addr: SocketAddr,
     ) -> anyhow::Result<ClusterConfig> {
         let url = url.trim();
-        if url.contains('@') {
+        if !from_env && url.contains('@') {
             anyhow::bail!(
                 "--nats {:?} holds credentials: anyone on this machine sees a program's arguments (`ps`). \
                  Give them in a file instead (--nats-creds FILE, --nats-nkey FILE), or the whole URL in \
@@ -65,17 +68,6 @@ impl ClusterConfig {
                 redact_url(url)
             );
         }
-        Self::from_url(url, role, node_name, addr)
-    }
-
-    /// As [`ClusterConfig::new`], for a URL that may hold credentials (from `BRIDGE_NATS_URL`).
-    pub fn from_url(
-        url: &str,
-        role: Role,
-        node_name: Option<&str>,
-        addr: SocketAddr,
-    ) -> anyhow::Result<ClusterConfig> {
-        let url = url.trim();
         if !(url.starts_with("nats://") || url.starts_with("tls://")) {
             anyhow::bail!(
                 "--nats {:?} is not a NATS URL: write nats://HOST:PORT",

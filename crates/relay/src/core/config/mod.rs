@@ -505,16 +505,13 @@ impl Args {
                 // Credentials are welcome in the environment, refused in the arguments (`ps`).
                 let from_env =
                     std::env::var("BRIDGE_NATS_URL").is_ok_and(|e| e.trim() == url.trim());
-                let mut c = if from_env {
-                    cluster::ClusterConfig::from_url(
-                        url,
-                        self.role,
-                        self.node_name.as_deref(),
-                        addr,
-                    )
-                } else {
-                    cluster::ClusterConfig::new(url, self.role, self.node_name.as_deref(), addr)
-                }?;
+                let mut c = cluster::ClusterConfig::new(
+                    url,
+                    from_env,
+                    self.role,
+                    self.node_name.as_deref(),
+                    addr,
+                )?;
                 for (flag, path) in [
                     ("--nats-creds", &self.nats_creds),
                     ("--nats-nkey", &self.nats_nkey),

@@ -368,6 +368,41 @@ impl Session {
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+impl SessionCtx {
+    /// For unit tests: events in `store`, no audit log, no permission timeout, retention or push.
+    pub(crate) fn for_tests(store: Arc<dyn EventStore>) -> SessionCtx {
+        SessionCtx {
+            store,
+            audit: Arc::new(AuditLog::disabled()),
+            permission_timeout: None,
+            retention_events: None,
+            ended_tx: None,
+            push: None,
+            allow_bypass_permissions: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Session {
+    /// For unit tests: the session made from `meta` in `ctx`, its agent attached with a detached
+    /// control; the receiver gets what the session writes to the agent's stdin (`capacity` writes).
+    pub(crate) fn with_test_agent(
+        meta: SessionMeta,
+        ctx: Arc<SessionCtx>,
+        capacity: usize,
+    ) -> (Arc<Session>, mpsc::Receiver<Bytes>) {
+        let session = Session::create(meta, ctx).unwrap();
+        let (stdin, rx) = mpsc::channel(capacity);
+        session.attach_agent(AgentHandle {
+            stdin,
+            control: AgentControl::detached(),
+        });
+        (session, rx)
+    }
+}
+
 fn summary_of(g: &Inner) -> SessionSummary {
     let m = &g.meta;
     SessionSummary {

@@ -207,8 +207,7 @@ pub fn read(path: &Path) -> anyhow::Result<Option<Value>> {
 /// to `<file>.bridge-backup`, the new one written through a temporary file and a rename, owner-only
 /// (it holds a credential). A file without its owner's write permission is refused untouched.
 pub fn write(path: &Path, value: &Value) -> anyhow::Result<Option<PathBuf>> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -245,18 +244,7 @@ pub fn write(path: &Path, value: &Value) -> anyhow::Result<Option<PathBuf>> {
     ));
     let mut text = serde_json::to_string_pretty(value).expect("a JSON value");
     text.push('\n');
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
+    if let Err(e) = crate::core::util::write_private_via(&tmp, path, text.as_bytes()) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }

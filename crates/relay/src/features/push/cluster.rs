@@ -274,41 +274,13 @@ impl ClusterSubs {
                 .and_then(|e| self.decode(&key, &e.value).map(|sub| (e.revision, sub)));
             let revision = current.as_ref().map(|(r, _)| *r);
             let (sub, created) = match current {
-                Some((_, old)) => (
-                    Subscription {
-                        p256dh: s.p256dh.clone(),
-                        auth: s.auth.clone(),
-                        label: s.label.clone(),
-                        events: s.events.clone(),
-                        session_ids: s.session_ids.clone(),
-                        expiration_time: s.expiration_time,
-                        updated_at: now,
-                        ..old
-                    },
-                    false,
-                ),
+                Some((_, old)) => (s.applied_to(old, now), false),
                 None => {
                     if self.list().len() >= MAX_SUBSCRIPTIONS {
                         return Err(StoreError::Full);
                     }
-                    (
-                        Subscription {
-                            id: format!("psub_{}", uuid::Uuid::new_v4().simple()),
-                            endpoint: s.endpoint.clone(),
-                            p256dh: s.p256dh.clone(),
-                            auth: s.auth.clone(),
-                            label: s.label.clone(),
-                            events: s.events.clone(),
-                            session_ids: s.session_ids.clone(),
-                            expiration_time: s.expiration_time,
-                            created_at: now.clone(),
-                            updated_at: now,
-                            last_success_at: None,
-                            last_error: None,
-                            last_error_at: None,
-                        },
-                        true,
-                    )
+                    let id = format!("psub_{}", uuid::Uuid::new_v4().simple());
+                    (s.subscription(id, now), true)
                 }
             };
             let body = self.encode(&key, &sub);

@@ -47,7 +47,7 @@ impl EventKind {
 
 /// A stored subscription (keys included; the API never shows them). In a cluster it is the value
 /// of its entry in the subscriptions bucket ([`super::cluster`]), as JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Subscription {
     pub id: String,
     pub endpoint: String,
@@ -88,6 +88,34 @@ pub struct NewSubscription {
     pub events: Vec<EventKind>,
     pub session_ids: Option<Vec<String>>,
     pub expiration_time: Option<i64>,
+}
+
+impl NewSubscription {
+    /// The subscription this registration makes: `id`, registered `now`, nothing delivered yet.
+    pub fn subscription(&self, id: String, now: String) -> Subscription {
+        let blank = Subscription {
+            id,
+            endpoint: self.endpoint.clone(),
+            created_at: now.clone(),
+            ..Subscription::default()
+        };
+        self.applied_to(blank, now)
+    }
+
+    /// `old` with what this registration sets, updated `now` (its id, endpoint, creation time and
+    /// delivery record kept).
+    pub fn applied_to(&self, old: Subscription, now: String) -> Subscription {
+        Subscription {
+            p256dh: self.p256dh.clone(),
+            auth: self.auth.clone(),
+            label: self.label.clone(),
+            events: self.events.clone(),
+            session_ids: self.session_ids.clone(),
+            expiration_time: self.expiration_time,
+            updated_at: now,
+            ..old
+        }
+    }
 }
 
 /// Why the subscription store failed.

@@ -6,7 +6,7 @@
 //! `openssl ecparam -name prime256v1 -genkey`) is accepted too.
 
 use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -100,13 +100,7 @@ impl VapidKey {
                     .expect("a P-256 key encodes as PKCS#8");
                 // Written under a temporary name and renamed: a crash never leaves half a key behind.
                 let tmp = dir.join(format!("{KEY_FILE}.{}.tmp", std::process::id()));
-                let _ = std::fs::remove_file(&tmp);
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&tmp)
-                    .map_err(io)?;
+                let mut f = crate::core::util::create_fresh(&tmp, 0o600).map_err(io)?;
                 f.write_all(pem.as_bytes())
                     .and_then(|()| f.sync_all())
                     .map_err(io)?;

@@ -15,7 +15,7 @@
 use std::fs;
 use std::io::Write as _;
 use std::net::IpAddr;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,20 +213,8 @@ fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
         && let Ok(ca_der) = CertificateDer::from_pem_slice(ca_pem.as_bytes())
         && not_after(&ca_der).is_some_and(|t| t > renew_at.as_secs())
     {
-        match reuse_leaf(&cert_path, &key_path, &ca_der, names, renew_at) {
-            Ok((server_config, leaf)) => {
-                return Ok(Tls {
-                    server_config,
-                    cert: leaf,
-                    cert_path,
-                    provenance: Provenance::Reused,
-                    ca: Some(LocalCa {
-                        cert: ca_der,
-                        path: ca_path,
-                        provenance: Provenance::Reused,
-                    }),
-                });
-            }
+        match reuse_leaf(&cert_path, &key_path, ca_der, &ca_path, names, renew_at) {
+            Ok(tls) => return Ok(tls),
             Err(why) => tracing::warn!(reason = %format!("{why:#}"),
                 "the local CA's key was deleted and its server certificate cannot be used: making a new local CA (devices must install it again)"),
         }
@@ -248,20 +236,15 @@ fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
         && cert_path.exists()
         && key_path.exists()
     {
-        match reuse_leaf(&cert_path, &key_path, &ca.der, names, renew_at) {
-            Ok((server_config, leaf)) => {
-                return Ok(Tls {
-                    server_config,
-                    cert: leaf,
-                    cert_path,
-                    provenance: Provenance::Reused,
-                    ca: Some(LocalCa {
-                        cert: ca.der.clone(),
-                        path: ca_path,
-                        provenance: Provenance::Reused,
-                    }),
-                });
-            }
+        match reuse_leaf(
+            &cert_path,
+            &key_path,
+            ca.der.clone(),
+            &ca_path,
+            names,
+            renew_at,
+        ) {
+            Ok(tls) => return Ok(tls),
             Err(why) => {
                 tracing::info!(reason = %format!("{why:#}"), "issuing a new server certificate with the local CA")
             }
@@ -272,9 +255,14 @@ fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
         Some(ca) => (ca, Provenance::Reused),
         None => (make_ca(names)?, Provenance::Made),
     };
-    let (mut leaf_pem, mut leaf_key) = issue_leaf(&ca, names)?;
-    let mut leaf = CertificateDer::from_pem_slice(leaf_pem.as_bytes())
-        .context("cannot read the certificate just made")?;
+    // What `ca` issues for `names`: the certificate's PEM, its key's PEM, and the certificate.
+    let issue = |ca: &CaMaterial| -> anyhow::Result<(String, String, CertificateDer<'static>)> {
+        let (pem, key) = issue_leaf(ca, names)?;
+        let der = CertificateDer::from_pem_slice(pem.as_bytes())
+            .context("cannot read the certificate just made")?;
+        Ok((pem, key, der))
+    };
+    let (mut leaf_pem, mut leaf_key, mut leaf) = issue(&ca)?;
     if ca_provenance == Provenance::Reused
         && let Some(name) = names.iter().find(|n| !covers(&leaf, &ca.der, n, now))
     {
@@ -285,9 +273,7 @@ fn self_signed(dir: &Path, names: &[String]) -> anyhow::Result<Tls> {
         );
         ca = make_ca(names)?;
         ca_provenance = Provenance::Made;
-        (leaf_pem, leaf_key) = issue_leaf(&ca, names)?;
-        leaf = CertificateDer::from_pem_slice(leaf_pem.as_bytes())
-            .context("cannot read the certificate just made")?;
+        (leaf_pem, leaf_key, leaf) = issue(&ca)?;
     }
     if let Some(name) = names.iter().find(|n| !covers(&leaf, &ca.der, n, now)) {
         anyhow::bail!("the certificate made for --tls-self-signed does not verify for {name:?}");
@@ -467,22 +453,34 @@ fn leaf_params(names: &[String]) -> anyhow::Result<rcgen::CertificateParams> {
 }
 
 /// The server certificate kept from an earlier start, if `ca` issued it, it covers every name and
-/// stays valid long enough, and `key_path` holds its key. Served with the CA after it.
+/// stays valid long enough, and `key_path` holds its key. Served with the CA after it; both are
+/// [`Provenance::Reused`] (the CA's certificate is at `ca_path`).
 fn reuse_leaf(
     cert_path: &Path,
     key_path: &Path,
-    ca: &CertificateDer<'static>,
+    ca: CertificateDer<'static>,
+    ca_path: &Path,
     names: &[String],
     renew_at: UnixTime,
-) -> anyhow::Result<(Arc<ServerConfig>, CertificateDer<'static>)> {
+) -> anyhow::Result<Tls> {
     let leaf = read_chain(cert_path)?.swap_remove(0);
-    if let Some(name) = names.iter().find(|n| !covers(&leaf, ca, n, renew_at)) {
+    if let Some(name) = names.iter().find(|n| !covers(&leaf, &ca, n, renew_at)) {
         anyhow::bail!(
             "the kept certificate does not cover {name:?}, expires within 30 days or was not issued by the local CA"
         );
     }
     let server_config = server_config(vec![leaf.clone(), ca.clone()], read_key(key_path)?)?;
-    Ok((server_config, leaf))
+    Ok(Tls {
+        server_config,
+        cert: leaf,
+        cert_path: cert_path.to_owned(),
+        provenance: Provenance::Reused,
+        ca: Some(LocalCa {
+            cert: ca,
+            path: ca_path.to_owned(),
+            provenance: Provenance::Reused,
+        }),
+    })
 }
 
 /// Would a client that trusts exactly `ca` accept `leaf` (sent with `ca` behind it) for `name` at
@@ -524,12 +522,7 @@ pub fn make_self_signed(names: &[String]) -> anyhow::Result<(String, String)> {
 
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
     let tmp = path.with_extension("pem.tmp");
-    let _ = fs::remove_file(&tmp);
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
+    let mut f = crate::core::util::create_fresh(&tmp, mode)
         .with_context(|| format!("cannot create {}", tmp.display()))?;
     f.write_all(bytes)
         .and_then(|()| f.sync_all())

@@ -148,17 +148,7 @@ async fn followers_finish_after_the_exit_event() {
 async fn sequence_numbers_are_never_reused_after_a_crash_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("relay.db");
-    let ctx = |store: Arc<dyn EventStore>| {
-        Arc::new(SessionCtx {
-            store,
-            audit: Arc::new(AuditLog::disabled()),
-            permission_timeout: None,
-            retention_events: None,
-            ended_tx: None,
-            push: None,
-            allow_bypass_permissions: false,
-        })
-    };
+    let ctx = |store: Arc<dyn EventStore>| Arc::new(SessionCtx::for_tests(store));
     let store = Arc::new(crate::core::store::SqliteStore::open(&db).unwrap());
     let meta = SessionMeta::new("cse_r".into(), "/tmp".into(), None, None, None);
     let s = Session::create(meta, ctx(store.clone())).unwrap();

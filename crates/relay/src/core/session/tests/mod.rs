@@ -38,21 +38,13 @@ fn rig_with_audit(
     let audit_path = audit_path.map_or_else(|| dir.path().join("audit.jsonl"), Into::into);
     let store = Arc::new(MemoryStore::default());
     let ctx = Arc::new(SessionCtx {
-        store: store.clone(),
         audit: Arc::new(AuditLog::open(&audit_path).unwrap()),
         permission_timeout: timeout,
         retention_events: retention,
-        ended_tx: None,
-        push: None,
-        allow_bypass_permissions: false,
+        ..SessionCtx::for_tests(store.clone())
     });
     let meta = SessionMeta::new("cse_t".into(), "/tmp".into(), None, None, None);
-    let session = Session::create(meta, ctx).unwrap();
-    let (tx, stdin) = mpsc::channel(1 << 16);
-    session.attach_agent(AgentHandle {
-        stdin: tx,
-        control: AgentControl::detached(),
-    });
+    let (session, stdin) = Session::with_test_agent(meta, ctx, 1 << 16);
     Rig {
         session,
         stdin,

@@ -103,21 +103,11 @@ async fn push_events_follow_prompts_turns_and_exits() {
     use crate::core::notice::{Event, Resolution};
     let (push, mut rx) = crate::core::notice::PushHandle::channel(64);
     let ctx = Arc::new(SessionCtx {
-        store: Arc::new(MemoryStore::default()),
-        audit: Arc::new(AuditLog::disabled()),
-        permission_timeout: None,
-        retention_events: None,
-        ended_tx: None,
         push: Some(push),
-        allow_bypass_permissions: false,
+        ..SessionCtx::for_tests(Arc::new(MemoryStore::default()))
     });
     let meta = SessionMeta::new("cse_p".into(), "/home/me/project".into(), None, None, None);
-    let s = Session::create(meta, ctx.clone()).unwrap();
-    let (tx, _stdin) = mpsc::channel(64);
-    s.attach_agent(AgentHandle {
-        stdin: tx,
-        control: AgentControl::detached(),
-    });
+    let (s, _stdin) = Session::with_test_agent(meta, ctx.clone(), 64);
     let who = controller();
     s.ingest(&who, vec![user_msg("u1")]).unwrap();
     s.on_line(&can_use_tool("r1"));
