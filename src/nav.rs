@@ -19,25 +19,11 @@ pub fn session_path(id: &str) -> String {
     format!("/s/{}", crate::net::enc(id))
 }
 
-/// Decodes `%XX` escapes (invalid ones are kept as they are).
+/// Decodes `%XX` escapes (invalid ones are kept as they are; bytes that are not UTF-8 become U+FFFD).
 pub fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Some(hex) = s.get(i + 1..i + 3)
-            && let Ok(v) = u8::from_str_radix(hex, 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Which sessions the list shows.

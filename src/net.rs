@@ -185,18 +185,8 @@ impl Sender for HttpSender {
     }
 }
 
-/// Percent-encodes a path segment.
-pub fn enc(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+/// Percent-encodes a path segment ([`bridge_protocol::api::path_segment`]).
+pub use bridge_protocol::api::path_segment as enc;
 
 thread_local! {
     /// A token an embedding host handed over (`auth` message) whose login cookie does not come

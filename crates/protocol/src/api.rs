@@ -14,6 +14,20 @@ use crate::extra::open_struct;
 use crate::util::{open_enum, present};
 use crate::values::SessionState;
 
+/// The bytes a path segment keeps as they are: RFC 3986's unreserved characters.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// A session id, file path … as one segment of an API path (`/v1/code/sessions/{id}/…`): every
+/// byte but the unreserved characters percent-encoded, `/` included. The console builds its
+/// request paths with it; the relay its pre-rendered links.
+pub fn path_segment(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
+}
+
 mod changes;
 mod list_entry;
 pub use changes::{
@@ -265,4 +279,16 @@ pub struct SessionDetail {
     pub initialize: Value,
     #[serde(default)]
     pub pending_requests: Vec<PendingRequest>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_segment;
+
+    #[test]
+    fn a_path_segment_keeps_only_unreserved_characters() {
+        assert_eq!(path_segment("cse_01-AZ.z~"), "cse_01-AZ.z~");
+        assert_eq!(path_segment("src/a b.rs"), "src%2Fa%20b.rs");
+        assert_eq!(path_segment("é?#%"), "%C3%A9%3F%23%25");
+    }
 }

@@ -591,6 +591,15 @@ mod tests {
                 Some(("relay".to_owned(), Some("p@ss".to_owned())))
             )
         );
+        // A `%` not followed by two hex digits stays as it is (one before a multi-byte character
+        // made the hand-written decoder slice inside it and panic).
+        assert_eq!(
+            super::objects::split_credentials("nats://u%:p%aé@h:1"),
+            (
+                "nats://h:1".to_owned(),
+                Some(("u%".to_owned(), Some("p%aé".to_owned())))
+            )
+        );
         assert_eq!(
             super::objects::split_credentials("nats://s3cret@127.0.0.1:4222"),
             (

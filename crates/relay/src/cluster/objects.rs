@@ -82,22 +82,9 @@ impl Cluster {
 /// part is a token. Percent-escapes in them are decoded.
 pub(super) fn split_credentials(url: &str) -> (String, Option<(String, Option<String>)>) {
     let decode = |s: &str| {
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b'%'
-                && i + 2 < b.len()
-                && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-            {
-                out.push(v);
-                i += 3;
-            } else {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
     };
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {

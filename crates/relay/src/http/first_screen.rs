@@ -308,7 +308,7 @@ fn item(out: &mut String, s: &bridge_protocol::api::SessionSummary, now_ms: f64)
          <span class=\"session-name\" title=\"{name}\">{name}</span>\
          <span class=\"badge state-{state}\">{}</span>",
         escape(&e.origin),
-        escape(&encode_component(&s.id)),
+        escape(&bridge_protocol::api::path_segment(&s.id)),
         escape(&e.state_label),
     ));
     if e.from_terminal {
@@ -360,19 +360,6 @@ pub fn script_safe_json(json: &str) -> String {
     json.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
-}
-
-/// A path segment as the console's `net::enc` writes it (unreserved characters kept).
-fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
