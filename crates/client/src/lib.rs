@@ -30,31 +30,20 @@ pub use permissions::{
     settled_request,
 };
 
-/// What [`classify`] answers, also listed in the package's `.d.ts` (`MessageClass`).
-pub const CLASSES: &[&str] = &[
-    "assistant",
-    "user",
-    "result",
-    "system",
-    "stream_event",
-    "tool_progress",
-    "tool_use_summary",
-    "auth_status",
-    "rate_limit_event",
-    "prompt_suggestion",
-    "conversation_reset",
-    "active_goal",
+/// What [`classify`] answers besides the protocol's own types ([`CliMessage::KNOWN_TYPES`]); both
+/// are listed in the package's `.d.ts` (`MessageClass`).
+pub const OTHER_CLASSES: &[&str] = &[
     "can_use_tool",
     "elicitation",
-    "control_request",
-    "control_response",
-    "control_cancel_request",
-    "keep_alive",
-    "command_lifecycle",
     "internal",
     "unknown",
     "invalid",
 ];
+
+/// Whether [`classify`] can answer `class`.
+pub fn is_class(class: &str) -> bool {
+    CliMessage::KNOWN_TYPES.contains(&class) || OTHER_CLASSES.contains(&class)
+}
 
 /// Classifies a CLI→client message by the protocol crate's unions: its `type`, except that a
 /// `control_request` asking for a tool permission is `can_use_tool` and an MCP form or URL request
@@ -82,9 +71,9 @@ pub fn classify(message: &Value) -> &'static str {
             None => "invalid",
         },
         _ if CliMessage::INTERNAL_TYPES.contains(&kind) => "internal",
-        _ => CLASSES
+        _ => CliMessage::KNOWN_TYPES
             .iter()
-            .find(|class| **class == kind && CliMessage::KNOWN_TYPES.contains(class))
+            .find(|known| **known == kind)
             .copied()
             .unwrap_or("unknown"),
     }
@@ -185,6 +174,25 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_d_ts_lists_every_class() {
+        let d_ts = include_str!("types.d.ts");
+        let union = d_ts
+            .split_once("export type MessageClass =")
+            .and_then(|(_, rest)| rest.split_once(';'))
+            .map(|(union, _)| union)
+            .expect("types.d.ts declares MessageClass");
+        let mut listed: Vec<&str> = union.split('\'').skip(1).step_by(2).collect();
+        let mut classes: Vec<&str> = CliMessage::KNOWN_TYPES
+            .iter()
+            .chain(OTHER_CLASSES)
+            .copied()
+            .collect();
+        listed.sort_unstable();
+        classes.sort_unstable();
+        assert_eq!(listed, classes);
+    }
+
+    #[test]
     fn classifies_with_the_protocol_decoder() {
         let cases = [
             (json!({"type":"keep_alive"}), "keep_alive"),
@@ -216,7 +224,7 @@ mod tests {
         ];
         for (message, class) in cases {
             assert_eq!(classify(&message), class, "{message}");
-            assert!(CLASSES.contains(&class));
+            assert!(is_class(class));
         }
     }
 
@@ -242,7 +250,7 @@ mod tests {
             );
             for m in &parsed.messages {
                 let class = classify(m);
-                assert!(CLASSES.contains(&class));
+                assert!(is_class(class));
                 assert_eq!(class, typed_class(m), "{}: {m}", path.display());
                 seen.insert(class);
                 count += 1;
@@ -273,7 +281,7 @@ mod tests {
                 ControlRequestBody::Elicitation(_) => "elicitation",
                 _ => "control_request",
             },
-            Ok(known) => CLASSES
+            Ok(known) => CliMessage::KNOWN_TYPES
                 .iter()
                 .find(|c| **c == known.type_name())
                 .copied()
