@@ -211,9 +211,7 @@ fn default_turn_has_every_feature_in_order() {
 
 #[test]
 fn edited_updated_input_is_what_runs() {
-    let mut a = start("default");
-    a.send(&user("go", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "go");
     let edited = json!({"command": "touch edited_by_host.txt", "description": "edited"});
     a.send(&allow(&req, Some(edited), None));
     let (result, after) = a.until(T, is_result);
@@ -234,9 +232,7 @@ fn edited_updated_input_is_what_runs() {
 
 #[test]
 fn deny_message_is_echoed_and_recorded() {
-    let mut a = start("default");
-    a.send(&user("go", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "go");
     a.send(&deny(&req, "Not in my home directory, thanks", false));
     let (result, after) = a.until(T, is_result);
     let trs = tool_results(&after);
@@ -273,9 +269,7 @@ fn deny_message_is_echoed_and_recorded() {
 
 #[test]
 fn deny_with_interrupt_ends_the_turn() {
-    let mut a = start("default");
-    a.send(&user("go", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "go");
     a.send(&deny(&req, "Stop right there", true));
     let (result, after) = a.until(T, is_result);
     assert_eq!(
@@ -296,9 +290,7 @@ fn deny_with_interrupt_ends_the_turn() {
 
 #[test]
 fn session_rule_skips_the_second_prompt() {
-    let mut a = start("default");
-    a.send(&user("first", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "first");
     let rule = req["request"]["permission_suggestions"][0].clone();
     assert_eq!(rule["type"], "addRules");
     let mut rule = rule;
@@ -309,12 +301,7 @@ fn session_rule_skips_the_second_prompt() {
 
     a.send(&user("second", U2));
     let (r2, between) = a.until(T, is_result);
-    assert!(
-        !between
-            .iter()
-            .any(|f| kind(f) == "control_request/can_use_tool"),
-        "second identical call was prompted"
-    );
+    assert!(!prompted(&between), "second identical call was prompted");
     let trs = tool_results(&between);
     assert_eq!(trs.len(), 1);
     let decision = &trs[0]["tool_result_meta"][0]["permission_decision"];
@@ -326,9 +313,7 @@ fn session_rule_skips_the_second_prompt() {
 
 #[test]
 fn rule_for_another_command_still_prompts() {
-    let mut a = start("default");
-    a.send(&user("first", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "first");
     let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch other.txt"}],
                       "behavior": "allow", "destination": "session"});
     a.send(&allow(&req, None, Some(json!([rule]))));
@@ -407,9 +392,7 @@ fn interrupt_mid_stream_cleans_up_like_the_cli() {
 
 #[test]
 fn interrupt_during_a_prompt_withdraws_it() {
-    let mut a = start("default");
-    a.send(&user("go", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "go");
     a.send(&control("int_1", json!({"subtype": "interrupt"})));
     let (_, _) = a.until(T, is_response_to("int_1"));
     let (result, after) = a.until(T, is_result);
@@ -433,9 +416,7 @@ fn interrupt_during_a_prompt_withdraws_it() {
 
 #[test]
 fn reinitialize_reports_the_pending_prompt() {
-    let mut a = start("default");
-    a.send(&user("go", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("default", "go");
     a.send(&control("init_2", json!({"subtype": "initialize"})));
     let (init, _) = a.until(T, is_response_to("init_2"));
     assert_eq!(
@@ -524,12 +505,7 @@ fn set_permission_mode_is_answered_and_applied() {
     let (init, _) = a.until(T, is("system/init"));
     assert_eq!(init["permissionMode"], "acceptEdits");
     let (result, frames) = a.until(T, is_result);
-    assert!(
-        !frames
-            .iter()
-            .any(|f| kind(f) == "control_request/can_use_tool"),
-        "acceptEdits prompts no edit"
-    );
+    assert!(!prompted(&frames), "acceptEdits prompts no edit");
     assert_eq!(tool_results(&frames).len(), 2);
     assert_eq!(result["subtype"], "success");
 

@@ -59,9 +59,7 @@ fn hostile_scenario_is_delivered_verbatim_and_on_one_line_each() {
 
 #[test]
 fn ask_user_question_round_trip() {
-    let mut a = start("ask");
-    a.send(&user("pick a color", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("ask", "pick a color");
     assert_eq!(req["request"]["tool_name"], "AskUserQuestion");
     assert_eq!(req["request"]["requires_user_interaction"], true);
     let question = req["request"]["input"]["questions"][0]["question"]
@@ -80,9 +78,7 @@ fn ask_user_question_round_trip() {
 
 #[test]
 fn edit_scenario_prompts_for_edit_and_write() {
-    let mut a = start("edit");
-    a.send(&user("edit", U1));
-    let (req, before) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, before) = asked("edit", "edit");
     assert_eq!(req["request"]["tool_name"], "Edit");
     assert_eq!(
         req["request"]["permission_suggestions"],
@@ -127,11 +123,7 @@ fn many_scenario_runs_twenty_tools_without_prompts() {
     for (i, u) in [U1, U2].iter().enumerate() {
         a.send(&user(&format!("load {i}"), u));
         let (result, frames) = a.until(T, is_result);
-        assert!(
-            !frames
-                .iter()
-                .any(|f| kind(f) == "control_request/can_use_tool")
-        );
+        assert!(!prompted(&frames));
         let trs = tool_results(&frames);
         assert_eq!(trs.len(), 20);
         assert_eq!(user_content_text(trs[19]), "$ echo step 20\nstep 20");
@@ -149,11 +141,7 @@ fn bypass_and_dont_ask_modes() {
     let mut a = InProcess::start(Scenario::builtin("default").unwrap(), opts);
     a.send(&user("go", U1));
     let (_, frames) = a.until(T, is_result);
-    assert!(
-        !frames
-            .iter()
-            .any(|f| kind(f) == "control_request/can_use_tool")
-    );
+    assert!(!prompted(&frames));
 
     a.send(&control(
         "p",
@@ -161,11 +149,7 @@ fn bypass_and_dont_ask_modes() {
     ));
     a.send(&user("go", U2));
     let (result, frames) = a.until(T, is_result);
-    assert!(
-        !frames
-            .iter()
-            .any(|f| kind(f) == "control_request/can_use_tool")
-    );
+    assert!(!prompted(&frames));
     assert_eq!(result["permission_denials"].as_array().unwrap().len(), 1);
 }
 
@@ -203,9 +187,7 @@ fn closing_stdin_while_idle_ends_cleanly() {
 
 #[test]
 fn mcp_scenario_asks_through_elicitation_while_the_tool_runs() {
-    let mut a = start("mcp");
-    a.send(&user("ship it", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("mcp", "ship it");
     assert_eq!(req["request"]["tool_name"], "mcp__deploy__configure");
     assert_eq!(
         req["request"]["display_name"], "Configure",
@@ -246,9 +228,7 @@ fn mcp_scenario_asks_through_elicitation_while_the_tool_runs() {
 
 #[test]
 fn interrupt_during_an_elicitation_withdraws_it() {
-    let mut a = start("mcp");
-    a.send(&user("ship it", U1));
-    let (req, _) = a.until(T, is("control_request/can_use_tool"));
+    let (mut a, req, _) = asked("mcp", "ship it");
     a.send(&allow(&req, None, None));
     let (ask, _) = a.until(T, is("control_request/elicitation"));
     a.send(&control("int_1", json!({"subtype": "interrupt"})));

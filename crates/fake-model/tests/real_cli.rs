@@ -13,39 +13,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
+use crate::common::claude::claude_or_skip;
 use crate::common::messages_requests;
 
-const PINNED: &str = "2.1.332";
 const TURN_TIMEOUT: Duration = Duration::from_secs(90);
-
-fn claude_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CLAUDE_BIN") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let cache = std::env::var_os("BRIDGE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bridge-console"))
-        })?;
-    let p = cache.join("claude").join(PINNED).join("package/claude");
-    p.is_file().then_some(p)
-}
-
-macro_rules! require_cli {
-    () => {
-        match claude_bin() {
-            Some(p) => p,
-            None => {
-                eprintln!(
-                    "SKIPPED: the real Claude Code CLI {PINNED} is not installed; run scripts/install-claude.sh \
-                     (or set CLAUDE_BIN) to run this test"
-                );
-                return;
-            }
-        }
-    };
-}
 
 struct Cli {
     child: Child,
@@ -58,6 +29,15 @@ struct Cli {
 }
 
 impl Cli {
+    /// The fake model serving `scenario` (its JSON form) and the real CLI against it; `None` when
+    /// the CLI is not installed (the test is skipped, saying so).
+    async fn against(scenario: Value) -> Option<(bridge_fake_model::RunningFakeModel, Self)> {
+        let bin = claude_or_skip()?;
+        let fm = crate::common::start(scenario).await;
+        let cli = Cli::spawn(&bin, &fm.base_url());
+        Some((fm, cli))
+    }
+
     fn spawn(bin: &PathBuf, base_url: &str) -> Self {
         let home = tempfile::tempdir().unwrap();
         let cwd = tempfile::tempdir().unwrap();
@@ -182,8 +162,7 @@ fn is_result(v: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edited_bash_command_is_what_runs() {
-    let bin = require_cli!();
-    let fm = crate::common::start(json!({
+    let Some((fm, mut cli)) = Cli::against(json!({
         "turns": [
             {"match": "create the marker", "blocks": [
                 {"type": "thinking", "thinking": "A file is wanted."},
@@ -195,8 +174,10 @@ async fn edited_bash_command_is_what_runs() {
         ],
         "default": {"blocks": [{"type": "text", "text": "unexpected request"}]}
     }))
-    .await;
-    let mut cli = Cli::spawn(&bin, &fm.base_url());
+    .await
+    else {
+        return;
+    };
     cli.user("Please create the marker file").await;
 
     let ask = cli.until("can_use_tool", is_can_use_tool).await;
@@ -261,8 +242,7 @@ async fn edited_bash_command_is_what_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_message_reaches_the_model_and_the_result() {
-    let bin = require_cli!();
-    let fm = crate::common::start(json!({
+    let Some((fm, mut cli)) = Cli::against(json!({
         "turns": [
             {"match": "clean up", "blocks": [
                 {"type": "tool_use", "name": "Bash",
@@ -271,8 +251,10 @@ async fn deny_message_reaches_the_model_and_the_result() {
             {"match": "prefer-ls-7f3a", "blocks": [{"type": "text", "text": "Understood, I won't."}]}
         ]
     }))
-    .await;
-    let mut cli = Cli::spawn(&bin, &fm.base_url());
+    .await
+    else {
+        return;
+    };
     cli.user("clean up please").await;
     let ask = cli.until("can_use_tool", is_can_use_tool).await;
     cli.send(json!({"type": "control_response", "response": {

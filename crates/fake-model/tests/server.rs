@@ -274,45 +274,32 @@ async fn a_dropped_stream_is_recorded_as_aborted() {
     assert!(aborted, "the server noticed the client went away");
 }
 
+/// Sends `req`: the answer's JSON.
+async fn json_of(req: reqwest::RequestBuilder) -> Value {
+    req.send().await.unwrap().json().await.unwrap()
+}
+
 #[tokio::test]
 async fn count_tokens_models_and_unknown_paths() {
     let fm = start(json!([])).await;
     let base = fm.base_url();
     let c = reqwest::Client::new();
-    let body: Value = c
-        .post(format!("{base}/v1/messages/count_tokens?beta=true"))
-        .json(&request("hello there", false))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = json_of(
+        c.post(format!("{base}/v1/messages/count_tokens?beta=true"))
+            .json(&request("hello there", false)),
+    )
+    .await;
     assert!(body["input_tokens"].as_u64().unwrap() > 0);
-    let models: Value = c
-        .get(format!("{base}/v1/models"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let models = json_of(c.get(format!("{base}/v1/models"))).await;
     assert!(!models["data"].as_array().unwrap().is_empty());
-    let resp = c
-        .post(format!("{base}/v1/other"))
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
+    // A raw body (not JSON-encoded by the client) to `path`.
+    let post_raw =
+        |path: &str, body: &'static str| c.post(format!("{base}{path}")).body(body).send();
+    let resp = post_raw("/v1/other", "{}").await.unwrap();
     assert_eq!(resp.status(), 404);
     let err: Value = resp.json().await.unwrap();
     assert_eq!(err["error"]["type"], "not_found_error");
-    let resp = c
-        .post(format!("{base}/v1/messages"))
-        .body("not json")
-        .send()
-        .await
-        .unwrap();
+    let resp = post_raw("/v1/messages", "not json").await.unwrap();
     assert_eq!(resp.status(), 400);
     assert_eq!(fm.model.requests().len(), 4);
     // The built-in default answer when the scenario has none.

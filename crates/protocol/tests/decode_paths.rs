@@ -232,29 +232,30 @@ fn a_repeated_tag_decodes_as_a_value_would() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn tag_later_missing_repeated_or_unknown_agree() {
     let ok = |event: &str| all_ways(&delta_line(event)).unwrap();
-    let err = |event: &str, reason: &str| {
+    for (event, reason) in [
+        // Tag later, a body that does not fit: the error names the tag, as when it comes first.
+        (
+            r#"{"index":0,"delta":{"text":7,"type":"text_delta"},"type":"content_block_delta"}"#,
+            "type `content_block_delta`: type `text_delta`: invalid type: integer `7`, expected a string",
+        ),
+        (
+            r#"{"delta":{"type":"text_delta","text":"x"},"type":"content_block_delta"}"#,
+            "type `content_block_delta`: missing field `index`",
+        ),
+        // Tag missing, or not a string.
+        (
+            r#"{"index":0,"delta":{"text":"x","type":5},"type":"content_block_delta"}"#,
+            "type `content_block_delta`: missing string field `type`",
+        ),
+        (
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":null,"text":"x"}}"#,
+            "type `content_block_delta`: missing string field `type`",
+        ),
+    ] {
         let error = all_ways(&delta_line(event)).unwrap_err();
         assert!(error.contains(reason), "{error}\nshould say: {reason}");
         assert!(!error.contains(" at line "), "{error}");
-    };
-    // Tag later, a body that does not fit: the error names the tag, as when it comes first.
-    err(
-        r#"{"index":0,"delta":{"text":7,"type":"text_delta"},"type":"content_block_delta"}"#,
-        "type `content_block_delta`: type `text_delta`: invalid type: integer `7`, expected a string",
-    );
-    err(
-        r#"{"delta":{"type":"text_delta","text":"x"},"type":"content_block_delta"}"#,
-        "type `content_block_delta`: missing field `index`",
-    );
-    // Tag missing, or not a string.
-    err(
-        r#"{"index":0,"delta":{"text":"x","type":5},"type":"content_block_delta"}"#,
-        "type `content_block_delta`: missing string field `type`",
-    );
-    err(
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":null,"text":"x"}}"#,
-        "type `content_block_delta`: missing string field `type`",
-    );
+    }
     // Repeated: the last one wins, tag first or later; a first unknown one does not count.
     let text = ok(
         r#"{"index":0,"delta":{"type":"future_delta","text":"x","type":"text_delta"},"type":"content_block_delta"}"#,

@@ -14,9 +14,7 @@ fn answer_to<'a>(frames: &'a [Frame], rid: &str) -> Option<&'a Value> {
 
 #[tokio::test]
 async fn context_usage_and_mcp_status_answers_reach_the_asker_and_the_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut sse = relay.sse(&sid, None).await;
     for (rid, subtype) in [("ctx-1", "get_context_usage"), ("mcp-1", "mcp_status")] {
         let r = relay

@@ -13,16 +13,9 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 #[tokio::test]
 async fn hashed_console_files_are_immutable_the_rest_revalidated() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("dist");
+    let stat = console_dir(dir.path(), "dist", "<!doctype html><title>console</title>");
     std::fs::create_dir_all(stat.join(HASHED_DIR)).unwrap();
-    std::fs::write(
-        stat.join("index.html"),
-        "<!doctype html><title>console</title>",
-    )
-    .unwrap();
-    let wasm: Vec<u8> = (0..60_000u32)
-        .flat_map(|i| (i % 977).to_le_bytes())
-        .collect();
+    let wasm = wasm_like();
     std::fs::write(stat.join(HASHED_DIR).join("bridge-console_bg.wasm"), &wasm).unwrap();
     // Under MIN_SIZE: never compressed, served by ServeDir.
     std::fs::write(stat.join(HASHED_DIR).join("__wasm_split.js"), "export {};").unwrap();
@@ -33,46 +26,18 @@ async fn hashed_console_files_are_immutable_the_rest_revalidated() {
     )
     .unwrap();
     std::fs::write(stat.join("manifest.webmanifest"), "{}").unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
+    let relay = RelayProc::start(Opts::demo(dir.path()).static_dir(&stat));
     let c = http();
     let wasm_url = relay.url(&format!("/{HASHED_DIR}/bridge-console_bg.wasm"));
 
     // The compressed copy (made at startup) and the file as is both say immutable.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let r = loop {
-        let r = c
-            .get(&wasm_url)
-            .header("accept-encoding", "br")
-            .send()
-            .await
-            .unwrap();
-        if r.headers().get("content-encoding").is_some() {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "never compressed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let r = until_compressed(&wasm_url, "br").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["cache-control"], IMMUTABLE);
     let etag = r.headers()["etag"].to_str().unwrap().to_owned();
-    let r = c
-        .get(&wasm_url)
-        .header("accept-encoding", "br")
-        .header("if-none-match", &etag)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 304);
+    let r = revalidated(&wasm_url, &etag).await;
     assert_eq!(r.headers()["cache-control"], IMMUTABLE);
-    let r = c
-        .get(&wasm_url)
-        .header("accept-encoding", "identity")
-        .send()
-        .await
-        .unwrap();
+    let r = fetch_encoded(&wasm_url, "identity").await;
     assert_eq!(r.status(), 200);
     assert!(r.headers().get("content-encoding").is_none());
     assert_eq!(r.headers()["cache-control"], IMMUTABLE);
@@ -95,12 +60,7 @@ async fn hashed_console_files_are_immutable_the_rest_revalidated() {
             "/manifest.webmanifest",
             "/s/cse_x",
         ] {
-            let r = c
-                .get(relay.url(path))
-                .header("accept-encoding", enc)
-                .send()
-                .await
-                .unwrap();
+            let r = fetch_encoded(&relay.url(path), enc).await;
             assert_eq!(r.status(), 200, "{path} ({enc})");
             assert_eq!(r.headers()["cache-control"], "no-cache", "{path} ({enc})");
         }
@@ -141,29 +101,14 @@ async fn a_dist_in_the_start_directory_is_never_served() {
         start_dir: Some(&repo),
         ..Opts::demo(&data)
     });
-    let c = http();
     for path in ["/", "/index.html", "/sw.js", "/s/cse_x"] {
-        let body = c
-            .get(relay.url(path))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let body = relay.get_text(path).await;
         assert!(
             !body.contains("PLANTED"),
             "{path} served the start directory's dist/: {body}"
         );
     }
-    let page = c
-        .get(relay.url("/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = relay.get_text("/").await;
     assert!(page.contains("no console build was found"), "{page}");
 }
 
@@ -172,19 +117,17 @@ async fn a_dist_in_the_start_directory_is_never_served() {
 #[test]
 fn a_static_dir_inside_the_session_cwd_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("dist")).unwrap();
-    std::fs::write(dir.path().join("dist/index.html"), "<html>").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
-        .args(["--demo", "--bind", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--static-dir")
-        .arg(dir.path().join("dist"))
-        .arg("--cwd")
-        .arg(dir.path())
-        .env("BRIDGE_RELAY_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+    let dist = console_dir(dir.path(), "dist", "<html>");
+    let (dist, cwd) = (dist.display().to_string(), dir.path().display().to_string());
+    let args = [
+        "--bind",
+        "127.0.0.1:0",
+        "--static-dir",
+        &dist,
+        "--cwd",
+        &cwd,
+    ];
+    let out = refused_start(&dir.path().join("data"), &args, Some(TOKEN));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refusing to serve the console"), "{err}");
 }
@@ -194,26 +137,13 @@ fn a_static_dir_inside_the_session_cwd_is_refused() {
 #[tokio::test]
 async fn the_console_is_the_copy_read_at_start() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("static");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(
-        stat.join("index.html"),
+    let stat = console_dir(
+        dir.path(),
+        "static",
         "<!doctype html><title>ORIGINAL</title>",
-    )
-    .unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
-    let c = http();
-    let page = c
-        .get(relay.url("/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    );
+    let relay = RelayProc::start(Opts::demo(dir.path()).static_dir(&stat));
+    let page = relay.get_text("/").await;
     assert!(page.contains("ORIGINAL"), "{page}");
     std::fs::write(
         stat.join("index.html"),
@@ -222,14 +152,7 @@ async fn the_console_is_the_copy_read_at_start() {
     .unwrap();
     std::fs::write(stat.join("added.js"), "ADDED()").unwrap();
     for path in ["/", "/index.html", "/added.js"] {
-        let body = c
-            .get(relay.url(path))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let body = relay.get_text(path).await;
         assert!(
             body.contains("ORIGINAL") && !body.contains("REPLACED") && !body.contains("ADDED"),
             "{path}: {body}"
@@ -242,13 +165,7 @@ async fn the_console_is_the_copy_read_at_start() {
 #[tokio::test]
 async fn a_compressed_copy_older_than_its_file_is_not_served() {
     let dir = tempfile::tempdir().unwrap();
-    let stat = dir.path().join("dist");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(
-        stat.join("index.html"),
-        "<!doctype html><title>console</title>",
-    )
-    .unwrap();
+    let stat = console_dir(dir.path(), "dist", "<!doctype html><title>console</title>");
     let old = "self.addEventListener('fetch',()=>{}); // old build\n".repeat(40);
     let mut br = Vec::new();
     brotli::BrotliCompress(&mut old.as_bytes(), &mut br, &Default::default()).unwrap();
@@ -259,40 +176,11 @@ async fn a_compressed_copy_older_than_its_file_is_not_served() {
     std::thread::sleep(Duration::from_millis(20));
     let new = format!("{old}// e2e: a new build\n");
     std::fs::write(stat.join("sw.js"), &new).unwrap();
-    let relay = RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir.path())
-    });
+    let relay = RelayProc::start(Opts::demo(dir.path()).static_dir(&stat));
     for enc in ["br", "gzip", ""] {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let mut rq = http().get(relay.url("/sw.js"));
-            if !enc.is_empty() {
-                rq = rq.header("accept-encoding", enc);
-            }
-            let r = rq.send().await.unwrap();
-            let coding = r
-                .headers()
-                .get("content-encoding")
-                .map(|v| v.to_str().unwrap().to_owned());
-            let body = r.bytes().await.unwrap().to_vec();
-            let text = match coding.as_deref() {
-                Some("br") => {
-                    let mut out = Vec::new();
-                    brotli::BrotliDecompress(&mut &body[..], &mut out).unwrap();
-                    out
-                }
-                Some("gzip") => {
-                    let mut out = Vec::new();
-                    std::io::Read::read_to_end(
-                        &mut flate2::read::GzDecoder::new(&body[..]),
-                        &mut out,
-                    )
-                    .unwrap();
-                    out
-                }
-                _ => body,
-            };
+            let (coding, text) = decoded(fetch_encoded(&relay.url("/sw.js"), enc).await).await;
             assert_eq!(
                 String::from_utf8(text).unwrap(),
                 new,

@@ -24,12 +24,7 @@ async fn create_in(relay: &RelayProc, cwd: &Path, extra: Value) -> String {
 }
 
 async fn get(relay: &RelayProc, path: &str, token: &str) -> (u16, Value) {
-    let r = http()
-        .get(relay.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let r = relay.get(path, token).await;
     let status = r.status().as_u16();
     let text = r.text().await.unwrap();
     (
@@ -38,21 +33,13 @@ async fn get(relay: &RelayProc, path: &str, token: &str) -> (u16, Value) {
     )
 }
 
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 async fn diff(relay: &RelayProc, sid: &str, path: &str, token: &str) -> (u16, Value) {
     get(
         relay,
-        &format!("/v1/code/sessions/{sid}/changes/diff?path={}", enc(path)),
+        &format!(
+            "/v1/code/sessions/{sid}/changes/diff?path={}",
+            url_encode(path)
+        ),
         token,
     )
     .await
@@ -67,6 +54,14 @@ fn by_path(list: &Value) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// `<root>/repo`: a repository holding `file` (with `content`), committed.
+fn committed(root: &Path, file: &str, content: &str) -> std::path::PathBuf {
+    let repo = root.join("repo");
+    write(&repo.join(file), content);
+    git_commit_all(&repo);
+    repo
+}
+
 /// A repository whose `proj/` is the session's cwd, with every kind of change in it, a change
 /// outside it, and a secret outside the repository that a symlink points to.
 fn repo_with_changes(root: &Path) -> std::path::PathBuf {
@@ -78,9 +73,7 @@ fn repo_with_changes(root: &Path) -> std::path::PathBuf {
     write(&proj.join("image.bin"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
     write(&proj.join("same.txt"), "unchanged\n");
     write(&repo.join("other/outside.txt"), "not in the cwd\n");
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "initial"]);
+    git_commit_all(&repo);
     write(&proj.join("modified.txt"), "one\nTWO\nthree\nfour\n");
     std::fs::remove_file(proj.join("deleted.txt")).unwrap();
     git(&proj, &["mv", "old name.txt", "new name.txt"]);
@@ -102,12 +95,19 @@ fn repo_with_changes(root: &Path) -> std::path::PathBuf {
     proj
 }
 
-#[tokio::test]
-async fn a_git_repository_lists_every_kind_of_change_with_diffs() {
+/// [`repo_with_changes`] under a fresh directory and a demo relay (data in `<dir>/data`) with a
+/// session in its `proj/`: the directory, the relay and the session id.
+async fn session_in_repo() -> (tempfile::TempDir, RelayProc, String) {
     let dir = tempfile::tempdir().unwrap();
     let proj = repo_with_changes(dir.path());
     let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
     let sid = create_in(&relay, &proj, json!({})).await;
+    (dir, relay, sid)
+}
+
+#[tokio::test]
+async fn a_git_repository_lists_every_kind_of_change_with_diffs() {
+    let (_dir, relay, sid) = session_in_repo().await;
 
     let (status, list) = get(&relay, &format!("/v1/code/sessions/{sid}/changes"), TOKEN).await;
     assert_eq!(status, 200, "{list}");
@@ -192,10 +192,7 @@ async fn a_git_repository_lists_every_kind_of_change_with_diffs() {
 
 #[tokio::test]
 async fn paths_out_of_the_cwd_are_refused_without_content() {
-    let dir = tempfile::tempdir().unwrap();
-    let proj = repo_with_changes(dir.path());
-    let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
-    let sid = create_in(&relay, &proj, json!({})).await;
+    let (dir, relay, sid) = session_in_repo().await;
     let cases: &[(&str, u16)] = &[
         ("../other/outside.txt", 400),
         ("dir/../../other/outside.txt", 400),
@@ -238,11 +235,7 @@ async fn paths_out_of_the_cwd_are_refused_without_content() {
 #[tokio::test]
 async fn a_huge_diff_is_cut_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    write(&repo.join("README"), "hi\n");
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "initial"]);
+    let repo = committed(dir.path(), "README", "hi\n");
     let line = "x".repeat(79) + "\n";
     write(&repo.join("huge.txt"), line.repeat(20_000)); // 1.6 MB
     let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
@@ -302,14 +295,7 @@ async fn outside_git_the_files_the_sessions_tools_wrote_are_listed() {
     assert_eq!(list["source"], "tools");
     assert_eq!(list["files"], json!([]), "nothing written yet: {list}");
 
-    let mut sse = relay.sse(&sid, None).await;
-    assert_eq!(
-        relay
-            .post(&sid, TOKEN, user("write the files"))
-            .await
-            .status(),
-        200
-    );
+    let mut sse = relay.prompt(&sid, "write the files").await;
     sse.until("result", is_result).await;
     // What the (simulated) writes did on disk.
     write(&work.join("made.txt"), "made\n");
@@ -354,10 +340,7 @@ async fn observers_read_unknown_sessions_are_404_and_consoles_share_one_computat
     let relay = RelayProc::start(Opts::demo(&dir.path().join("data")));
     let sid = create_in(&relay, &proj, json!({})).await;
     let other = create_in(&relay, &proj, json!({})).await;
-    let observer = relay.mint_observer(json!({"session_id": sid})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let observer = relay.observer_token(json!({"session_id": sid})).await;
 
     let (s, list) = get(
         &relay,
@@ -423,22 +406,12 @@ async fn observers_see_tracked_files_and_what_the_session_wrote_never_other_untr
             .arg(scenario.to_str().unwrap()),
     );
     let sid = create_in(&relay, &proj, json!({"permission_mode": "acceptEdits"})).await;
-    let mut sse = relay.sse(&sid, None).await;
-    assert_eq!(
-        relay.post(&sid, TOKEN, user("write it")).await.status(),
-        200
-    );
+    let mut sse = relay.prompt(&sid, "write it").await;
     sse.until("result", is_result).await;
     write(&proj.join("made.txt"), "made\n");
 
-    let scoped = relay.mint_observer(json!({"session_id": sid})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let unscoped = relay.mint_observer(json!({"session_id": null})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let scoped = relay.observer_token(json!({"session_id": sid})).await;
+    let unscoped = relay.observer_token(json!({"session_id": null})).await;
     let url = format!("/v1/code/sessions/{sid}/changes");
     let (_, all) = get(&relay, &url, TOKEN).await;
     let all = by_path(&all);
@@ -477,11 +450,7 @@ async fn observers_see_tracked_files_and_what_the_session_wrote_never_other_untr
 #[tokio::test]
 async fn a_repositorys_filter_and_diff_drivers_never_run() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    write(&repo.join("f.txt"), "a\n");
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "initial"]);
+    let repo = committed(dir.path(), "f.txt", "a\n");
     let marker = dir.path().join("ran");
     let m = marker.display().to_string();
     git(

@@ -108,10 +108,7 @@ async fn sigkill_mid_turn_then_restart_keeps_the_log_and_leaves_no_orphan() {
         &before[..],
         "the log survived the crash unchanged"
     );
-    let seqs: Vec<u64> = after
-        .iter()
-        .map(|e| e["sequence_num"].as_u64().unwrap())
-        .collect();
+    let seqs: Vec<u64> = seqs_of(&after);
     let expect: Vec<u64> = (1..=seqs.len() as u64).collect();
     assert_eq!(seqs, expect, "dense, no sequence number reused");
     assert!(after.len() > before.len(), "the restart recorded the end");
@@ -150,8 +147,7 @@ async fn sigkill_mid_turn_then_restart_keeps_the_log_and_leaves_no_orphan() {
     let fresh = relay.create_session().await;
     let agent2 = read_pid(&dir.path().join("agent.pid")).await;
     let bg2 = read_pid(&dir.path().join("bg.pid")).await;
-    let mut s = relay.sse(&fresh, None).await;
-    relay.post(&fresh, TOKEN, user("after the crash")).await;
+    let mut s = relay.prompt(&fresh, "after the crash").await;
     let frames = s.until("prompt", is_can_use_tool).await;
     assert_eq!(frames.first().and_then(|f| f.id), Some(1));
     drop(relay);
@@ -176,7 +172,7 @@ async fn ten_clients_race_to_answer_one_prompt_exactly_one_reaches_the_agent() {
     relay.post(&sid, TOKEN, user("race of ten")).await;
     let mut prompts = HashSet::new();
     for c in &mut clients {
-        let ask = c.until("prompt", is_can_use_tool).await.pop().unwrap();
+        let ask = c.until_one("prompt", is_can_use_tool).await;
         prompts.insert(ask.data.to_string());
     }
     assert_eq!(prompts.len(), 1, "all ten see the same prompt");
@@ -236,14 +232,7 @@ async fn ten_clients_race_to_answer_one_prompt_exactly_one_reaches_the_agent() {
     );
     // In the log: one stored answer from a client.
     let log = log_of(&relay.events(&sid, 0).await);
-    let stored = log
-        .iter()
-        .filter(|e| {
-            e["source"] == "client"
-                && e["payload"]["type"] == "control_response"
-                && e["payload"]["response"]["request_id"] == rid.as_str()
-        })
-        .count();
+    let stored = client_answers(&log, &rid);
     assert_eq!(stored, 1);
     // In the audit: one decision.
     let audit = std::fs::read_to_string(data.join("audit.jsonl")).unwrap();

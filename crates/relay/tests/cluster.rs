@@ -35,11 +35,7 @@ async fn a_turn_created_on_one_gateway_is_answered_on_another_with_identical_seq
     let (da, db) = (durable(&seen_a), durable(&seen_b));
     assert_eq!(da, db, "both gateways stream the same events, same seqs");
     let ids: Vec<u64> = da.iter().map(|(id, _)| *id).collect();
-    assert_eq!(
-        ids,
-        (1..=ids.len() as u64).collect::<Vec<_>>(),
-        "dense from 1"
-    );
+    assert_dense(&ids, "dense from 1");
     assert!(
         da.iter()
             .any(|(id, v)| *id == my_seq && v["payload"]["type"] == "user")
@@ -76,13 +72,7 @@ async fn a_turn_created_on_one_gateway_is_answered_on_another_with_identical_seq
 
     for gw in [&c.a, &c.b] {
         let list = get_json(&gw.url("/v1/code/sessions"), TOKEN).await;
-        let entry = list["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == sid.as_str())
-            .unwrap_or_else(|| panic!("listed: {list}"))
-            .clone();
+        let entry = find_session(&list, &sid);
         assert_eq!(entry["host"], "host1");
         assert_eq!(entry["origin"], "relay");
         // Detail comes from the host (pending requests and all).
@@ -102,42 +92,21 @@ async fn answers_racing_through_two_gateways_exactly_one_wins() {
     let c = cluster();
     let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(c.b.post(&sid, TOKEN, user("race")).await.status(), 200);
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    c.b.say(&sid, "race").await;
+    let ask = on_a.until_one("prompt", is_can_use_tool).await;
     let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
 
     let (ra, rb) = tokio::join!(
         c.a.post(&sid, TOKEN, answer_to(&ask, "echo from-gateway-a")),
         c.b.post(&sid, TOKEN, answer_to(&ask, "echo from-gateway-b")),
     );
-    let (sa, sb) = (ra.status().as_u16(), rb.status().as_u16());
-    let mut statuses = [sa, sb];
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 409], "exactly one wins");
-    let loser = if sa == 409 { ra } else { rb };
-    let err: Value = loser.json().await.unwrap();
-    assert_eq!(err["error"]["type"], "request_not_pending", "{err}");
-    assert!(err["error"]["message"].as_str().unwrap().contains(&rid));
-    let winner = if sa == 200 {
-        "from-gateway-a"
-    } else {
-        "from-gateway-b"
-    };
+    let winner = race_winner(ra, rb, &rid, ("from-gateway-a", "from-gateway-b")).await;
 
     let frames = on_a.until("result", is_result).await;
     let result = frames.iter().find_map(tool_result_text).unwrap();
     assert!(result.contains(winner), "{result}");
     let log = c.agents.events(&sid, 0).await;
-    let answers = log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| {
-            e["source"] == "client"
-                && e["payload"]["type"] == "control_response"
-                && e["payload"]["response"]["request_id"] == rid.as_str()
-        })
-        .count();
+    let answers = client_answers(log["events"].as_array().unwrap(), &rid);
     assert_eq!(answers, 1, "one answer stored and sent to the agent");
 }
 
@@ -146,16 +115,7 @@ async fn answers_racing_through_two_gateways_exactly_one_wins() {
 #[tokio::test]
 async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
     let mut c = cluster();
-    let sid = create_on_host1(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(
-        c.a.post(&sid, TOKEN, user("survive a gateway"))
-            .await
-            .status(),
-        200
-    );
-    let before = on_a.until("prompt", is_can_use_tool).await;
-    let ask = before.last().unwrap().clone();
+    let (sid, mut on_a, before, ask) = prompted_on_host1(&c, "survive a gateway").await;
     let last_seen = ask.id.unwrap();
     c.a.kill();
     // What A wrote after the prompt (in the same batch from the host) may still be read first.
@@ -164,22 +124,12 @@ async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
 
     let mut on_b = c.b.sse(&sid, Some(last_seen)).await;
     assert_eq!(on_b.status, 200);
-    assert_eq!(
-        c.b.post(&sid, TOKEN, answer_to(&ask, "echo after-failover"))
-            .await
-            .status(),
-        200
-    );
-    let after = on_b.until("result", is_result).await;
+    let after = answer_and_finish(&c.b, &sid, &ask, "echo after-failover", &mut on_b).await;
 
     let mut got: Vec<(u64, Value)> = durable(&before);
     got.extend(durable(&after));
     let ids: Vec<u64> = got.iter().map(|(id, _)| *id).collect();
-    assert_eq!(
-        ids,
-        (1..=ids.len() as u64).collect::<Vec<_>>(),
-        "nothing lost, nothing repeated"
-    );
+    assert_dense(&ids, "nothing lost, nothing repeated");
     assert!(
         durable(&after)[0].0 == last_seen + 1,
         "resumed right after the cursor"
@@ -205,11 +155,7 @@ async fn a_client_resumes_through_another_gateway_after_one_is_killed() {
 #[tokio::test]
 async fn events_written_while_nats_is_down_arrive_when_it_returns() {
     let mut c = cluster();
-    let sid = create_on_host1(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("outage")).await.status(), 200);
-    let before = on_a.until("prompt", is_can_use_tool).await;
-    let ask = before.last().unwrap().clone();
+    let (sid, mut on_a, before, ask) = prompted_on_host1(&c, "outage").await;
 
     c.nats.stop();
     let h = health_until(&c.agents, "the host reports NATS down", |s, v| {
@@ -285,34 +231,17 @@ async fn a_second_writer_cannot_fork_a_log() {
     use bridge_relay::cluster::wire;
     let c = cluster();
     let sid = create_on_host1(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("fork")).await.status(), 200);
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let (_on_a, ask) = c.a.ask(&sid, "fork").await;
     let k = ask.id.unwrap();
 
-    let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
-    let rogue = bridge_relay::core::store::StoredEvent {
-        session_id: sid.clone(),
-        seq: k + 1,
-        event_id: "rogue-writer-event".into(),
-        event_type: "assistant".into(),
-        source: bridge_relay::core::store::Source::Worker,
-        created_at: "2026-01-01T00:00:00Z".into(),
-        payload: r#"{"type":"assistant","rogue":true}"#.into(),
-        client_uuid: None,
-    };
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(wire::SEQ_HEADER, (k + 1).to_string().as_str());
-    js.publish_with_headers(
-        wire::events_subject(&sid),
-        headers,
-        wire::encode_event(&rogue, false),
-    )
-    .await
-    .unwrap()
-    .await
-    .unwrap();
+    let rogue = worker_event(
+        &sid,
+        k + 1,
+        "rogue-writer-event",
+        "assistant",
+        r#"{"type":"assistant","rogue":true}"#.into(),
+    );
+    publish_as_writer(&c.nats.url, &rogue, false).await;
 
     // The host appends k+1… (the answer and the rest of the turn) and cannot publish them.
     assert_eq!(
@@ -334,6 +263,8 @@ async fn a_second_writer_cannot_fork_a_log() {
         "{h}"
     );
     // On NATS the log holds the rogue event at k+1 and nothing of the host's after it.
+    let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
     let events = js.get_stream(wire::EVENTS_STREAM).await.unwrap();
     let last = events
         .get_last_raw_message_by_subject(&wire::events_subject(&sid))
@@ -363,15 +294,9 @@ async fn a_session_made_on_an_all_node_is_served_by_a_gateway_at_once() {
     let sid = all.create_session().await;
     let mut on_gw = gw.sse(&sid, None).await;
     assert_eq!(on_gw.status, 200, "the gateway knows the session at once");
-    assert_eq!(gw.post(&sid, TOKEN, user("hi")).await.status(), 200);
-    let ask = on_gw.until("prompt", is_can_use_tool).await.pop().unwrap();
-    assert_eq!(
-        all.post(&sid, TOKEN, answer_to(&ask, "echo both"))
-            .await
-            .status(),
-        200
-    );
-    on_gw.until("result", is_result).await;
+    gw.say(&sid, "hi").await;
+    let ask = on_gw.until_one("prompt", is_can_use_tool).await;
+    answer_and_finish(&all, &sid, &ask, "echo both", &mut on_gw).await;
     let list = get_json(&all.url("/v1/code/sessions"), TOKEN).await;
     assert_eq!(list["sessions"][0]["host"], "both", "{list}");
 }
@@ -392,12 +317,7 @@ async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
     let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     let mut on_b = c.b.sse(&sid, None).await;
-    assert_eq!(
-        c.a.post(&sid, TOKEN, user("then the host dies"))
-            .await
-            .status(),
-        200
-    );
+    c.a.say(&sid, "then the host dies").await;
     let before = on_b.until("prompt", is_can_use_tool).await;
     let last_before = before.last().unwrap().id.unwrap();
     let killed = std::time::Instant::now();
@@ -414,13 +334,7 @@ async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
             loop {
                 let asked = killed.elapsed();
                 let list = get_json(&url, TOKEN).await;
-                let s = list["sessions"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|s| s["id"] == sid.as_str())
-                    .unwrap_or_else(|| panic!("listed: {list}"))
-                    .clone();
+                let s = find_session(&list, &sid);
                 assert!(
                     asked < std::time::Duration::from_secs(5),
                     "not listed as ended within 5 s: {s}"
@@ -458,10 +372,7 @@ async fn a_dead_agents_node_ends_its_sessions_on_every_gateway() {
         // The log stays readable: every event, dense, the ended one last (exactly one of them).
         let page = gw.events(&sid, 0).await;
         let events = page["events"].as_array().unwrap();
-        let seqs: Vec<u64> = events
-            .iter()
-            .map(|e| e["sequence_num"].as_u64().unwrap())
-            .collect();
+        let seqs: Vec<u64> = seqs_of(events);
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
         assert!(seqs.len() as u64 > last_before);
         let ended: Vec<&Value> = events
@@ -499,9 +410,7 @@ async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
 
     let c = cluster();
     let sid = create_on_host1(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("first")).await.status(), 200);
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let (mut on_a, ask) = c.a.ask(&sid, "first").await;
     let answer = answer_to(&ask, "echo through-b");
     assert_eq!(c.b.post(&sid, TOKEN, answer.clone()).await.status(), 200);
     on_a.until("result", is_result).await;
@@ -568,14 +477,7 @@ async fn input_over_a_gateways_websocket_gets_the_hosts_verdict() {
 
 /// `GET path` at `relay` with a bearer token: the status.
 async fn status_with(relay: &RelayProc, path: &str, token: &str) -> u16 {
-    http()
-        .get(relay.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    relay.get(path, token).await.status().as_u16()
 }
 
 /// (Credentials) An observer token minted through gateway A reads a session at gateway B, and
@@ -605,26 +507,15 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
     let (status, ctl) = try_login(&c.a, TOKEN).await;
     assert_eq!(status, 200);
     let (cookie, secret, _) = ctl.unwrap();
-    let r = http()
-        .get(c.b.url("/v1/me"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(http().get(c.b.url("/v1/me")), &cookie, &secret).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.json::<Value>().await.unwrap()["role"], "controller");
     // …and the observer's own login made at A too.
     let (_, obs_login) = try_login(&c.a, &obs).await;
     let (obs_cookie, obs_secret, _) = obs_login.unwrap();
     let me_at_b = async || {
-        http()
-            .get(c.b.url("/v1/me"))
-            .header("cookie", &obs_cookie)
-            .header("x-bridge-login", &obs_secret)
-            .send()
+        with_login(http().get(c.b.url("/v1/me")), &obs_cookie, &obs_secret)
             .await
-            .unwrap()
             .status()
             .as_u16()
     };
@@ -657,32 +548,14 @@ async fn observer_tokens_and_logins_work_at_every_gateway_and_revocation_reaches
     assert_eq!(status_with(&c.b, &detail, &obs).await, 401);
     assert_eq!(me_at_b().await, 401, "its logins go with it");
     // The controller's login is untouched.
-    let r = http()
-        .get(c.a.url("/v1/me"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(http().get(c.a.url("/v1/me")), &cookie, &secret).await;
     assert_eq!(r.status(), 200);
 
     // Logging out at B ends that login at A as well.
-    let r = http()
-        .post(c.b.url("/v1/auth/logout"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(http().post(c.b.url("/v1/auth/logout")), &cookie, &secret).await;
     assert_eq!(r.status(), 204);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let r = http()
-        .get(c.a.url("/v1/me"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(http().get(c.a.url("/v1/me")), &cookie, &secret).await;
     assert_eq!(r.status(), 401);
 }
 
@@ -736,12 +609,7 @@ async fn a_gateways_list_answers_while_the_registry_is_written_to() {
         )
         .await
         .expect("the list answers while the registry is written to");
-        let ids: Vec<&str> = list["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|s| s["id"].as_str())
-            .collect();
+        let ids = listed_ids(&list);
         assert_eq!(ids, [sid.as_str()], "{list}");
     }
     writer.abort();

@@ -20,15 +20,7 @@ const ID_B: &str = "5b0c1f8e-3c55-4d0e-9a51-2f4b8d9e6a10";
 
 /// An agents node named `name` whose machine holds transcript `id` (first prompt `prompt`).
 fn agents_node(nats: &NatsServer, dir: &Path, name: &str, id: &str, prompt: &str) -> RelayProc {
-    let config = dir.join("claude");
-    let work = dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work_s = work.canonicalize().unwrap().display().to_string();
-    let text = FIXTURE
-        .replace(FIXTURE_CWD, &work_s)
-        .replace(FIXTURE_ID, id)
-        .replace("first prompt alpha", prompt);
-    put(&config, &work_s, id, &text);
+    let (config, _, work_s) = plant(dir, id, prompt);
     RelayProc::start(
         node_opts(&nats.url, &dir.join("data"), "agents", name)
             .arg("--claude-config-dir")
@@ -115,12 +107,7 @@ async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node
         ("00000000-0000-4000-8000-00000000dead", 404),
         ("not-a-session", 400),
     ] {
-        let r = http()
-            .get(gw.url(&format!("/v1/code/cli-sessions/{id}")))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap();
+        let r = cli_session(&gw, id, TOKEN).await;
         assert_eq!(
             r.status().as_u16(),
             status,
@@ -131,65 +118,31 @@ async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node
 
     // Rights as on a single relay: a plain observer token sees no CLI session; one minted with the
     // transcripts scope lists and reads, never resumes.
-    let plain = gw.mint_observer(json!({"session_id": null})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let plain = gw.observer_token(json!({"session_id": null})).await;
     assert_eq!(cli_entries(&list(&gw, &plain).await).len(), 0);
-    let r = http()
-        .get(gw.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(&plain)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&gw, FIXTURE_ID, &plain).await;
     assert_eq!(r.status(), 403);
     let obs = gw
-        .mint_observer(json!({"session_id": null, "transcripts": true}))
-        .await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .observer_token(json!({"session_id": null, "transcripts": true}))
+        .await;
     assert_eq!(cli_entries(&list(&gw, &obs).await).len(), 2);
-    let r = http()
-        .get(gw.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(&obs)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&gw, FIXTURE_ID, &obs).await;
     assert_eq!(r.status(), 200);
     for action in ["resume", "fork"] {
-        let r = post_json(
-            &gw,
-            &format!("/v1/code/cli-sessions/{ID_B}/{action}"),
-            &obs,
-            json!({"message_uuid": BETA}),
-        )
-        .await;
+        let r = cli_action(&gw, ID_B, action, &obs, json!({"message_uuid": BETA})).await;
         assert_eq!(r.status(), 403, "observer {action}");
     }
 
     // Resumed through the gateway: the session starts on boxb, the registry names boxb, its
     // history is there, and the transcript is no longer listed as the CLI's.
-    let r = post_json(
-        &gw,
-        &format!("/v1/code/cli-sessions/{ID_B}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await;
+    let r = cli_action(&gw, ID_B, "resume", TOKEN, json!({})).await;
     assert_eq!(r.status(), 201);
     let resumed: Value = r.json().await.unwrap();
     assert_eq!(resumed["host"], "boxb", "{resumed}");
     assert_eq!(resumed["cli"]["resumed"], ID_B);
     let sid = resumed["session_id"].as_str().unwrap().to_owned();
     let l = list(&gw, TOKEN).await;
-    let entry = l["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == sid.as_str())
-        .cloned()
-        .unwrap_or_else(|| panic!("the resumed session is not listed: {l}"));
+    let entry = find_session(&l, &sid);
     assert_eq!(
         (entry["host"].as_str(), entry["origin"].as_str()),
         (Some("boxb"), Some("relay"))
@@ -207,12 +160,7 @@ async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node
         sid.as_str(),
         "running on boxb"
     );
-    let r = http()
-        .get(boxa.url(&format!("/v1/code/sessions/{sid}")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = boxa.get(&format!("/v1/code/sessions/{sid}"), TOKEN).await;
     assert_eq!(r.status(), 404, "not started on boxa");
     // Its history (stored before it was hosted) reaches the gateway without a new event.
     let deadline = Instant::now() + T;
@@ -228,29 +176,16 @@ async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // A session-scoped observer sees no CLI session, as on a single relay.
-    let scoped = gw.mint_observer(json!({ "session_id": sid })).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let scoped = gw.observer_token(json!({ "session_id": sid })).await;
     assert!(cli_entries(&list(&gw, &scoped).await).is_empty());
-    let r = http()
-        .get(gw.url(&format!("/v1/code/cli-sessions/{ID_B}")))
-        .bearer_auth(&scoped)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&gw, ID_B, &scoped).await;
     assert_eq!(r.status(), 403);
     // Resuming again through the gateway opens the same session.
-    let again: Value = post_json(
-        &gw,
-        &format!("/v1/code/cli-sessions/{ID_B}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let again: Value = cli_action(&gw, ID_B, "resume", TOKEN, json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         (
             again["session_id"].as_str(),

@@ -51,9 +51,7 @@ fn repo(root: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(repo.join("other")).unwrap();
     std::fs::write(proj.join("modified.txt"), "one\ntwo\nthree\n").unwrap();
     std::fs::write(repo.join("other/outside.txt"), "x\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "initial"]);
+    git_commit_all(&repo);
     std::fs::write(proj.join("modified.txt"), "one\nTWO\nthree\nfour\n").unwrap();
     std::fs::write(proj.join("new.txt"), "n1\nn2\n").unwrap();
     std::fs::write(repo.join("other/outside.txt"), "not in the cwd\n").unwrap();
@@ -83,17 +81,6 @@ async fn post(relay: &RelayProc, path: &str, token: &str, body: Value) -> (u16, 
 fn diff_path(sid: &str, path: &str) -> String {
     let q: String = url_encode(path);
     format!("/v1/code/sessions/{sid}/changes/diff?path={q}")
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// A listing without the time it was computed (each answer may be a fresh computation).

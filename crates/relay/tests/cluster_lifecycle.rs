@@ -80,16 +80,7 @@ async fn an_agents_node_taken_for_dead_ends_its_sessions_when_it_comes_back() {
     let b = node(&nats, dirs[2].path(), "gateway", "gwb");
 
     let sid = create_through(&a).await;
-    let mut on_a = a.sse(&sid, None).await;
-    assert_eq!(
-        a.post(&sid, TOKEN, user("then a pause")).await.status(),
-        200
-    );
-    let ask = on_a
-        .until("the prompt", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap();
+    let (mut on_a, ask) = a.ask(&sid, "then a pause").await;
     let agent = *agent_pids(marks.path()).first().expect("the agent's pid");
     assert!(alive(agent));
 
@@ -192,13 +183,7 @@ async fn relays_started_before_nats_serve_once_it_arrives() {
             "{h}"
         );
     }
-    let r = http()
-        .post(gw.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(&gw, "/v1/code/sessions", TOKEN, json!({})).await;
     assert_eq!(r.status(), 503, "nothing is made while NATS is away");
 
     nats.restart();
@@ -223,21 +208,9 @@ async fn relays_started_before_nats_serve_once_it_arrives() {
     // Not a URL NATS can use: an error at once, naming the flag.
     for bad in ["http://127.0.0.1:4222", "nats://127.0.0.1:notaport"] {
         let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
-            .args([
-                "--bind",
-                "127.0.0.1:0",
-                "--demo",
-                "--nats",
-                bad,
-                "--data-dir",
-            ])
-            .arg(dir.path())
-            .env("BRIDGE_RELAY_TOKEN", TOKEN)
-            .output()
-            .unwrap();
+        let args = ["--bind", "127.0.0.1:0", "--nats", bad];
+        let out = refused_start(dir.path(), &args, Some(TOKEN));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{bad}: {err}");
         assert!(err.contains("--nats"), "{bad}: {err}");
     }
 }
@@ -316,7 +289,7 @@ async fn a_gateway_drops_unused_mirrors_and_reads_them_again() {
         .map(|e| (e["sequence_num"].as_u64().unwrap(), e.clone()))
         .collect();
     assert_eq!(got, want, "replayed from 0 as the host has it");
-    assert_eq!(gw.post(sid, TOKEN, user("live again")).await.status(), 200);
+    gw.say(sid, "live again").await;
     let live = again
         .until("live on the re-read mirror", |f| {
             f.data.to_string().contains("live again")
@@ -414,13 +387,8 @@ async fn expired_credentials_are_refused_everywhere_and_purged_from_the_bucket()
         assert_eq!(status(gw, (&cookie, &secret)).await, 401);
         assert_eq!(status(gw, (&long, "")).await, 200);
     }
-    let r = http()
-        .post(b.url("/v1/auth/login"))
-        .json(&json!({ "token": code }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401, "an expired login code");
+    let expired = try_login(&b, &code).await.0;
+    assert_eq!(expired, 401, "an expired login code");
     // Purged from the bucket; the one that has not expired stays.
     let after = eventually("expired credentials purged", T, || async {
         let k = keys().await;

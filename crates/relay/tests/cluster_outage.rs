@@ -45,32 +45,16 @@ async fn a_gateway_reports_a_nats_outage_and_recovers_when_it_returns() {
     let sid = create_on_host1(&c.a).await;
     let mut on_a = c.a.sse(&sid, None).await;
     assert_eq!(on_a.status, 200);
-    assert_eq!(
-        c.a.post(&sid, TOKEN, user("after the outage"))
-            .await
-            .status(),
-        200
-    );
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
-    assert_eq!(
-        c.a.post(&sid, TOKEN, answer_to(&ask, "echo after-outage"))
-            .await
-            .status(),
-        200
-    );
-    let seen = on_a.until("result", is_result).await;
+    c.a.say(&sid, "after the outage").await;
+    let ask = on_a.until_one("prompt", is_can_use_tool).await;
+    let seen = answer_and_finish(&c.a, &sid, &ask, "echo after-outage", &mut on_a).await;
     let text = seen.iter().find_map(tool_result_text).unwrap();
     assert!(text.contains("after-outage"), "{text}");
     // The session from before the outage streams and takes input again too.
     let mut resumed = c.a.sse(&before, None).await;
     assert_eq!(resumed.status, 200);
     drain(&mut resumed).await;
-    assert_eq!(
-        c.a.post(&before, TOKEN, user("NATS is back"))
-            .await
-            .status(),
-        200
-    );
+    c.a.say(&before, "NATS is back").await;
     resumed
         .until("its echo", |f| f.data.to_string().contains("NATS is back"))
         .await;
@@ -89,7 +73,7 @@ async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
 
     let mut c = cluster();
     let sid = create_on_host1(&c.a).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("before")).await.status(), 200);
+    c.a.say(&sid, "before").await;
     let mut on_a = c.a.sse(&sid, None).await;
     on_a.until("the echo", |f| f.data.to_string().contains("before"))
         .await;
@@ -180,7 +164,7 @@ async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
             }
         }
     };
-    assert_eq!(c.a.post(&sid, TOKEN, user("after")).await.status(), 200);
+    c.a.say(&sid, "after").await;
     let after = read(&mut ws, &|v| {
         v["data"]["source"] == "client" && v.to_string().contains("after")
     })
@@ -198,12 +182,9 @@ async fn a_gateways_websocket_closes_on_a_nats_outage_and_resumes_after_it() {
 
 /// The state a gateway's list says for a session, read at once.
 async fn listed_state(gw: &RelayProc, sid: &str) -> String {
-    let v: Value = http()
-        .get(gw.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .send()
+    let v: Value = gw
+        .get("/v1/code/sessions", TOKEN)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -232,19 +213,13 @@ async fn a_gateways_list_agrees_with_its_stream_when_the_state_changes() {
                 .status(),
             200
         );
-        let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+        let ask = on_a.until_one("prompt", is_can_use_tool).await;
         assert_eq!(
             listed_state(&c.a, &sid).await,
             "requires_action",
             "turn {turn}: the list when the prompt arrived"
         );
-        assert_eq!(
-            c.a.post(&sid, TOKEN, answer_to(&ask, &format!("echo {turn}")))
-                .await
-                .status(),
-            200
-        );
-        on_a.until("result", is_result).await;
+        answer_and_finish(&c.a, &sid, &ask, &format!("echo {turn}"), &mut on_a).await;
         assert_eq!(
             listed_state(&c.a, &sid).await,
             "idle",

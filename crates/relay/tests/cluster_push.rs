@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::cluster::{create_through, node_opts};
 use crate::common::nats::NatsServer;
-use crate::common::push_service::{PushService, Reply};
+use crate::common::push_service::{PushService, Received, Reply};
 use crate::common::*;
 use serde_json::{Value, json};
 
@@ -32,46 +32,54 @@ async fn send(
     send_json(relay, method, path, TOKEN, body).await
 }
 
-/// Subscribes `device` at `node` until the answer's status is `want` (a 503 in between is
-/// retried): the last answer.
-async fn subscribe_until(node: &RelayProc, device: Value, want: u16) -> Value {
+/// Subscribes `device` at `relay` (a new subscription: 201 expected): its id.
+async fn subscribe(relay: &RelayProc, device: Value) -> String {
+    let (s, v) = send(
+        relay,
+        reqwest::Method::POST,
+        "/v1/push/subscriptions",
+        Some(device),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    v["id"].as_str().unwrap().to_owned()
+}
+
+/// Sends `method path` (with `body`) to `node` until the answer's status is `want` (a 503 in
+/// between is retried, for up to [`T`]): the last answer.
+async fn send_until(
+    node: &RelayProc,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+    want: u16,
+) -> Value {
     let deadline = Instant::now() + T;
     loop {
-        let (s, v) = send(
-            node,
-            reqwest::Method::POST,
-            "/v1/push/subscriptions",
-            Some(device.clone()),
-        )
-        .await;
+        let (s, v) = send(node, method.clone(), path, body.clone()).await;
         if s == want {
             return v;
         }
         assert!(
             (s == 503 || want == 503) && Instant::now() < deadline,
-            "{s} {v}, waiting for {want}"
+            "{method} {path}: {s} {v}, waiting for {want}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
+/// Subscribes `device` at `node` until the answer's status is `want` (a 503 in between is
+/// retried): the last answer.
+async fn subscribe_until(node: &RelayProc, device: Value, want: u16) -> Value {
+    let path = "/v1/push/subscriptions";
+    send_until(node, reqwest::Method::POST, path, Some(device), want).await
+}
+
 /// The VAPID public key a node serves, once it has set up (503 until NATS answered).
 async fn vapid_key(relay: &RelayProc) -> String {
-    let deadline = Instant::now() + T;
-    loop {
-        let (s, v) = send(
-            relay,
-            reqwest::Method::GET,
-            "/v1/push/vapid-public-key",
-            None,
-        )
-        .await;
-        if s == 200 {
-            return v["key"].as_str().unwrap().to_owned();
-        }
-        assert!(s == 503 && Instant::now() < deadline, "{s} {v}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let path = "/v1/push/vapid-public-key";
+    let v = send_until(relay, reqwest::Method::GET, path, None, 200).await;
+    v["key"].as_str().unwrap().to_owned()
 }
 
 async fn subscription_ids(relay: &RelayProc) -> Vec<String> {
@@ -113,14 +121,26 @@ fn needs_you(ps: &PushService, rid: &str) -> usize {
 async fn prompt(gw: &RelayProc, sid: &str, sse: &mut Sse, text: &str) -> Frame {
     let r = gw.post(sid, TOKEN, user(text)).await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
-    sse.until("the prompt", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap()
+    sse.until_one("the prompt", is_can_use_tool).await
 }
 
 fn rid(f: &Frame) -> String {
     f.payload()["request_id"].as_str().unwrap().to_owned()
+}
+
+/// [`prompt`], then waits for the `needs_you` push of that prompt: its request id and the push.
+async fn pushed_prompt(
+    ps: &PushService,
+    gw: &RelayProc,
+    sid: &str,
+    sse: &mut Sse,
+    text: &str,
+) -> (String, Received) {
+    let rid1 = rid(&prompt(gw, sid, sse, text).await);
+    let needs = ps
+        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
+        .await;
+    (rid1, needs)
 }
 
 #[tokio::test]
@@ -139,15 +159,7 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
 
     let mut phone = ps.device("phone");
     phone["label"] = json!("Phone");
-    let (s, v) = send(
-        &a,
-        reqwest::Method::POST,
-        "/v1/push/subscriptions",
-        Some(phone.clone()),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
-    let sub = v["id"].as_str().unwrap().to_owned();
+    let sub = subscribe(&a, phone.clone()).await;
     lists(&b, &[&sub]).await;
     // Registering the endpoint again through the other gateway finds it (same id, 200).
     let (s, v) = send(
@@ -163,11 +175,7 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
     let sid = create_through(&b).await;
     let mut sse = b.sse(&sid, None).await;
     assert_eq!(sse.status, 200);
-    let ask = prompt(&b, &sid, &mut sse, "hello cluster push").await;
-    let rid1 = rid(&ask);
-    let needs = ps
-        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
-        .await;
+    let (rid1, needs) = pushed_prompt(&ps, &b, &sid, &mut sse, "hello cluster push").await;
     assert_eq!(needs.device, "phone");
     assert_eq!(needs.payload["session_id"], sid.as_str());
     assert_eq!(needs.payload["tool_name"], "Bash");
@@ -190,17 +198,8 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
         .await
         .unwrap();
     assert_eq!(r.status(), 401, "{}", r.text().await.unwrap());
-    let observer = a.mint_observer(json!({ "session_id": sid })).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let r = http()
-        .post(b.url("/v1/push/answer"))
-        .bearer_auth(&observer)
-        .json(&answer)
-        .send()
-        .await
-        .unwrap();
+    let observer = a.observer_token(json!({ "session_id": sid })).await;
+    let r = post_json(&b, "/v1/push/answer", &observer, answer).await;
     assert_eq!(r.status(), 403, "{}", r.text().await.unwrap());
 
     // Allow from the notification, through B (not the gateway it subscribed through), as the
@@ -266,15 +265,7 @@ async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_th
     sse.until("the result", is_result).await;
 
     // A device the push service says is gone (410) is removed from every node.
-    let (s, v) = send(
-        &a,
-        reqwest::Method::POST,
-        "/v1/push/subscriptions",
-        Some(ps.device("tablet")),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
-    let tablet = v["id"].as_str().unwrap().to_owned();
+    let tablet = subscribe(&a, ps.device("tablet")).await;
     lists(&agents, &[&tablet]).await;
     ps.script([Reply::Status(410, None)]);
     let before = ps.paths().len();
@@ -295,25 +286,14 @@ async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_not
     let dir = tempfile::tempdir().unwrap();
     let node = start(&nats, dir.path(), "all", "both", &ps);
     vapid_key(&node).await;
-    let (s, v) = send(
-        &node,
-        reqwest::Method::POST,
-        "/v1/push/subscriptions",
-        Some(ps.device("phone")),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
+    subscribe(&node, ps.device("phone")).await;
     let sid = create_through(&node).await;
     let mut sse = node.sse(&sid, None).await;
     assert_eq!(sse.status, 200);
     nats.stop();
     let v = subscribe_until(&node, ps.device("tablet"), 503).await;
     assert_eq!(v["error"]["type"], "cluster_unavailable", "{v}");
-    let ask = prompt(&node, &sid, &mut sse, "while NATS is down").await;
-    let rid1 = rid(&ask);
-    let needs = ps
-        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
-        .await;
+    let (_, needs) = pushed_prompt(&ps, &node, &sid, &mut sse, "while NATS is down").await;
     assert_eq!(needs.device, "phone");
     nats.restart();
     subscribe_until(&node, ps.device("tablet"), 201).await;
@@ -325,22 +305,9 @@ async fn with_nats_down_a_subscription_is_refused_with_503_and_prompts_still_not
 #[tokio::test]
 async fn a_single_relay_moved_into_a_cluster_keeps_its_key_and_its_devices() {
     let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut single = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--push-endpoint-allow")
-            .arg(&ps.allow_flag()),
-    );
+    let (dir, mut single) = demo_relay(&["--push-endpoint-allow", &ps.allow_flag()]);
     let key = vapid_key(&single).await;
-    let (s, v) = send(
-        &single,
-        reqwest::Method::POST,
-        "/v1/push/subscriptions",
-        Some(ps.device("phone")),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
-    let sub = v["id"].as_str().unwrap().to_owned();
+    let sub = subscribe(&single, ps.device("phone")).await;
     single.kill();
 
     let nats = NatsServer::start();
@@ -352,11 +319,7 @@ async fn a_single_relay_moved_into_a_cluster_keeps_its_key_and_its_devices() {
     lists(&gw, &[&sub]).await;
     let sid = create_through(&gw).await;
     let mut sse = gw.sse(&sid, None).await;
-    let ask = prompt(&gw, &sid, &mut sse, "after the move").await;
-    let rid1 = rid(&ask);
-    let needs = ps
-        .wait_for("needs_you", |r| r.payload["request_id"] == rid1.as_str())
-        .await;
+    let (_, needs) = pushed_prompt(&ps, &gw, &sid, &mut sse, "after the move").await;
     assert_eq!(
         (needs.device.as_str(), needs.k.as_str()),
         ("phone", key.as_str())

@@ -54,7 +54,7 @@ async fn a_nats_client_without_the_cluster_secret_is_served_nothing() {
     // Eavesdrop on the gateway's request to the host, then replay it.
     let mut tap = client.subscribe("bridge.in.>").await.unwrap();
     client.flush().await.unwrap();
-    assert_eq!(c.a.post(&sid, TOKEN, user("hello")).await.status(), 200);
+    c.a.say(&sid, "hello").await;
     let captured = tokio::time::timeout(T, tap.next()).await.unwrap().unwrap();
     assert!(
         captured
@@ -136,13 +136,11 @@ async fn a_nats_client_without_the_cluster_secret_is_served_nothing() {
         created_at: 0,
         secret_hash: hex_sha(secret),
     };
-    creds
-        .put(
-            format!("lgn.{}", hex_sha(cookie)),
-            serde_json::to_vec(&entry).unwrap().into(),
-        )
-        .await
-        .unwrap();
+    let put = async |key: String, value: &Shared| {
+        let bytes = serde_json::to_vec(value).unwrap();
+        creds.put(key, bytes.into()).await.unwrap();
+    };
+    put(format!("lgn.{}", hex_sha(cookie)), &entry).await;
     let observer_token = "bro_forged-observer-0123456789abcdef";
     let obs = Shared::Observer {
         id: "obs_forged".into(),
@@ -151,13 +149,7 @@ async fn a_nats_client_without_the_cluster_secret_is_served_nothing() {
         expires_at: None,
         created_at: 0,
     };
-    creds
-        .put(
-            format!("tok.{}", hex_sha(observer_token)),
-            serde_json::to_vec(&obs).unwrap().into(),
-        )
-        .await
-        .unwrap();
+    put(format!("tok.{}", hex_sha(observer_token)), &obs).await;
     // A heartbeat of a node that does not exist, lighter than the real one.
     let nodes = js.get_key_value(wire::NODES_BUCKET).await.unwrap();
     let beat = || {
@@ -189,20 +181,14 @@ async fn a_nats_client_without_the_cluster_secret_is_served_nothing() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
     for gw in [&c.a, &c.b] {
-        let r = http()
-            .get(gw.url("/v1/me"))
-            .header("cookie", format!("bridge_session={cookie}"))
-            .header("x-bridge-login", secret)
-            .send()
-            .await
-            .unwrap();
+        let r = with_login(
+            http().get(gw.url("/v1/me")),
+            &format!("bridge_session={cookie}"),
+            secret,
+        )
+        .await;
         assert_eq!(r.status(), 401, "a forged controller login");
-        let r = http()
-            .get(gw.url("/v1/me"))
-            .bearer_auth(observer_token)
-            .send()
-            .await
-            .unwrap();
+        let r = gw.get("/v1/me", observer_token).await;
         assert_eq!(r.status(), 401, "a forged observer token");
         let list = get_json(&gw.url("/v1/code/sessions"), TOKEN)
             .await
@@ -239,45 +225,15 @@ async fn a_nats_client_without_the_cluster_secret_is_served_nothing() {
 async fn a_forged_ended_event_stops_nothing() {
     let c = cluster();
     let sid = create_through(&c.a).await;
-    let mut on_a = c.a.sse(&sid, None).await;
-    assert_eq!(c.a.post(&sid, TOKEN, user("first")).await.status(), 200);
-    let ask = on_a.until("prompt", is_can_use_tool).await.pop().unwrap();
+    let (mut on_a, ask) = c.a.ask(&sid, "first").await;
     let k = ask.id.unwrap();
-    let client = async_nats::connect(c.nats.url.as_str()).await.unwrap();
-    let js = async_nats::jetstream::new(client);
     let payload = json!({"type": "system", "subtype": "session_state_changed", "state": "ended",
         "reason": "host host1 stopped answering", "relay_generated": true, "session_id": sid});
-    let ended = bridge_relay::core::store::StoredEvent {
-        session_id: sid.clone(),
-        seq: k + 1,
-        event_id: "forged-ended".into(),
-        event_type: "system".into(),
-        source: bridge_relay::core::store::Source::Worker,
-        created_at: "2026-01-01T00:00:00Z".into(),
-        payload: payload.to_string(),
-        client_uuid: None,
-    };
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert(wire::SEQ_HEADER, (k + 1).to_string().as_str());
-    js.publish_with_headers(
-        wire::events_subject(&sid),
-        headers,
-        wire::encode_event(&ended, true),
-    )
-    .await
-    .unwrap()
-    .await
-    .unwrap();
+    let ended = worker_event(&sid, k + 1, "forged-ended", "system", payload.to_string());
+    publish_as_writer(&c.nats.url, &ended, true).await;
     // The host goes on: the turn is answered and finishes there.
     let mut on_host = c.agents.sse(&sid, Some(k)).await;
-    assert_eq!(
-        c.agents
-            .post(&sid, TOKEN, answer_to(&ask, "echo still here"))
-            .await
-            .status(),
-        200
-    );
-    on_host.until("result", is_result).await;
+    answer_and_finish(&c.agents, &sid, &ask, "echo still here", &mut on_host).await;
     let s = c.agents.session(&sid).await;
     assert_ne!(s["state"], "ended", "{s}");
     // The gateway's mirror skipped it: its stream never carried the forged event.
@@ -294,43 +250,19 @@ async fn a_forged_ended_event_stops_nothing() {
 #[tokio::test]
 async fn a_nats_url_with_credentials_in_the_arguments_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
-        .args([
-            "--demo",
-            "--bind",
-            "127.0.0.1:0",
-            "--nats",
-            "nats://relay:s3cret@127.0.0.1:4222",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .env("BRIDGE_RELAY_TOKEN", TOKEN)
-        .env_remove("BRIDGE_NATS_URL")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    // `bridge-relay --demo --nats URL` (no BRIDGE_NATS_URL; the controller token as `token` says),
+    // which must refuse to start: its stderr.
+    let refused = |url: &str, token: Option<&str>| {
+        let out = refused_start(dir.path(), &["--bind", "127.0.0.1:0", "--nats", url], token);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = refused("nats://relay:s3cret@127.0.0.1:4222", Some(TOKEN));
     assert!(
         err.contains("BRIDGE_NATS_URL") && !err.contains("s3cret"),
         "{err}"
     );
     // Without a shared secret the relay does not join at all.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
-        .args([
-            "--demo",
-            "--bind",
-            "127.0.0.1:0",
-            "--nats",
-            "nats://127.0.0.1:4222",
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .env_remove("BRIDGE_RELAY_TOKEN")
-        .env_remove("BRIDGE_NATS_URL")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused("nats://127.0.0.1:4222", None);
     assert!(err.contains("--cluster-secret-file"), "{err}");
 }
 
@@ -354,12 +286,10 @@ async fn a_five_megabyte_image_crosses_the_cluster() {
     let r = c.a.post(&sid, TOKEN, msg).await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap_or_default());
     let seen = on_b
-        .until("the image on the other gateway", |f| {
+        .until_one("the image on the other gateway", |f| {
             f.ptype() == "user" && f.payload()["message"]["content"][0]["type"] == "image"
         })
-        .await
-        .pop()
-        .unwrap();
+        .await;
     assert_eq!(
         seen.payload()["message"]["content"][0]["source"]["data"]
             .as_str()
@@ -372,7 +302,7 @@ async fn a_five_megabyte_image_crosses_the_cluster() {
         f.ptype() == "assistant" || is_can_use_tool(f)
     })
     .await;
-    assert_eq!(c.b.post(&sid, TOKEN, user("and now?")).await.status(), 200);
+    c.b.say(&sid, "and now?").await;
     on_b.until("the next message", |f| {
         f.ptype() == "user" && f.payload()["message"]["content"] == "and now?"
     })
@@ -414,33 +344,20 @@ accounts {
     let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
     let agents_url = url("agents", "agents-password-0123456789");
     let gateway_url = url("gateway", "gateway-password-0123456789");
-    let agents = RelayProc::start(
-        Opts::demo(dirs[0].path())
-            .env("BRIDGE_NATS_URL", &agents_url)
-            .arg("--role")
-            .arg("agents")
-            .arg("--node-name")
-            .arg("host1"),
-    );
-    let gw = RelayProc::start(
-        Opts::demo(dirs[1].path())
-            .env("BRIDGE_NATS_URL", &gateway_url)
-            .arg("--role")
-            .arg("gateway")
-            .arg("--node-name")
-            .arg("gw1"),
-    );
+    // A node given its NATS URL (with its credentials) in the environment, not on the command line.
+    let start = |dir: &tempfile::TempDir, url: &str, role: &str, name: &str| {
+        RelayProc::start(Opts::demo(dir.path()).env("BRIDGE_NATS_URL", url).args(&[
+            "--role",
+            role,
+            "--node-name",
+            name,
+        ]))
+    };
+    let agents = start(&dirs[0], &agents_url, "agents", "host1");
+    let gw = start(&dirs[1], &gateway_url, "gateway", "gw1");
     let sid = create_through(&gw).await;
-    let mut sse = gw.sse(&sid, None).await;
-    assert_eq!(gw.post(&sid, TOKEN, user("hello")).await.status(), 200);
-    let ask = sse.until("prompt", is_can_use_tool).await.pop().unwrap();
-    assert_eq!(
-        gw.post(&sid, TOKEN, answer_to(&ask, "echo with auth"))
-            .await
-            .status(),
-        200
-    );
-    sse.until("result", is_result).await;
+    let (mut sse, ask) = gw.ask(&sid, "hello").await;
+    answer_and_finish(&gw, &sid, &ask, "echo with auth", &mut sse).await;
     for (name, relay) in [("agents", &agents), ("gateway", &gw)] {
         let err = relay.stderr_text();
         assert!(!err.contains("without any authentication"), "{name}: {err}");

@@ -52,9 +52,7 @@ async fn revoke(relay: &RelayProc, id: &str) -> u16 {
 
 #[tokio::test]
 async fn a_replayed_cookie_without_its_login_secret_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let (cookie, secret, _) = login(&relay, TOKEN).await;
     let c = http();
     let me = |secret: Option<&str>| {
@@ -111,9 +109,7 @@ async fn a_replayed_cookie_without_its_login_secret_is_refused() {
 
 #[tokio::test]
 async fn revocation_expiry_and_logout_end_open_streams_within_a_second() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let stream = relay.url(&format!("/v1/code/sessions/{sid}/events/stream"));
 
     // SSE, observer token revoked.
@@ -172,13 +168,7 @@ async fn revocation_expiry_and_logout_end_open_streams_within_a_second() {
 
     // SSE of a login whose device is revoked by id.
     let (cookie, secret, id) = login(&relay, TOKEN).await;
-    let r = reqwest::Client::new()
-        .get(&stream)
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(reqwest::Client::new().get(&stream), &cookie, &secret).await;
     assert_eq!(r.status(), 200);
     let mut body = r.bytes_stream();
     assert_eq!(revoke(&relay, &id).await, 204);
@@ -194,9 +184,7 @@ async fn revocation_expiry_and_logout_end_open_streams_within_a_second() {
 
 #[tokio::test]
 async fn no_frame_reaches_a_revoked_observer_after_the_revocation_was_answered() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let stream = relay.url(&format!("/v1/code/sessions/{sid}/events/stream"));
     for round in 0..5 {
         let obs = relay.mint_observer(json!({})).await;
@@ -209,7 +197,7 @@ async fn no_frame_reaches_a_revoked_observer_after_the_revocation_was_answered()
         while sse.next(Duration::from_millis(300)).await.is_some() {}
         assert_eq!(revoke(&relay, obs["id"].as_str().unwrap()).await, 204);
         let marker = format!("posted after the revoke {round}");
-        assert_eq!(relay.post(&sid, TOKEN, user(&marker)).await.status(), 200);
+        relay.say(&sid, &marker).await;
         let mut seen = Vec::new();
         while let Some(f) = sse.next(Duration::from_secs(2)).await {
             seen.push(f.data.to_string());
@@ -243,39 +231,19 @@ async fn no_frame_reaches_a_revoked_observer_after_the_revocation_was_answered()
 
 #[tokio::test]
 async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--login-code-ttl-secs")
-            .arg("600"),
-    );
+    let (_dir, relay) = demo_relay(&["--login-code-ttl-secs", "600"]);
     // The banner never prints the permanent token; its code works once.
     assert!(
         relay.banner.iter().all(|l| !l.contains(TOKEN)),
         "{:?}",
         relay.banner
     );
-    let code = relay
-        .console_url
-        .split("#login=")
-        .nth(1)
-        .unwrap()
-        .to_owned();
+    let code = relay.login_code();
     let (cookie, secret, login_id) = login(&relay, &code).await;
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": code }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401, "links are single-use");
+    let status = try_login(&relay, &code).await.0;
+    assert_eq!(status, 401, "links are single-use");
     // Tests and scripts mint fresh codes with the controller token (not with a login).
-    let r = http()
-        .post(relay.url("/v1/auth/login-codes"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = relay.post_empty("/v1/auth/login-codes", TOKEN).await;
     assert_eq!(r.status(), 201);
     let fresh: Value = r.json().await.unwrap();
     assert!(
@@ -285,13 +253,12 @@ async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code
             .contains("#login=brl_")
     );
     login(&relay, fresh["code"].as_str().unwrap()).await;
-    let r = http()
-        .post(relay.url("/v1/auth/login-codes"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(
+        http().post(relay.url("/v1/auth/login-codes")),
+        &cookie,
+        &secret,
+    )
+    .await;
     assert_eq!(r.status(), 403);
 
     // Observer tokens expire in 24 h unless told otherwise.
@@ -320,51 +287,28 @@ async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code
         assert!(!text.contains(secret_text), "a secret in the list: {text}");
     }
     // Observers may not list.
-    let r = http()
-        .get(relay.url("/v1/credentials"))
-        .bearer_auth(obs["token"].as_str().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let r = relay
+        .get("/v1/credentials", obs["token"].as_str().unwrap())
+        .await;
     assert_eq!(r.status(), 403);
     // Revoking a login logs that device out.
     assert_eq!(revoke(&relay, &login_id).await, 204);
-    let r = http()
-        .get(relay.url("/v1/me"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
-        .await
-        .unwrap();
+    let r = with_login(http().get(relay.url("/v1/me")), &cookie, &secret).await;
     assert_eq!(r.status(), 401);
     assert_eq!(revoke(&relay, "lgn_nope").await, 404);
 }
 
 #[tokio::test]
 async fn login_codes_expire() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--login-code-ttl-secs").arg("1"));
-    let code = relay
-        .console_url
-        .split("#login=")
-        .nth(1)
-        .unwrap()
-        .to_owned();
+    let (_dir, relay) = demo_relay(&["--login-code-ttl-secs", "1"]);
+    let code = relay.login_code();
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": code }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    assert_eq!(try_login(&relay, &code).await.0, 401);
 }
 
 #[tokio::test]
 async fn each_login_has_its_own_id_in_the_audit_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (dir, relay, sid) = demo_session().await;
     let (cookie, secret, login_id) = login(&relay, TOKEN).await;
     let mut sse = relay.sse(&sid, None).await;
     let post = |payload: Value| {
@@ -397,23 +341,15 @@ async fn token_file_is_the_way_and_short_or_readable_tokens_are_refused() {
     let token = "from-a-file-0123456789abcdef";
     std::fs::write(&file, format!("{token}\n")).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let run = |args: Vec<String>, env_token: Option<&str>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bridge-relay"));
-        cmd.args(["--bind", "127.0.0.1:0", "--demo", "--data-dir"])
-            .arg(dir.path().join("data"))
-            .args(args)
-            .env_remove("BRIDGE_RELAY_TOKEN");
-        if let Some(t) = env_token {
-            cmd.env("BRIDGE_RELAY_TOKEN", t);
-        }
-        let out = cmd.output().unwrap();
-        assert!(!out.status.success());
+    let run = |args: &[&str], env_token: Option<&str>| {
+        let args = [&["--bind", "127.0.0.1:0"], args].concat();
+        let out = refused_start(&dir.path().join("data"), &args, env_token);
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let file_arg = vec!["--token-file".to_owned(), file.display().to_string()];
-    let err = run(file_arg.clone(), None);
+    let file_arg = file.display().to_string();
+    let err = run(&["--token-file", &file_arg], None);
     assert!(err.contains("chmod 600"), "{err}");
-    let err = run(vec![], Some("short-token"));
+    let err = run(&[], Some("short-token"));
     assert!(err.contains("at least 24"), "{err}");
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let data2 = dir.path().join("data2");
@@ -422,20 +358,13 @@ async fn token_file_is_the_way_and_short_or_readable_tokens_are_refused() {
     o.token = None;
     let relay = RelayProc::start(o.arg("--token-file").arg(&file.display().to_string()));
     assert!(relay.banner.iter().all(|l| !l.contains(token)));
-    let r = http()
-        .get(relay.url("/v1/me"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let r = relay.get("/v1/me", token).await;
     assert_eq!(r.status(), 200);
 }
 
 #[tokio::test]
 async fn observers_do_not_see_the_account_pid_or_environment_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (dir, relay, sid) = demo_session().await;
     let deadline = Instant::now() + T;
     let detail = loop {
         let d = relay.session(&sid).await;

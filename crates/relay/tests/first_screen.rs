@@ -24,13 +24,8 @@ fn padded_template() -> String {
 
 /// A demo relay serving [`padded_template`] as its console's `index.html` (from `dir`).
 fn relay_with_page(dir: &std::path::Path) -> RelayProc {
-    let stat = dir.join("dist");
-    std::fs::create_dir_all(&stat).unwrap();
-    std::fs::write(stat.join("index.html"), padded_template()).unwrap();
-    RelayProc::start(Opts {
-        static_dir: Some(&stat),
-        ..Opts::demo(dir)
-    })
+    let stat = console_dir(dir, "dist", &padded_template());
+    RelayProc::start(Opts::demo(dir).static_dir(&stat))
 }
 
 async fn page(relay: &RelayProc, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {

@@ -39,42 +39,23 @@ fn replay(target: &str, run: fn(&[u8])) {
     );
 }
 
-#[test]
-fn ndjson() {
-    replay("ndjson", bridge_fuzz::targets::ndjson::input);
+/// One test per fuzz target, named after it: the target's corpus replayed.
+macro_rules! replay_tests {
+    ($($target:ident),* $(,)?) => {$(
+        #[test]
+        fn $target() {
+            replay(stringify!($target), bridge_fuzz::targets::$target::input);
+        }
+    )*};
 }
 
-#[test]
-fn sse() {
-    replay("sse", bridge_fuzz::targets::sse::input);
-}
-
-#[test]
-fn cluster() {
-    replay("cluster", bridge_fuzz::targets::cluster::input);
-}
-
-#[test]
-fn hooks() {
-    replay("hooks", bridge_fuzz::targets::hooks::input);
-}
-
-#[test]
-fn envelope() {
-    replay("envelope", bridge_fuzz::targets::envelope::input);
-}
-
-#[test]
-fn partial_json() {
-    replay("partial_json", bridge_fuzz::targets::partial_json::input);
-}
-
-#[test]
-fn markdown() {
-    replay("markdown", bridge_fuzz::targets::markdown::input);
-}
-
-#[test]
-fn relay_http() {
-    replay("relay_http", bridge_fuzz::targets::relay_http::input);
-}
+replay_tests!(
+    ndjson,
+    sse,
+    cluster,
+    hooks,
+    envelope,
+    partial_json,
+    markdown,
+    relay_http
+);

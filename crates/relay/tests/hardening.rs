@@ -58,13 +58,7 @@ async fn every_answer_carries_the_security_headers() {
 }
 
 async fn create(relay: &RelayProc, body: serde_json::Value) -> (u16, serde_json::Value) {
-    let r = http()
-        .post(relay.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(relay, "/v1/code/sessions", TOKEN, body).await;
     (r.status().as_u16(), r.json().await.unwrap_or_default())
 }
 
@@ -77,8 +71,7 @@ fn set_mode(mode: &str) -> serde_json::Value {
 #[tokio::test]
 async fn permission_mode_and_model_are_validated_and_bypass_needs_the_flag() {
     use serde_json::json;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let (_dir, relay) = demo_relay(&[]);
     let (status, body) = create(&relay, json!({"permission_mode": "bypassPermissions"})).await;
     assert_eq!(status, 403, "{body}");
     assert!(
@@ -96,40 +89,25 @@ async fn permission_mode_and_model_are_validated_and_bypass_needs_the_flag() {
     ] {
         assert_eq!(create(&relay, bad.clone()).await.0, 400, "{bad}");
     }
-    let (status, body) = create(
-        &relay,
-        json!({"permission_mode": "plan", "model": "opus[1m]"}),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    let sid = body["session_id"].as_str().unwrap().to_owned();
-    assert_eq!(
-        relay
-            .post(&sid, TOKEN, set_mode("bypassPermissions"))
-            .await
-            .status(),
-        403
-    );
-    assert_eq!(
-        relay.post(&sid, TOKEN, set_mode("nope")).await.status(),
-        400
-    );
+    let sid = relay
+        .create_session_with(json!({"permission_mode": "plan", "model": "opus[1m]"}))
+        .await;
     let set_model = json!({"type": "control_request", "request_id": "r_m",
         "request": {"subtype": "set_model", "model": "a b"}});
-    assert_eq!(relay.post(&sid, TOKEN, set_model).await.status(), 400);
-    assert_eq!(
-        relay
-            .post(&sid, TOKEN, set_mode("acceptEdits"))
-            .await
-            .status(),
-        200
-    );
+    for (message, status) in [
+        (set_mode("bypassPermissions"), 403),
+        (set_mode("nope"), 400),
+        (set_model, 400),
+        (set_mode("acceptEdits"), 200),
+    ] {
+        let r = relay.post(&sid, TOKEN, message.clone()).await;
+        assert_eq!(r.status(), status, "{message}");
+    }
 
-    let dir2 = tempfile::tempdir().unwrap();
-    let allowed = RelayProc::start(Opts::demo(dir2.path()).arg("--allow-bypass-permissions"));
-    let (status, body) = create(&allowed, json!({"permission_mode": "bypassPermissions"})).await;
-    assert_eq!(status, 201, "{body}");
-    let sid = body["session_id"].as_str().unwrap().to_owned();
+    let (_dir2, allowed) = demo_relay(&["--allow-bypass-permissions"]);
+    let sid = allowed
+        .create_session_with(json!({"permission_mode": "bypassPermissions"}))
+        .await;
     assert_eq!(
         allowed
             .post(&sid, TOKEN, set_mode("bypassPermissions"))
@@ -174,13 +152,7 @@ async fn archive_stops_the_background_processes_of_the_agent() {
     let bg = read_pid(&dir.path().join("bg.pid")).await;
     let agent = read_pid(&dir.path().join("agent.pid")).await;
     assert!(alive(bg) && alive(agent));
-    let r = http()
-        .post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(relay.archive(&sid).await, 200);
     assert!(gone_within(agent, 15).await, "the agent was stopped");
     assert!(
         gone_within(bg, 5).await,
@@ -248,13 +220,13 @@ async fn archiving_a_worktree_never_destroys_work() {
     ]);
     let relay = RelayProc::start(o);
     let archive = async |sid: &str, body: serde_json::Value| -> serde_json::Value {
-        let r = http()
-            .post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let r = post_json(
+            &relay,
+            &format!("/v1/code/sessions/{sid}/archive"),
+            TOKEN,
+            body,
+        )
+        .await;
         assert_eq!(r.status(), 200);
         r.json().await.unwrap()
     };
@@ -336,12 +308,7 @@ async fn archiving_a_worktree_never_destroys_work() {
 
     // The list shows the archived sessions whose worktree was kept only when asked to.
     let listed = async |query: &str| -> Vec<String> {
-        let r = http()
-            .get(relay.url(&format!("/v1/code/sessions{query}")))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap();
+        let r = relay.get(&format!("/v1/code/sessions{query}"), TOKEN).await;
         let v: serde_json::Value = r.json().await.unwrap();
         let mut ids: Vec<String> = v["sessions"]
             .as_array()
@@ -374,9 +341,7 @@ async fn a_cursor_past_the_end_of_the_log_is_refused() {
     use futures::StreamExt as _;
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let r = relay.post(&sid, TOKEN, user("hi")).await;
     let last = r.json::<serde_json::Value>().await.unwrap()["results"][0]["sequence_num"]
         .as_u64()
@@ -385,27 +350,15 @@ async fn a_cursor_past_the_end_of_the_log_is_refused() {
 
     let sse = relay.sse(&sid, Some(beyond)).await;
     assert_eq!(sse.status, 400);
-    let r = http()
-        .get(relay.url(&format!(
-            "/v1/code/sessions/{sid}/events/stream?from_sequence_num={beyond}"
-        )))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let body: serde_json::Value = r.json().await.unwrap();
-    assert_eq!(body["error"]["type"], "cursor_beyond_end", "{body}");
-
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{sid}/events?after={beyond}")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let body: serde_json::Value = r.json().await.unwrap();
-    assert_eq!(body["error"]["type"], "cursor_beyond_end", "{body}");
+    for path in [
+        format!("/v1/code/sessions/{sid}/events/stream?from_sequence_num={beyond}"),
+        format!("/v1/code/sessions/{sid}/events?after={beyond}"),
+    ] {
+        let r = relay.get(&path, TOKEN).await;
+        assert_eq!(r.status(), 400, "{path}");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "cursor_beyond_end", "{body}");
+    }
 
     let url = format!(
         "ws://{}/v1/code/sessions/{sid}/ws?envelope=1&from_sequence_num={beyond}",
@@ -436,12 +389,7 @@ async fn a_cursor_past_the_end_of_the_log_is_refused() {
 #[tokio::test]
 async fn a_connection_that_never_finishes_its_headers_is_closed() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--header-read-timeout-secs")
-            .arg("1"),
-    );
+    let (_dir, relay) = demo_relay(&["--header-read-timeout-secs", "1"]);
     let mut slow = tokio::net::TcpStream::connect(relay.addr).await.unwrap();
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         .await

@@ -7,12 +7,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn auth_host_origin_and_cors() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--allowed-origin")
-            .arg("http://console.example:8080"),
-    );
+    let (dir, relay) = demo_relay(&["--allowed-origin", "http://console.example:8080"]);
     let c = http();
     let url = relay.url("/v1/code/sessions");
     // No token / bad token → 401 JSON.
@@ -98,51 +93,18 @@ async fn auth_host_origin_and_cors() {
     // Login: the token becomes an HttpOnly SameSite=Strict cookie plus a login secret; neither
     // alone authenticates. The printed link carries a one-time code, never the token.
     assert!(!relay.console_url.contains(TOKEN), "{}", relay.console_url);
-    let code = relay
-        .console_url
-        .split("#login=")
-        .nth(1)
-        .unwrap()
-        .to_owned();
-    let r = c
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({"token": code}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200, "the printed code logs in once");
-    let r = c
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({"token": code}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401, "and only once");
-    assert_eq!(
-        c.post(relay.url("/v1/auth/login"))
-            .json(&json!({"token": "nope"}))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
-    let r = c
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let code = relay.login_code();
+    let status = try_login(&relay, &code).await.0;
+    assert_eq!(status, 200, "the printed code logs in once");
+    assert_eq!(try_login(&relay, &code).await.0, 401, "and only once");
+    assert_eq!(try_login(&relay, "nope").await.0, 401);
+    let (set, secret) = token_login(c.post(relay.url("/v1/auth/login"))).await;
     assert!(
         set.contains("HttpOnly") && set.contains("SameSite=Strict"),
         "{set}"
     );
     assert!(!set.contains(TOKEN), "the cookie is not the token");
     let cookie = set.split(';').next().unwrap().to_owned();
-    let login: Value = r.json().await.unwrap();
-    let secret = login["login_secret"].as_str().unwrap().to_owned();
     assert!(!cookie.contains(&secret));
     // A replayed cookie (another local server received it) without the secret: 401.
     assert_eq!(
@@ -154,31 +116,17 @@ async fn auth_host_origin_and_cors() {
             .status(),
         401
     );
-    let me: Value = c
-        .get(relay.url("/v1/me"))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .send()
+    let me: Value = with_login(c.get(relay.url("/v1/me")), &cookie, &secret)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
     assert_eq!(me["role"], "controller");
-    let r = c
-        .post(relay.url("/v1/auth/logout"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let r = logout(&relay, &cookie).await;
     assert_eq!(r.status(), 204);
     assert_eq!(
-        c.get(relay.url("/v1/me"))
-            .header("cookie", &cookie)
-            .header("x-bridge-login", &secret)
-            .send()
+        with_login(c.get(relay.url("/v1/me")), &cookie, &secret)
             .await
-            .unwrap()
             .status(),
         401
     );
@@ -191,8 +139,7 @@ async fn auth_host_origin_and_cors() {
 
 #[tokio::test]
 async fn bad_input_gets_json_4xx_and_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--max-body-bytes").arg("4096"));
+    let (_dir, relay) = demo_relay(&["--max-body-bytes", "4096"]);
     let sid = relay.create_session().await;
     let c = http();
     let send = |body: String| {

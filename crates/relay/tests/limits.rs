@@ -137,12 +137,7 @@ async fn full_replays_hold_a_page_not_the_log() {
         TOKEN,
     )
     .await;
-    let seqs: Vec<u64> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["sequence_num"].as_u64().unwrap())
-        .collect();
+    let seqs: Vec<u64> = seqs_of(page["events"].as_array().unwrap());
     assert_eq!(seqs, vec![4, 5]);
     assert_eq!(page["last_sequence_num"], EVENTS);
 }
@@ -197,46 +192,26 @@ done
 
 #[tokio::test]
 async fn unauthenticated_bodies_are_tiny_and_logins_are_rate_limited() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let login = relay.url("/v1/auth/login");
+    let (_dir, relay) = demo_relay(&[]);
     let big = json!({"token": "x".repeat(5000)});
-    let r = http().post(&login).json(&big).send().await.unwrap();
+    // `big`, posted to `path` without credentials.
+    let post_big = |path: &str| send(http().post(relay.url(path)).json(&big));
+    let r = post_big("/v1/auth/login").await;
     assert_eq!(r.status(), 413, "{}", r.text().await.unwrap());
     // Any path, without credentials.
-    let r = http()
-        .post(relay.url("/v1/code/sessions"))
-        .json(&big)
-        .send()
-        .await
-        .unwrap();
+    let r = post_big("/v1/code/sessions").await;
     assert_eq!(r.status(), 413);
     // Good logins are not charged: a person (or a test suite) signing in often is never locked out.
     for i in 0..15 {
-        let r = http()
-            .post(&login)
-            .json(&json!({"token": TOKEN}))
-            .send()
-            .await
-            .unwrap();
+        let r = login_response(&relay, TOKEN).await;
         assert!(r.status().is_success(), "good login {i}: {}", r.status());
     }
     // 413s above were not login attempts: 10 fail, the 11th is refused unseen.
     for i in 0..10 {
-        let r = http()
-            .post(&login)
-            .json(&json!({"token": format!("guess-{i}")}))
-            .send()
-            .await
-            .unwrap();
+        let r = login_response(&relay, &format!("guess-{i}")).await;
         assert_eq!(r.status(), 401, "attempt {i}");
     }
-    let r = http()
-        .post(&login)
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
+    let r = login_response(&relay, TOKEN).await;
     assert_eq!(r.status(), 429);
     let wait: u64 = r.headers()["retry-after"]
         .to_str()
@@ -373,45 +348,21 @@ mod ws {
 
 #[tokio::test]
 async fn sessions_and_streams_per_principal_are_capped() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--max-sessions")
-            .arg("2")
-            .arg("--max-streams-per-principal")
-            .arg("2")
-            .arg("--sse-keepalive-secs")
-            .arg("1"),
-    );
+    let (_dir, relay) = demo_relay(&[
+        "--max-sessions",
+        "2",
+        "--max-streams-per-principal",
+        "2",
+        "--sse-keepalive-secs",
+        "1",
+    ]);
     let a = relay.create_session().await;
     let _b = relay.create_session().await;
-    let create = || async {
-        http()
-            .post(relay.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap()
-    };
+    let create = || async { post_json(&relay, "/v1/code/sessions", TOKEN, json!({})).await };
     let r = create().await;
-    assert_eq!(r.status(), 429);
-    let body: Value = r.json().await.unwrap();
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("--max-sessions"),
-        "{body}"
-    );
+    assert_limited(r, "--max-sessions").await;
     // Archiving one stops its agent: room for another.
-    let r = http()
-        .post(relay.url(&format!("/v1/code/sessions/{a}/archive")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(relay.archive(&a).await, 200);
     let deadline = Instant::now() + T;
     while create().await.status() != 201 {
         assert!(Instant::now() < deadline, "no room after archiving");
@@ -436,21 +387,10 @@ async fn sessions_and_streams_per_principal_are_capped() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{_b}/events/stream")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 429);
-    let body: Value = r.json().await.unwrap();
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("--max-streams-per-principal"),
-        "{body}"
-    );
+    let r = relay
+        .get(&format!("/v1/code/sessions/{_b}/events/stream"), TOKEN)
+        .await;
+    assert_limited(r, "--max-streams-per-principal").await;
 }
 
 #[tokio::test]
@@ -569,9 +509,7 @@ async fn retention_days_deletes_old_archived_sessions() {
 
 #[tokio::test]
 async fn delete_removes_a_session_and_refuses_a_running_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (dir, relay, sid) = demo_session().await;
     let delete = |query: &'static str, sid: String| {
         let url = relay.url(&format!("/v1/code/sessions/{sid}{query}"));
         async move { http().delete(url).bearer_auth(TOKEN).send().await.unwrap() }
@@ -587,22 +525,13 @@ async fn delete_removes_a_session_and_refuses_a_running_one() {
         "{body}"
     );
     assert_eq!(delete("?force=1", sid.clone()).await.status(), 204);
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{sid}/events")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = relay
+        .get(&format!("/v1/code/sessions/{sid}/events"), TOKEN)
+        .await;
     assert_eq!(r.status(), 404);
     // Archived first: deleted without force.
     let other = relay.create_session().await;
-    let r = http()
-        .post(relay.url(&format!("/v1/code/sessions/{other}/archive")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(relay.archive(&other).await, 200);
     assert_eq!(delete("", other.clone()).await.status(), 204);
     let list = get_json(&relay.url("/v1/code/sessions?include_archived=1"), TOKEN).await;
     assert_eq!(list["sessions"], json!([]));
@@ -624,9 +553,7 @@ async fn a_prompt_with_a_5_mb_image_fits_the_default_body_cap() {
         {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}},
         {"type": "text", "text": "x".repeat(2 * 1024 * 1024)}
     ]}});
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let r = relay.post(&sid, TOKEN, prompt.clone()).await;
     assert!(r.status().is_success(), "{}", r.status());
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -666,12 +593,7 @@ async fn a_prompt_with_a_5_mb_image_fits_the_default_body_cap() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    let small = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--max-body-bytes")
-            .arg("1048576"),
-    );
+    let (_dir, small) = demo_relay(&["--max-body-bytes", "1048576"]);
     let sid = small.create_session().await;
     // (Just over the cap: a body much larger than the socket's buffers may be cut off unread.)
     let mut over = prompt;

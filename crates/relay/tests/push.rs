@@ -24,27 +24,33 @@ fn start(dir: &std::path::Path, ps: &PushService, extra: &[&str]) -> RelayProc {
     RelayProc::start(o)
 }
 
+/// A push service and a relay allowed to reach it ([`start`], with `extra`) in a fresh data
+/// directory: the service, the directory (kept while the relay runs) and the relay.
+async fn started(extra: &[&str]) -> (PushService, tempfile::TempDir, RelayProc) {
+    let ps = PushService::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let relay = start(dir.path(), &ps, extra);
+    (ps, dir, relay)
+}
+
+/// `POST path` with `body` as the controller: the status and the answer.
+async fn post(relay: &RelayProc, path: &str, body: Value) -> (u16, Value) {
+    send(relay, reqwest::Method::POST, path, TOKEN, Some(body)).await
+}
+
 async fn subscribe(relay: &RelayProc, body: Value) -> (u16, Value) {
-    send(
-        relay,
-        reqwest::Method::POST,
-        "/v1/push/subscriptions",
-        TOKEN,
-        Some(body),
-    )
-    .await
+    post(relay, "/v1/push/subscriptions", body).await
+}
+
+/// `GET path` as the controller; 200 expected: the answer.
+async fn get_ok(relay: &RelayProc, path: &str) -> Value {
+    let (s, v) = send(relay, reqwest::Method::GET, path, TOKEN, None).await;
+    assert_eq!(s, 200, "{path}: {v}");
+    v
 }
 
 async fn subscriptions(relay: &RelayProc) -> Vec<Value> {
-    let (s, v) = send(
-        relay,
-        reqwest::Method::GET,
-        "/v1/push/subscriptions",
-        TOKEN,
-        None,
-    )
-    .await;
-    assert_eq!(s, 200);
+    let v = get_ok(relay, "/v1/push/subscriptions").await;
     v["subscriptions"].as_array().unwrap().clone()
 }
 
@@ -57,11 +63,8 @@ fn with(mut sub: Value, extra: Value) -> Value {
 
 /// Starts a turn and returns the permission prompt frame the demo agent asks first.
 async fn prompt(relay: &RelayProc, sid: &str, sse: &mut Sse, text: &str) -> Frame {
-    assert_eq!(relay.post(sid, TOKEN, user(text)).await.status(), 200);
-    sse.until("can_use_tool", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap()
+    relay.say(sid, text).await;
+    sse.until_one("can_use_tool", is_can_use_tool).await
 }
 
 fn request_id(f: &Frame) -> String {
@@ -69,32 +72,15 @@ fn request_id(f: &Frame) -> String {
 }
 
 async fn answer(relay: &RelayProc, body: Value) -> (u16, Value) {
-    send(
-        relay,
-        reqwest::Method::POST,
-        "/v1/push/answer",
-        TOKEN,
-        Some(body),
-    )
-    .await
+    post(relay, "/v1/push/answer", body).await
 }
 
 // ------------------------------------------------------------------ tests
 
 #[tokio::test]
 async fn prompts_answers_and_long_turns_reach_the_device_signed_and_encrypted() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &["--push-min-turn-secs", "0"]);
-    let (s, key) = send(
-        &relay,
-        reqwest::Method::GET,
-        "/v1/push/vapid-public-key",
-        TOKEN,
-        None,
-    )
-    .await;
-    assert_eq!(s, 200);
+    let (ps, _dir, relay) = started(&["--push-min-turn-secs", "0"]).await;
+    let key = get_ok(&relay, "/v1/push/vapid-public-key").await;
     let key = key["key"].as_str().unwrap().to_owned();
     assert_eq!(b64(&key).len(), 65);
     let (s, created) = subscribe(&relay, with(ps.device("phone"), json!({"label": "Phone"}))).await;
@@ -152,14 +138,7 @@ async fn prompts_answers_and_long_turns_reach_the_device_signed_and_encrypted() 
     assert!(needs.claims["sub"].as_str().unwrap().starts_with("mailto:"));
 
     // Answered the ordinary way: every device is told it is settled.
-    let tool_use_id = ask.payload()["request"]["tool_use_id"].as_str().unwrap();
-    let r = relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(&rid, tool_use_id, ask.payload()["request"]["input"].clone()),
-        )
-        .await;
+    let r = relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
     assert_eq!(r.status(), 200);
     let resolved = ps
         .wait_for("resolved", |r| r.payload["type"] == "resolved")
@@ -216,9 +195,7 @@ async fn prompts_answers_and_long_turns_reach_the_device_signed_and_encrypted() 
 
 #[tokio::test]
 async fn allow_from_a_notification_answers_once_and_the_audit_names_the_device() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, dir, relay) = started(&[]).await;
     let (_, sub) = subscribe(
         &relay,
         with(ps.device("phone"), json!({"label": "Test phone"})),
@@ -349,9 +326,7 @@ async fn allow_from_a_notification_answers_once_and_the_audit_names_the_device()
 
 #[tokio::test]
 async fn questions_need_the_console() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &["--demo-scenario", "ask"]);
+    let (ps, _dir, relay) = started(&["--demo-scenario", "ask"]).await;
     subscribe(&relay, ps.device("phone")).await;
     let sid = relay.create_session().await;
     let mut sse = relay.sse(&sid, None).await;
@@ -385,9 +360,7 @@ async fn questions_need_the_console() {
 
 #[tokio::test]
 async fn a_gone_subscription_is_deleted_and_a_busy_service_is_retried_after_its_hint() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, _dir, relay) = started(&[]).await;
     let (_, gone) = subscribe(&relay, ps.device("old")).await;
     ps.script([Reply::Status(410, None)]);
     let (s, v) = send(
@@ -424,18 +397,7 @@ async fn a_gone_subscription_is_deleted_and_a_busy_service_is_retried_after_its_
     let (_, sub) = subscribe(&relay, ps.device("busy")).await;
     ps.script([Reply::Status(503, Some("2"))]);
     let before = ps.paths().len();
-    let tool_use_id = ask.payload()["request"]["tool_use_id"].as_str().unwrap();
-    relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(
-                &request_id(&ask),
-                tool_use_id,
-                ask.payload()["request"]["input"].clone(),
-            ),
-        )
-        .await;
+    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
     ps.wait_requests(before + 2).await;
     let got: Vec<Received> = ps
         .received()
@@ -462,9 +424,7 @@ async fn a_gone_subscription_is_deleted_and_a_busy_service_is_retried_after_its_
 
 #[tokio::test]
 async fn a_hanging_push_service_never_slows_a_session() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, _dir, relay) = started(&[]).await;
     subscribe(&relay, ps.device("stuck")).await;
     ps.script(std::iter::repeat_n(Reply::Hang, 20));
     let sid = relay.create_session().await;
@@ -472,18 +432,7 @@ async fn a_hanging_push_service_never_slows_a_session() {
     let t0 = Instant::now();
     let ask = prompt(&relay, &sid, &mut sse, "hello").await;
     ps.wait_requests(1).await;
-    let tool_use_id = ask.payload()["request"]["tool_use_id"].as_str().unwrap();
-    let r = relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(
-                &request_id(&ask),
-                tool_use_id,
-                ask.payload()["request"]["input"].clone(),
-            ),
-        )
-        .await;
+    let r = relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
     assert_eq!(r.status(), 200);
     sse.until("result", is_result).await;
     let took = t0.elapsed();
@@ -499,9 +448,7 @@ async fn a_hanging_push_service_never_slows_a_session() {
 
 #[tokio::test]
 async fn endpoints_outside_the_push_services_are_refused_and_never_contacted() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, _dir, relay) = started(&[]).await;
     let good = ps.device("d");
     for endpoint in [
         "http://169.254.169.254/",
@@ -517,23 +464,20 @@ async fn endpoints_outside_the_push_services_are_refused_and_never_contacted() {
         assert_eq!(s, 400, "{endpoint}: {v}");
         assert_eq!(v["type"], "error");
     }
-    // Bad keys.
-    let mut bad = good.clone();
-    bad["keys"]["p256dh"] = json!(URL_SAFE_NO_PAD.encode([4u8; 65]));
-    let (s, v) = subscribe(&relay, bad).await;
-    assert_eq!(s, 400);
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("p256dh"),
-        "{v}"
-    );
-    let mut bad = good.clone();
-    bad["keys"]["auth"] = json!(URL_SAFE_NO_PAD.encode([1u8; 15]));
-    let (s, v) = subscribe(&relay, bad).await;
-    assert_eq!(s, 400);
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("16 bytes"),
-        "{v}"
-    );
+    // Bad keys: the key, its bad value, what the refusal says.
+    for (key, value, says) in [
+        ("p256dh", URL_SAFE_NO_PAD.encode([4u8; 65]), "p256dh"),
+        ("auth", URL_SAFE_NO_PAD.encode([1u8; 15]), "16 bytes"),
+    ] {
+        let mut bad = good.clone();
+        bad["keys"][key] = json!(value);
+        let (s, v) = subscribe(&relay, bad).await;
+        assert_eq!(s, 400);
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(says),
+            "{v}"
+        );
+    }
     let (s, _) = subscribe(
         &relay,
         with(good.clone(), json!({"events": ["everything"]})),
@@ -548,9 +492,7 @@ async fn endpoints_outside_the_push_services_are_refused_and_never_contacted() {
 
 #[tokio::test]
 async fn observers_get_403_on_every_push_route() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, _dir, relay) = started(&[]).await;
     let (_, sub) = subscribe(&relay, ps.device("d")).await;
     let id = sub["id"].as_str().unwrap();
     let (s, minted) = send(
@@ -591,9 +533,7 @@ async fn observers_get_403_on_every_push_route() {
 
 #[tokio::test]
 async fn one_endpoint_is_one_subscription_and_the_test_push_arrives() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &[]);
+    let (ps, _dir, relay) = started(&[]).await;
     let device = ps.device("d");
     let (s, a) = subscribe(&relay, with(device.clone(), json!({"label": "Old name"}))).await;
     assert_eq!(s, 201);
@@ -654,12 +594,10 @@ async fn one_endpoint_is_one_subscription_and_the_test_push_arrives() {
 
 #[tokio::test]
 async fn a_crashing_agent_is_reported_and_its_prompt_resolved() {
-    let ps = PushService::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let relay = start(dir.path(), &ps, &["--demo-scenario", "crash"]);
+    let (ps, _dir, relay) = started(&["--demo-scenario", "crash"]).await;
     subscribe(&relay, ps.device("d")).await;
     let sid = relay.create_session().await;
-    assert_eq!(relay.post(&sid, TOKEN, user("hello")).await.status(), 200);
+    relay.say(&sid, "hello").await;
     let exited = ps
         .wait_for("agent_exited", |r| r.payload["type"] == "agent_exited")
         .await;

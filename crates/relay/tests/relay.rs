@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn full_turn_streams_stores_and_settles() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut sse = relay.sse(&sid, None).await;
     assert_eq!(sse.status, 200);
     assert_eq!(sse.headers["content-type"], "text/event-stream");
@@ -99,13 +97,7 @@ async fn full_turn_streams_stores_and_settles() {
         "{s}"
     );
     let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let mine = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["id"] == sid.as_str())
-        .unwrap()
-        .clone();
+    let mine = find_session(&list, &sid);
     for k in [
         "cwd",
         "created_at",
@@ -120,9 +112,7 @@ async fn full_turn_streams_stores_and_settles() {
 
 #[tokio::test]
 async fn permission_answered_with_edited_input_reaches_the_tool() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (dir, relay, sid) = demo_session().await;
     let (mut sse, ask) = relay.ask_bash(&sid).await;
     let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
     let original = ask.payload()["request"]["input"]["command"]
@@ -168,14 +158,11 @@ async fn permission_answered_with_edited_input_reaches_the_tool() {
 
 #[tokio::test]
 async fn two_clients_race_exactly_one_answer_reaches_the_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut a = relay.sse(&sid, None).await;
-    let mut b = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("race")).await;
-    let ask_a = a.until("prompt on A", is_can_use_tool).await.pop().unwrap();
-    let ask_b = b.until("prompt on B", is_can_use_tool).await.pop().unwrap();
+    let mut b = relay.prompt(&sid, "race").await;
+    let ask_a = a.until_one("prompt on A", is_can_use_tool).await;
+    let ask_b = b.until_one("prompt on B", is_can_use_tool).await;
     assert_eq!(ask_a.data, ask_b.data, "both clients see the same prompt");
     let rid = ask_a.payload()["request_id"].as_str().unwrap().to_owned();
     let tuid = ask_a.payload()["request"]["tool_use_id"]
@@ -195,19 +182,7 @@ async fn two_clients_race_exactly_one_answer_reaches_the_agent() {
             allow(&rid, &tuid, json!({"command": "echo from-client-b"}))
         ),
     );
-    let (sa, sb) = (ra.status().as_u16(), rb.status().as_u16());
-    let mut statuses = [sa, sb];
-    statuses.sort_unstable();
-    assert_eq!(statuses, [200, 409], "exactly one wins");
-    let loser = if sa == 409 { ra } else { rb };
-    let err: Value = loser.json().await.unwrap();
-    assert_eq!(err["error"]["type"], "request_not_pending");
-    assert!(err["error"]["message"].as_str().unwrap().contains(&rid));
-    let winner = if sa == 200 {
-        "from-client-a"
-    } else {
-        "from-client-b"
-    };
+    let winner = race_winner(ra, rb, &rid, ("from-client-a", "from-client-b")).await;
 
     let frames = a.until("result", is_result).await;
     let result = frames.iter().find_map(tool_result_text).unwrap();
@@ -236,9 +211,7 @@ async fn two_clients_race_exactly_one_answer_reaches_the_agent() {
 
 #[tokio::test]
 async fn observer_reads_but_every_write_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let other = relay.create_session().await;
     let c = http();
     let minted = relay
@@ -276,35 +249,22 @@ async fn observer_reads_but_every_write_is_refused() {
     let body: Value = s.json().await.unwrap();
     assert_eq!(body["error"]["type"], "permission_error");
     let checks = [
-        c.post(relay.url("/v1/code/sessions"))
-            .bearer_auth(&obs)
-            .json(&json!({}))
-            .send()
+        post_json(&relay, "/v1/code/sessions", &obs, json!({}))
             .await
-            .unwrap()
             .status(),
-        c.post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
-            .bearer_auth(&obs)
-            .send()
+        relay
+            .post_empty(&format!("/v1/code/sessions/{sid}/archive"), &obs)
             .await
-            .unwrap()
             .status(),
-        c.post(relay.url("/v1/observer-tokens"))
-            .bearer_auth(&obs)
-            .json(&json!({}))
-            .send()
+        post_json(&relay, "/v1/observer-tokens", &obs, json!({}))
             .await
-            .unwrap()
             .status(),
     ];
     assert!(checks.iter().all(|s| s.as_u16() == 403), "{checks:?}");
     // Other sessions are out of scope.
-    let r = c
-        .get(relay.url(&format!("/v1/code/sessions/{other}/events/stream")))
-        .bearer_auth(&obs)
-        .send()
-        .await
-        .unwrap();
+    let r = relay
+        .get(&format!("/v1/code/sessions/{other}/events/stream"), &obs)
+        .await;
     assert_eq!(r.status(), 403);
     assert_eq!(
         relay.session(&sid).await["last_sequence_num"],
@@ -325,22 +285,14 @@ async fn observer_reads_but_every_write_is_refused() {
         .await
         .unwrap();
     assert_eq!(r.status(), 204);
-    let r = c
-        .get(relay.url("/v1/code/sessions"))
-        .bearer_auth(&obs)
-        .send()
-        .await
-        .unwrap();
+    let r = relay.get("/v1/code/sessions", &obs).await;
     assert_eq!(r.status(), 401);
 }
 
 #[tokio::test]
 async fn resume_after_a_dropped_stream_loses_and_repeats_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("first")).await;
+    let (_dir, relay, sid) = demo_session().await;
+    let mut sse = relay.prompt(&sid, "first").await;
     let first = sse.until("can_use_tool", is_can_use_tool).await;
     let ask = first.last().unwrap().clone();
     // Keep only part of what arrived: drop the stream after the second durable frame.
@@ -349,26 +301,9 @@ async fn resume_after_a_dropped_stream_loses_and_repeats_nothing() {
     drop(sse);
 
     // While nobody listens: answer, let the turn finish, start another turn.
-    let req = &ask.payload()["request"];
-    relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(
-                ask.payload()["request_id"].as_str().unwrap(),
-                req["tool_use_id"].as_str().unwrap(),
-                req["input"].clone(),
-            ),
-        )
-        .await;
-    let deadline = Instant::now() + T;
-    while relay.session(&sid).await["state"] != "idle" {
-        assert!(Instant::now() < deadline, "turn did not finish");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let last = relay.session(&sid).await["last_sequence_num"]
-        .as_u64()
-        .unwrap();
+    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
+    relay.wait_state(&sid, "idle").await;
+    let last = relay.last_seq(&sid).await;
 
     // Resume with Last-Event-ID: strictly after the cursor, each once, up to the end.
     let mut resumed = relay.sse(&sid, Some(cursor)).await;
@@ -394,38 +329,16 @@ async fn resume_after_a_dropped_stream_loses_and_repeats_nothing() {
         None,
     )
     .await;
-    let f = q
-        .until("first durable", |f| f.id.is_some())
-        .await
-        .pop()
-        .unwrap();
+    let f = q.until_one("first durable", |f| f.id.is_some()).await;
     assert_eq!(f.id, Some(last + 1));
 }
 
 #[tokio::test]
 async fn retention_reports_catch_up_truncated() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--retention-events").arg("5"));
+    let (_dir, relay) = demo_relay(&["--retention-events", "5"]);
     let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("x")).await;
-    let ask = sse
-        .until("can_use_tool", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap();
-    let req = &ask.payload()["request"];
-    relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(
-                ask.payload()["request_id"].as_str().unwrap(),
-                req["tool_use_id"].as_str().unwrap(),
-                req["input"].clone(),
-            ),
-        )
-        .await;
+    let (mut sse, ask) = relay.ask(&sid, "x").await;
+    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
     sse.until("result", is_result).await;
     let list = relay.events(&sid, 0).await;
     assert_eq!(list["truncated"], true);
@@ -439,12 +352,8 @@ async fn retention_reports_catch_up_truncated() {
 
 #[tokio::test]
 async fn relay_restarted_on_the_same_data_dir_keeps_the_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("remember me")).await;
-    sse.until("can_use_tool", is_can_use_tool).await;
+    let (dir, mut relay, sid) = demo_session().await;
+    let (_sse, _ask) = relay.ask(&sid, "remember me").await;
     let before = relay.events(&sid, 0).await["events"]
         .as_array()
         .unwrap()
@@ -473,31 +382,31 @@ async fn relay_restarted_on_the_same_data_dir_keeps_the_log() {
     assert_eq!(ended["payload"]["state"], "ended");
     // A client resuming where it was gets exactly the rest, then the response ends.
     let mut sse = relay.sse(&sid, Some(before.len() as u64)).await;
-    let f = sse.until("ended", |f| f.id.is_some()).await.pop().unwrap();
+    let f = sse.until_one("ended", |f| f.id.is_some()).await;
     assert_eq!(f.data, *ended);
     sse.expect_end(Duration::from_secs(5)).await;
     // Reconnecting at the end of an ended session's log is final for the SDK: 404 session_ended.
     let last = ended["sequence_num"].as_u64().unwrap();
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{sid}/events/stream")))
-        .bearer_auth(TOKEN)
-        .header("last-event-id", last.to_string())
-        .send()
-        .await
-        .unwrap();
+    let r = send(
+        http()
+            .get(relay.url(&format!("/v1/code/sessions/{sid}/events/stream")))
+            .bearer_auth(TOKEN)
+            .header("last-event-id", last.to_string()),
+    )
+    .await;
     assert_eq!(r.status(), 404);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["type"], "error");
     assert_eq!(body["error"]["type"], "session_ended");
-    let r = http()
-        .get(relay.url(&format!(
-            "/v1/code/sessions/{sid}/events/stream?from_sequence_num={}",
-            last + 5
-        )))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = relay
+        .get(
+            &format!(
+                "/v1/code/sessions/{sid}/events/stream?from_sequence_num={}",
+                last + 5
+            ),
+            TOKEN,
+        )
+        .await;
     // A cursor past the end names events this log never had: refused, never taken as "the end".
     assert_eq!(r.status(), 400, "a cursor past the end is refused");
     let body: Value = r.json().await.unwrap();
@@ -532,22 +441,15 @@ async fn agent_crash_is_surfaced_with_exit_status_and_stderr() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let relay = RelayProc::start(Opts {
-        args: vec!["--claude".into(), script.display().to_string()],
-        env: vec![],
-        data_dir: dir.path(),
-        static_dir: None,
-        token: Some(TOKEN),
-        start_dir: None,
-    });
+    let relay = RelayProc::start(
+        Opts::bare(dir.path())
+            .arg("--claude")
+            .arg(&script.display().to_string()),
+    );
     let started = Instant::now();
     let sid = relay.create_session().await;
     let mut sse = relay.sse(&sid, None).await;
-    let frames = sse
-        .until("ended", |f| {
-            is_type(f, "system") && f.payload()["state"] == "ended"
-        })
-        .await;
+    let frames = sse.until("ended", is_ended).await;
     let elapsed = started.elapsed();
     let err = frames
         .iter()
@@ -586,13 +488,8 @@ async fn demo_crash_mid_turn_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let relay = RelayProc::start(Opts::demo(dir.path()).env("BRIDGE_DEMO_SCENARIO", "crash"));
     let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("go")).await;
-    let frames = sse
-        .until("ended", |f| {
-            is_type(f, "system") && f.payload()["state"] == "ended"
-        })
-        .await;
+    let mut sse = relay.prompt(&sid, "go").await;
+    let frames = sse.until("ended", is_ended).await;
     let ended = frames.last().unwrap();
     assert_eq!(ended.payload()["exit_code"], 3);
     assert!(
@@ -605,15 +502,9 @@ async fn demo_crash_mid_turn_is_reported() {
 
 #[tokio::test]
 async fn permission_timeout_makes_the_relay_deny() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--permission-timeout-secs")
-            .arg("1"),
-    );
+    let (dir, relay) = demo_relay(&["--permission-timeout-secs", "1"]);
     let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("nobody answers")).await;
+    let mut sse = relay.prompt(&sid, "nobody answers").await;
     let frames = sse.until("result", is_result).await;
     let deny = frames
         .iter()
@@ -628,8 +519,7 @@ async fn permission_timeout_makes_the_relay_deny() {
 
 #[tokio::test]
 async fn sse_keepalive_comments_flow() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--sse-keepalive-secs").arg("1"));
+    let (_dir, relay) = demo_relay(&["--sse-keepalive-secs", "1"]);
     let sid = relay.create_session().await;
     let mut sse = relay.sse(&sid, None).await;
     assert!(sse.next(Duration::from_millis(2500)).await.is_none());
@@ -642,32 +532,15 @@ async fn sse_keepalive_comments_flow() {
 
 #[tokio::test]
 async fn an_mcp_elicitation_is_pending_until_answered_and_audited_with_its_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--demo-scenario").arg("mcp"));
+    let (dir, relay) = demo_relay(&["--demo-scenario", "mcp"]);
     let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("ship it")).await;
-    let ask = sse
-        .until("can_use_tool", is_can_use_tool)
-        .await
-        .pop()
-        .unwrap();
-    let rid = ask.payload()["request_id"].as_str().unwrap().to_owned();
-    let tool_use_id = ask.payload()["request"]["tool_use_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let input = ask.payload()["request"]["input"].clone();
-    relay
-        .post(&sid, TOKEN, allow(&rid, &tool_use_id, input))
-        .await;
+    let (mut sse, ask) = relay.ask(&sid, "ship it").await;
+    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
     let form = sse
-        .until("elicitation", |f| {
+        .until_one("elicitation", |f| {
             f.payload()["request"]["subtype"] == "elicitation"
         })
-        .await
-        .pop()
-        .unwrap();
+        .await;
     let form_id = form.payload()["request_id"].as_str().unwrap().to_owned();
     // Waiting for a person, named by its MCP server.
     let detail = get_json(&relay.url(&format!("/v1/code/sessions/{sid}")), TOKEN).await;
@@ -706,35 +579,17 @@ async fn an_mcp_elicitation_is_pending_until_answered_and_audited_with_its_value
 
 #[tokio::test]
 async fn archive_stops_the_agent_and_hides_the_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut sse = relay.sse(&sid, None).await;
-    let r = http()
-        .post(relay.url(&format!("/v1/code/sessions/{sid}/archive")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let frames = sse
-        .until("ended", |f| {
-            is_type(f, "system") && f.payload()["state"] == "ended"
-        })
-        .await;
+    assert_eq!(relay.archive(&sid).await, 200);
+    let frames = sse.until("ended", is_ended).await;
     assert_eq!(
         frames.last().unwrap().payload()["exit_code"],
         0,
         "closing stdin ends the agent cleanly"
     );
-    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    assert!(
-        list["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["id"] != sid.as_str())
-    );
+    let listed = relay.sessions(TOKEN).await;
+    assert!(listed.iter().all(|s| s["id"] != sid.as_str()));
     let all = get_json(&relay.url("/v1/code/sessions?include_archived=1"), TOKEN).await;
     assert!(
         all["sessions"]
@@ -754,17 +609,10 @@ async fn single_session_mode_exits_when_its_session_ends() {
             .arg("single-session")
             .env("BRIDGE_DEMO_SCENARIO", "crash"),
     );
-    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let sessions = list["sessions"].as_array().unwrap();
+    let sessions = relay.sessions(TOKEN).await;
     assert_eq!(sessions.len(), 1);
     let sid = sessions[0]["id"].as_str().unwrap().to_owned();
-    let r = http()
-        .post(relay.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(&relay, "/v1/code/sessions", TOKEN, json!({})).await;
     assert_eq!(r.status(), 409);
     relay.post(&sid, TOKEN, user("crash now")).await;
     let status = relay
@@ -778,38 +626,18 @@ async fn worktree_mode_gives_each_session_its_own_checkout() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(&repo)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "-q"]);
+    git(&repo, &["init", "-q"]);
     std::fs::write(repo.join("README"), "hi").unwrap();
-    git(&["add", "README"]);
-    git(&["commit", "-q", "-m", "init"]);
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "init"]);
     let data = dir.path().join("data");
-    let relay = RelayProc::start(Opts {
-        args: vec![
-            "--demo".into(),
-            "--spawn-mode".into(),
-            "worktree".into(),
-            "--cwd".into(),
-            repo.display().to_string(),
-        ],
-        env: vec![],
-        data_dir: &data,
-        static_dir: None,
-        token: Some(TOKEN),
-        start_dir: None,
-    });
+    let relay = RelayProc::start(
+        Opts::demo(&data)
+            .arg("--spawn-mode")
+            .arg("worktree")
+            .arg("--cwd")
+            .arg(&repo.display().to_string()),
+    );
     let a = relay.create_session().await;
     let b = relay.create_session().await;
     let cwd_a = relay.session(&a).await["cwd"].as_str().unwrap().to_owned();
@@ -819,13 +647,7 @@ async fn worktree_mode_gives_each_session_its_own_checkout() {
         std::path::Path::new(&cwd_a).join("README").exists(),
         "checked out: {cwd_a}"
     );
-    let r = http()
-        .post(relay.url(&format!("/v1/code/sessions/{a}/archive")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(relay.archive(&a).await, 200);
     let deadline = Instant::now() + T;
     while std::path::Path::new(&cwd_a).exists() {
         assert!(Instant::now() < deadline, "worktree not removed on archive");
@@ -833,24 +655,20 @@ async fn worktree_mode_gives_each_session_its_own_checkout() {
     }
     assert!(std::path::Path::new(&cwd_b).exists());
     // Outside a repository, worktree mode refuses with a clear 4xx.
-    let r = http()
-        .post(relay.url("/v1/code/sessions"))
-        .bearer_auth(TOKEN)
-        .json(&json!({"cwd": dir.path().display().to_string()}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(
+        &relay,
+        "/v1/code/sessions",
+        TOKEN,
+        json!({"cwd": dir.path().display().to_string()}),
+    )
+    .await;
     assert_eq!(r.status(), 400);
 }
 
 #[tokio::test]
 async fn sigterm_stops_the_agents_cleanly_and_exits() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
-    let mut sse = relay.sse(&sid, None).await;
-    relay.post(&sid, TOKEN, user("hi")).await;
-    sse.until("can_use_tool", is_can_use_tool).await;
+    let (dir, mut relay, sid) = demo_session().await;
+    let (_sse, _ask) = relay.ask(&sid, "hi").await;
     let status = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(relay.pid().to_string())

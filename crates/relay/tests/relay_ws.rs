@@ -67,9 +67,7 @@ fn text(v: &Value) -> Message {
 
 #[tokio::test]
 async fn bare_ndjson_turn_like_the_sdk_websocket_option() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     // The SDK cannot send headers on a WebSocket: authenticate with the first message.
     let mut ws = connect(&relay, &sid, "", None).await;
     ws.send(Message::text(format!(
@@ -192,9 +190,7 @@ async fn an_ended_session_closes_its_sockets() {
 
 #[tokio::test]
 async fn unauthenticated_socket_is_closed() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut ws = connect(&relay, &sid, "", None).await;
     ws.send(text(
         &json!({"type":"auth","credential":{"type":"oauth","token":"wrong"}}),
@@ -215,8 +211,7 @@ async fn unauthenticated_socket_is_closed() {
 
 #[tokio::test]
 async fn envelope_mode_sends_readable_keepalives() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()).arg("--sse-keepalive-secs").arg("1"));
+    let (_dir, relay) = demo_relay(&["--sse-keepalive-secs", "1"]);
     let sid = relay.create_session().await;
     let mut ws = connect(&relay, &sid, "?envelope=1", Some(TOKEN)).await;
     // A quiet session: within ~2.5 s two keepalive text frames a browser can see (not pings).
@@ -240,9 +235,7 @@ async fn envelope_mode_sends_readable_keepalives() {
 
 #[tokio::test]
 async fn envelope_mode_resumes_and_refuses_observer_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session().await;
     let mut ws = connect(&relay, &sid, "?envelope=1", Some(TOKEN)).await;
     ws.send(Message::text(user("enveloped").to_string()))
         .await

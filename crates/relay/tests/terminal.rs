@@ -123,13 +123,7 @@ async fn put_settings(relay: &RelayProc, token: &str, send_to_phone: bool, wait_
 }
 
 pub async fn mint_hook(relay: &RelayProc) -> (String, String) {
-    let r = http()
-        .post(relay.url("/v1/hooks/credentials"))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(relay, "/v1/hooks/credentials", TOKEN, json!({})).await;
     assert_eq!(r.status(), 201);
     let v: Value = r.json().await.unwrap();
     (
@@ -140,23 +134,11 @@ pub async fn mint_hook(relay: &RelayProc) -> (String, String) {
 
 /// The relay session following CLI session `cli_id`, once listed.
 pub async fn terminal_session(relay: &RelayProc, cli_id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-        if let Some(s) = list["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["cli"]["session_id"] == cli_id && s["cli"]["terminal"] == true)
-        {
-            return s.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "terminal session {cli_id} never listed: {list}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let what = format!("terminal session {cli_id} never listed");
+    wait_listed(relay, Duration::from_secs(10), &what, |s| {
+        s["cli"]["session_id"] == cli_id && s["cli"]["terminal"] == true
+    })
+    .await
 }
 
 /// Waits for an event of `sid` matching `f`; its payload.
@@ -190,25 +172,20 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
 
     // The hook credential does hook events and nothing else; nothing else does hook events.
     for path in ["/v1/code/sessions", "/v1/credentials", "/v1/me"] {
-        let r = http()
-            .get(relay.url(path))
-            .bearer_auth(&hook_token)
-            .send()
-            .await
-            .unwrap();
+        let r = relay.get(path, &hook_token).await;
         assert_eq!(r.status(), 401, "{path} with a hook credential");
     }
     let (status, _) = try_login(&relay, &hook_token).await;
     assert_eq!(status, 401, "a login with a hook credential");
     let term = FakeTerminal::new(&relay, &config, &work, &hook_token);
     for bad in [TOKEN, "brh_guess", ""] {
-        let r = http()
-            .post(relay.url("/v1/hooks"))
-            .bearer_auth(bad)
-            .json(&term.input("UserPromptSubmit", json!({"prompt": "x"})))
-            .send()
-            .await
-            .unwrap();
+        let r = post_json(
+            &relay,
+            "/v1/hooks",
+            bad,
+            term.input("UserPromptSubmit", json!({"prompt": "x"})),
+        )
+        .await;
         assert_eq!(r.status(), 401, "hook posted with {bad:?}");
     }
     let status = get_json(&relay.url("/v1/credentials"), TOKEN).await;
@@ -235,13 +212,7 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
             "absolute",
         ),
     ] {
-        let r = http()
-            .post(relay.url("/v1/hooks"))
-            .bearer_auth(&hook_token)
-            .json(&bad)
-            .send()
-            .await
-            .unwrap();
+        let r = post_json(&relay, "/v1/hooks", &hook_token, bad).await;
         assert_eq!(r.status(), 400);
         assert!(r.text().await.unwrap().contains(why), "{why}");
     }
@@ -396,29 +367,17 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     );
 
     // Observers: like the transcripts — a plain observer neither lists nor reads it.
-    let plain = relay.mint_observer(json!({"session_id": null})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let plain = relay.observer_token(json!({"session_id": null})).await;
     let list = get_json(&relay.url("/v1/code/sessions"), &plain).await;
     assert!(!list.to_string().contains(&sid), "{list}");
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{sid}/events")))
-        .bearer_auth(&plain)
-        .send()
-        .await
-        .unwrap();
+    let r = relay
+        .get(&format!("/v1/code/sessions/{sid}/events"), &plain)
+        .await;
     assert_eq!(r.status(), 403);
-    let scoped = relay.mint_observer(json!({"session_id": sid})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let r = http()
-        .get(relay.url(&format!("/v1/code/sessions/{sid}/events")))
-        .bearer_auth(&scoped)
-        .send()
-        .await
-        .unwrap();
+    let scoped = relay.observer_token(json!({"session_id": sid})).await;
+    let r = relay
+        .get(&format!("/v1/code/sessions/{sid}/events"), &scoped)
+        .await;
     assert_eq!(
         r.status(),
         200,
@@ -434,12 +393,9 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     let (_, a) = term.hook("PermissionRequest", asked.clone()).await;
     assert_eq!(a, json!({}));
     assert!(t0.elapsed() < Duration::from_secs(2));
-    let st: Value = http()
-        .get(relay.url("/v1/hooks"))
-        .bearer_auth(&hook_token)
-        .send()
+    let st: Value = relay
+        .get("/v1/hooks", &hook_token)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -548,13 +504,7 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
             .arg(config.to_str().unwrap()),
     );
     let gw = RelayProc::start(node_opts(&nats.url, dirs[1].path(), "gateway", "gwa"));
-    let r = http()
-        .post(gw.url("/v1/hooks/credentials"))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(&gw, "/v1/hooks/credentials", TOKEN, json!({})).await;
     assert_eq!(r.status(), 409);
     assert!(r.text().await.unwrap().contains("runs agents"));
     let (_, hook_token) = mint_hook(&agents).await;
@@ -565,26 +515,15 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
         .await;
     assert_eq!(s, 200);
     // Listed on the gateway, from the registry.
-    let sid = {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let list = get_json(&gw.url("/v1/code/sessions"), TOKEN).await;
-            if let Some(s) = list["sessions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["cli"]["session_id"] == term.id.as_str())
-            {
-                assert_eq!(s["cli"]["terminal"], true);
-                break s["id"].as_str().unwrap().to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "not listed on the gateway: {list}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    };
+    let s = wait_listed(
+        &gw,
+        Duration::from_secs(20),
+        "not listed on the gateway",
+        |s| s["cli"]["session_id"] == term.id.as_str(),
+    )
+    .await;
+    assert_eq!(s["cli"]["terminal"], true);
+    let sid = s["id"].as_str().unwrap().to_owned();
     let hook = {
         let t = term.clone();
         tokio::spawn(async move {
@@ -613,13 +552,7 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
         "touch b"
     );
     // And a gateway refuses the hooks themselves.
-    let r = http()
-        .post(gw.url("/v1/hooks"))
-        .bearer_auth(&hook_token)
-        .json(&term.input("Stop", json!({})))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(&gw, "/v1/hooks", &hook_token, term.input("Stop", json!({}))).await;
     assert!(r.status() == 401 || r.status() == 409, "{}", r.status());
 }
 

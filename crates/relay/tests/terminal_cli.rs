@@ -103,12 +103,18 @@ fn tmux(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The answer allowing the prompt `rid` with its command edited to `touch edited.txt`.
+fn allow_edited(rid: &str) -> Value {
+    allow(
+        rid,
+        "",
+        json!({"command": "touch edited.txt", "description": "edited"}),
+    )
+}
+
 #[tokio::test]
 async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed_hooks() {
-    let Some(bin) = claude_bin() else {
-        eprintln!(
-            "SKIPPED: the real Claude Code CLI {PINNED} is not installed (scripts/install-claude.sh, or CLAUDE_BIN)"
-        );
+    let Some(bin) = claude_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -177,42 +183,21 @@ async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed
 
     // Print mode: the prompt answered here, with an edited command.
     let mut cli = print_mode(&bin, &env, &work, "please make the file");
-    let cli_id = {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-            if let Some(s) = list["sessions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["cli"]["terminal"] == true)
-            {
-                break s["cli"]["session_id"].as_str().unwrap().to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the terminal session never showed: {list}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    };
+    let s = wait_listed(
+        &relay,
+        Duration::from_secs(60),
+        "the terminal session never showed",
+        |s| s["cli"]["terminal"] == true,
+    )
+    .await;
+    let cli_id = s["cli"]["session_id"].as_str().unwrap().to_owned();
     let sid = terminal_session(&relay, &cli_id).await["id"]
         .as_str()
         .unwrap()
         .to_owned();
     let (rid, input) = pending(&relay, &sid).await;
     assert_eq!(input["command"], "touch original.txt");
-    let r = relay
-        .post(
-            &sid,
-            TOKEN,
-            allow(
-                &rid,
-                "",
-                json!({"command": "touch edited.txt", "description": "edited"}),
-            ),
-        )
-        .await;
+    let r = relay.post(&sid, TOKEN, allow_edited(&rid)).await;
     assert!(r.status().is_success());
     let out = tokio::time::timeout(Duration::from_secs(120), cli.wait())
         .await
@@ -354,17 +339,7 @@ async fn the_real_cli_in_a_terminal_is_answered_here_and_there_through_installed
         })
         .await;
         let (rid, _) = pending(&relay, &isid).await;
-        let r = relay
-            .post(
-                &isid,
-                TOKEN,
-                allow(
-                    &rid,
-                    "",
-                    json!({"command": "touch edited.txt", "description": "edited"}),
-                ),
-            )
-            .await;
+        let r = relay.post(&isid, TOKEN, allow_edited(&rid)).await;
         assert!(r.status().is_success());
         wait_for("the edited command ran", 30, async || {
             work.join("edited.txt").exists()

@@ -2,7 +2,6 @@
 //! that trust exactly the local CA it made (`<data-dir>/tls/ca.pem`), as a phone that installed it
 //! does; the CA served at `/tls/ca.crt`; `--behind-proxy`; and the flags the relay refuses.
 
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use crate::common::*;
@@ -126,18 +125,7 @@ async fn https_login_cookie_urls_and_host_names() {
     );
 
     // Login: a __Host- cookie, Secure, HttpOnly, SameSite=Strict, Path=/, no Domain.
-    let r = c
-        .post(format!("{}/v1/auth/login", base(&relay)))
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
-    let secret = r.json::<Value>().await.unwrap()["login_secret"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (set, secret) = token_login(c.post(format!("{}/v1/auth/login", base(&relay)))).await;
     assert!(set.starts_with("__Host-bridge_session="), "{set}");
     for attr in ["Secure", "HttpOnly", "SameSite=Strict", "Path=/"] {
         assert!(set.split("; ").any(|a| a == attr), "{attr} missing: {set}");
@@ -159,15 +147,11 @@ async fn https_login_cookie_urls_and_host_names() {
     assert_eq!(me(format!("bridge_session={value}")).await.status(), 401);
 
     // Absolute URLs the relay hands out are https / wss.
-    let r = c
-        .post(format!("{}/v1/code/sessions", base(&relay)))
-        .bearer_auth(TOKEN)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let s: Value = r.json().await.unwrap();
+    let s = created(
+        c.post(format!("{}/v1/code/sessions", base(&relay)))
+            .bearer_auth(TOKEN),
+    )
+    .await;
     let sid = s["session_id"].as_str().unwrap().to_owned();
     let prefix = format!("https://127.0.0.1:{port}/v1/code/sessions/{sid}");
     assert_eq!(s["stream_url"], format!("{prefix}/events/stream"));
@@ -176,16 +160,12 @@ async fn https_login_cookie_urls_and_host_names() {
         s["ws_url"],
         format!("wss://127.0.0.1:{port}/v1/code/sessions/{sid}/ws")
     );
-    let r = c
-        .post(format!("{}/v1/observer-tokens", base(&relay)))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let minted: Value = r.json().await.unwrap();
+    let minted = created(
+        c.post(format!("{}/v1/observer-tokens", base(&relay)))
+            .header("cookie", &cookie)
+            .header("x-bridge-login", &secret),
+    )
+    .await;
     assert!(
         minted["console_url"]
             .as_str()
@@ -296,29 +276,14 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
     let relay = start_tls(dir.path(), &[]);
     let pem = ca_pem(&relay);
     let c = https(&pem);
-    let r = c
-        .post(format!("{}/v1/auth/login", base(&relay)))
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
-    let secret = r.json::<Value>().await.unwrap()["login_secret"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (set, secret) = token_login(c.post(format!("{}/v1/auth/login", base(&relay)))).await;
     let cookie = set.split(';').next().unwrap().to_owned();
-    let s: Value = c
-        .post(format!("{}/v1/code/sessions", base(&relay)))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let s = created(
+        c.post(format!("{}/v1/code/sessions", base(&relay)))
+            .header("cookie", &cookie)
+            .header("x-bridge-login", &secret),
+    )
+    .await;
     let sid = s["session_id"].as_str().unwrap();
     let path = format!("/v1/code/sessions/{sid}/ws");
     assert_eq!(s["ws_url"], format!("wss://{}{path}", relay.addr));
@@ -466,15 +431,16 @@ async fn the_local_ca_is_served_for_phones_and_is_all_a_client_must_trust() {
         assert_eq!(r.status(), 200, "{url}");
     }
 
+    // `url` answered 200 with `content_type`: the body.
+    let served = async |url: String, content_type: &str| {
+        let r = c.get(&url).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        assert_eq!(r.headers()["content-type"], content_type, "{url}");
+        r.bytes().await.unwrap()
+    };
     // GET /tls/ca.crt: DER a phone offers to install; no login needed.
-    let r = c
-        .get(format!("https://mybox.lan:{port}/tls/ca.crt"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/x-x509-ca-cert");
-    let body = r.bytes().await.unwrap();
+    let crt = format!("https://mybox.lan:{port}/tls/ca.crt");
+    let body = served(crt, "application/x-x509-ca-cert").await;
     assert_eq!(body.as_ref(), ca_der.as_ref());
     let digest = Sha256::digest(&body)
         .iter()
@@ -483,14 +449,8 @@ async fn the_local_ca_is_served_for_phones_and_is_all_a_client_must_trust() {
         .join(":");
     assert_eq!(digest, ca_fp, "the served CA is the printed one");
     // GET /tls/ca.pem: the same certificate as PEM.
-    let r = c
-        .get(format!("{}/tls/ca.pem", base(&relay)))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.headers()["content-type"], "application/x-pem-file");
-    let body = r.bytes().await.unwrap();
+    let pem = format!("{}/tls/ca.pem", base(&relay));
+    let body = served(pem, "application/x-pem-file").await;
     assert_eq!(body.as_ref(), ca.as_slice());
     // The Host guard still applies.
     let r = c
@@ -559,8 +519,7 @@ async fn the_local_ca_is_served_for_phones_and_is_all_a_client_must_trust() {
 
 #[tokio::test]
 async fn without_the_local_ca_there_is_no_ca_to_download() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(Opts::demo(dir.path()));
+    let (_dir, relay) = demo_relay(&[]);
     for path in ["/tls/ca.crt", "/tls/ca.pem"] {
         let r = http().get(relay.url(path)).send().await.unwrap();
         assert_eq!(r.status(), 404, "{path}");
@@ -574,13 +533,7 @@ async fn without_the_local_ca_there_is_no_ca_to_download() {
 
 #[tokio::test]
 async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
-    let dir = tempfile::tempdir().unwrap();
-    let relay = RelayProc::start(
-        Opts::demo(dir.path())
-            .arg("--behind-proxy")
-            .arg("--allowed-host")
-            .arg("box.tail1234.ts.net"),
-    );
+    let (_dir, relay) = demo_relay(&["--behind-proxy", "--allowed-host", "box.tail1234.ts.net"]);
     assert!(
         relay
             .console_url
@@ -599,15 +552,12 @@ async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
             .header("x-forwarded-for", "100.64.0.7")
     };
     let public = "box.tail1234.ts.net";
-    let r = proxied(c.post(relay.url("/v1/code/sessions")), &direct, public)
-        .bearer_auth(TOKEN)
-        .header("origin", "https://box.tail1234.ts.net")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let s: Value = r.json().await.unwrap();
+    let s = created(
+        proxied(c.post(relay.url("/v1/code/sessions")), &direct, public)
+            .bearer_auth(TOKEN)
+            .header("origin", "https://box.tail1234.ts.net"),
+    )
+    .await;
     assert!(
         s["ws_url"]
             .as_str()
@@ -615,13 +565,7 @@ async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
             .starts_with("wss://box.tail1234.ts.net/v1/code/sessions/"),
         "{s}"
     );
-    let r = proxied(c.post(relay.url("/v1/auth/login")), public, public)
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let (set, _) = token_login(proxied(c.post(relay.url("/v1/auth/login")), public, public)).await;
     assert!(
         set.starts_with("__Host-bridge_session=") && set.contains("Secure"),
         "{set}"
@@ -640,13 +584,7 @@ async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
         .unwrap();
     assert_eq!(r.status(), 200);
     // Without forwarded headers the relay is plain HTTP on loopback, as before.
-    let r = c
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({"token": TOKEN}))
-        .send()
-        .await
-        .unwrap();
-    let set = r.headers()["set-cookie"].to_str().unwrap();
+    let (set, _) = token_login(c.post(relay.url("/v1/auth/login"))).await;
     assert!(
         set.starts_with("bridge_session=") && !set.contains("Secure"),
         "{set}"
@@ -656,15 +594,7 @@ async fn behind_a_proxy_forwarded_headers_name_scheme_and_host() {
 /// Runs the relay with `args` and returns its exit status and stderr; it must exit by itself.
 fn refused(args: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_bridge-relay"))
-        .args(["--demo", "--data-dir"])
-        .arg(dir.path())
-        .args(args)
-        .env_remove("BRIDGE_RELAY_TOKEN")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success(), "{args:?} must be refused");
+    let out = refused_start(dir.path(), args, None);
     assert!(
         out.stdout.is_empty(),
         "nothing printed on stdout for {args:?}"

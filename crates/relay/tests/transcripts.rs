@@ -213,17 +213,8 @@ fn relay_with(config: &Path, data: &Path, work: &Path) -> RelayProc {
 #[tokio::test]
 async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("claude");
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work_s = work.canonicalize().unwrap().display().to_string();
     // The real transcript, moved to a directory that exists here.
-    put(
-        &config,
-        &work_s,
-        FIXTURE_ID,
-        &FIXTURE.replace(FIXTURE_CWD, &work_s),
-    );
+    let (config, work, work_s) = plant(dir.path(), FIXTURE_ID, "first prompt alpha");
     let outside = dir.path().join("secret.jsonl");
     std::fs::write(&outside, FIXTURE).unwrap();
     std::os::unix::fs::symlink(
@@ -236,9 +227,11 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     .unwrap();
     let relay = relay_with(&config, &dir.path().join("data"), &work);
     let relay_sid = relay.create_session().await;
+    // `POST /v1/code/cli-sessions/{FIXTURE_ID}/{action}` as the controller.
+    let on_fixture =
+        |action: &'static str, body: Value| cli_action(&relay, FIXTURE_ID, action, TOKEN, body);
 
-    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let list = list["sessions"].as_array().unwrap().clone();
+    let list = relay.sessions(TOKEN).await;
     let cli: Vec<&Value> = list.iter().filter(|s| s["origin"] == "cli").collect();
     assert_eq!(cli.len(), 1, "{list:?}");
     assert_eq!(cli[0]["id"], FIXTURE_ID);
@@ -296,12 +289,7 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
         ("00000000-0000-4000-8000-000000000001", 404),
         ("00000000-0000-4000-8000-000000000002", 404),
     ] {
-        let r = http()
-            .get(relay.url(&format!("/v1/code/cli-sessions/{bad}")))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap();
+        let r = cli_session(&relay, bad, TOKEN).await;
         assert_eq!(r.status().as_u16(), status, "{bad}");
         let body = r.text().await.unwrap();
         assert!(!body.contains("first prompt alpha"), "{bad}: {body}");
@@ -310,10 +298,7 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     // Observers: the transcripts are the controller's. A plain observer token (unscoped too) neither
     // lists nor reads them; one minted with the transcripts scope reads, never resumes; a session-
     // scoped one sees only its session and cannot have the transcripts scope.
-    let plain = relay.mint_observer(json!({"session_id": null})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let plain = relay.observer_token(json!({"session_id": null})).await;
     let list = get_json(&relay.url("/v1/code/sessions"), &plain).await;
     assert!(
         !list["sessions"]
@@ -323,12 +308,7 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
             .any(|s| s["origin"] == "cli"),
         "{list}"
     );
-    let r = http()
-        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(&plain)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&relay, FIXTURE_ID, &plain).await;
     assert_eq!(r.status(), 403);
     assert!(!r.text().await.unwrap().contains("first prompt alpha"));
     let r = post_json(
@@ -340,11 +320,8 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     .await;
     assert_eq!(r.status(), 400, "a scoped token with the transcripts scope");
     let obs = relay
-        .mint_observer(json!({"session_id": null, "transcripts": true}))
-        .await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+        .observer_token(json!({"session_id": null, "transcripts": true}))
+        .await;
     let list = get_json(&relay.url("/v1/code/sessions"), &obs).await;
     assert!(
         list["sessions"]
@@ -353,45 +330,27 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
             .iter()
             .any(|s| s["origin"] == "cli")
     );
-    let r = http()
-        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(&obs)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&relay, FIXTURE_ID, &obs).await;
     assert_eq!(r.status(), 200);
     for action in ["resume", "fork", "rewind"] {
-        let r = post_json(
+        let r = cli_action(
             &relay,
-            &format!("/v1/code/cli-sessions/{FIXTURE_ID}/{action}"),
+            FIXTURE_ID,
+            action,
             &obs,
             json!({"message_uuid": BETA, "user_message_id": BETA}),
         )
         .await;
         assert_eq!(r.status(), 403, "observer {action}");
     }
-    let scoped = relay.mint_observer(json!({"session_id": relay_sid})).await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let scoped = relay.observer_token(json!({"session_id": relay_sid})).await;
     let list = get_json(&relay.url("/v1/code/sessions"), &scoped).await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
-    let r = http()
-        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(&scoped)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&relay, FIXTURE_ID, &scoped).await;
     assert_eq!(r.status(), 403);
 
     // Rewinding a session that is not live is refused, saying why.
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{FIXTURE_ID}/rewind"),
-        TOKEN,
-        json!({"user_message_id": BETA}),
-    )
-    .await;
+    let r = on_fixture("rewind", json!({"user_message_id": BETA})).await;
     assert_eq!(r.status(), 409);
     assert!(
         r.text()
@@ -400,13 +359,7 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
             .contains("not running under the relay")
     );
     // A fork must start at a prompt.
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{FIXTURE_ID}/fork"),
-        TOKEN,
-        json!({"message_uuid": TOOL_RESULT}),
-    )
-    .await;
+    let r = on_fixture("fork", json!({"message_uuid": TOOL_RESULT})).await;
     assert_eq!(r.status(), 400);
     // The demo agent has no transcript: forking one of its sessions is refused clearly.
     let r = post_json(
@@ -421,13 +374,7 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
     assert!(text.contains("transcript"), "{text}");
 
     // Resume (scripted with the demo agent): a relay session with the history first.
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{FIXTURE_ID}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await;
+    let r = on_fixture("resume", json!({})).await;
     assert_eq!(r.status(), 201);
     let resumed: Value = r.json().await.unwrap();
     let sid = resumed["session_id"].as_str().unwrap().to_owned();
@@ -447,21 +394,11 @@ async fn cli_sessions_are_listed_opened_and_resumed_with_rights_and_confinement(
             .any(|p| p["message"]["content"][0]["text"] == "Created a.txt.")
     );
     // Now the relay runs it: listed once, as the relay's.
-    let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let list = list["sessions"].as_array().unwrap();
+    let list = relay.sessions(TOKEN).await;
     assert!(!list.iter().any(|s| s["id"] == FIXTURE_ID), "listed twice");
     assert!(list.iter().any(|s| s["id"] == sid.as_str()));
     // Resuming again opens the same relay session.
-    let again: Value = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{FIXTURE_ID}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let again: Value = on_fixture("resume", json!({})).await.json().await.unwrap();
     assert_eq!(again["session_id"], sid.as_str());
     assert_eq!(again["already_running"], true);
 }
@@ -510,11 +447,7 @@ fn last_request_texts(model: &bridge_fake_model::FakeModel) -> String {
 /// before), and rewinds files of a message of the resumed session (preview, then restore).
 #[tokio::test]
 async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
-    let Some(bin) = claude_bin() else {
-        eprintln!(
-            "SKIPPED: the real Claude Code CLI {PINNED} is not installed; run scripts/install-claude.sh \
-             (or set CLAUDE_BIN) to run this test"
-        );
+    let Some(bin) = claude_or_skip() else {
         return;
     };
     let scenario = bridge_fake_model::Scenario::from_json(
@@ -596,13 +529,7 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
 
     // Listed, with its title and cwd.
     let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let item = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == first_id.as_str())
-        .cloned()
-        .unwrap_or_else(|| panic!("{first_id} not listed: {list}"));
+    let item = find_session(&list, &first_id);
     assert_eq!(item["origin"], "cli");
     assert_eq!(item["title"], "remember the word papaya");
     assert_eq!(item["cwd"], work.display().to_string());
@@ -623,13 +550,7 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
 
     // Resume: a message reaches the model with the earlier conversation.
     model.clear_requests();
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{first_id}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await;
+    let r = cli_action(&relay, &first_id, "resume", TOKEN, json!({})).await;
     assert_eq!(r.status(), 201);
     let sid = r.json::<Value>().await.unwrap()["session_id"]
         .as_str()
@@ -657,13 +578,12 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
     );
 
     // Rewind: a preview, then the files are restored.
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/sessions/{sid}/rewind"),
-        TOKEN,
-        json!({"user_message_id": msg_uuid, "dry_run": true}),
-    )
-    .await;
+    let rewind_path = format!("/v1/code/sessions/{sid}/rewind");
+    let rewind = |message: &str, dry_run: bool| {
+        let body = json!({"user_message_id": message, "dry_run": dry_run});
+        post_json(&relay, &rewind_path, TOKEN, body)
+    };
+    let r = rewind(&msg_uuid, true).await;
     assert_eq!(r.status(), 200);
     let preview: Value = r.json().await.unwrap();
     assert_eq!(preview["canRewind"], true, "{preview}");
@@ -672,36 +592,22 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
         "{preview}"
     );
     assert!(marker.is_file(), "a dry run changes nothing");
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/sessions/{sid}/rewind"),
-        TOKEN,
-        json!({"user_message_id": msg_uuid, "dry_run": false}),
-    )
-    .await;
+    let r = rewind(&msg_uuid, false).await;
     assert_eq!(r.status(), 200);
     assert!(
         !marker.exists(),
         "the file the message created is gone again"
     );
     // A message with no checkpoint: the CLI says it cannot.
-    let r: Value = post_json(
-        &relay,
-        &format!("/v1/code/sessions/{sid}/rewind"),
-        TOKEN,
-        json!({"user_message_id": second_uuid, "dry_run": true}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let r: Value = rewind(&second_uuid, true).await.json().await.unwrap();
     assert_eq!(r["canRewind"], false, "{r}");
 
     // Fork before the second prompt: the model gets the first exchange only.
     model.clear_requests();
-    let r = post_json(
+    let r = cli_action(
         &relay,
-        &format!("/v1/code/cli-sessions/{first_id}/fork"),
+        &first_id,
+        "fork",
         TOKEN,
         json!({"message_uuid": second_uuid}),
     )
@@ -728,12 +634,7 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
         "{sent}"
     );
     let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
-    let ids: Vec<&str> = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| s["id"].as_str())
-        .collect();
+    let ids = listed_ids(&list);
     let at = ids.iter().position(|i| *i == fsid).expect("fork listed");
     assert!(at > 0, "{ids:?}");
     assert_eq!(
@@ -747,16 +648,7 @@ async fn real_cli_session_is_listed_resumed_forked_and_rewound() {
 #[tokio::test]
 async fn transcript_reads_are_bounded_and_symlinked_project_dirs_are_not_followed() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("claude");
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let work_s = work.canonicalize().unwrap().display().to_string();
-    put(
-        &config,
-        &work_s,
-        FIXTURE_ID,
-        &FIXTURE.replace(FIXTURE_CWD, &work_s),
-    );
+    let (config, work, work_s) = plant(dir.path(), FIXTURE_ID, "first prompt alpha");
     // A project directory that is a symlink to a directory outside the projects dir.
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -794,12 +686,7 @@ async fn transcript_reads_are_bounded_and_symlinked_project_dirs_are_not_followe
         !list.contains(hidden) && !list.contains("SECRET PROMPT"),
         "{list}"
     );
-    let r = http()
-        .get(relay.url(&format!("/v1/code/cli-sessions/{hidden}")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&relay, hidden, TOKEN).await;
     assert_eq!(r.status(), 404);
 
     // Twenty at once: each refused, none read whole.
@@ -819,20 +706,9 @@ async fn transcript_reads_are_bounded_and_symlinked_project_dirs_are_not_followe
             "{body}"
         );
     }
-    let r = post_json(
-        &relay,
-        &format!("/v1/code/cli-sessions/{big}/resume"),
-        TOKEN,
-        json!({}),
-    )
-    .await;
+    let r = cli_action(&relay, big, "resume", TOKEN, json!({})).await;
     assert_eq!(r.status(), 413);
     // The ordinary one still opens.
-    let r = http()
-        .get(relay.url(&format!("/v1/code/cli-sessions/{FIXTURE_ID}")))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = cli_session(&relay, FIXTURE_ID, TOKEN).await;
     assert_eq!(r.status(), 200);
 }

@@ -20,12 +20,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bridge_transport::{Endpoint, Resume, TransportEvent, TransportKind};
-use futures::StreamExt as _;
+use bridge_transport::{TransportEvent, TransportKind};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
-use common::{Relay, TOKEN, expected_seqs, fast_config, relay_binary, start_proxy, user_message};
+use common::answer::allow_if_asked;
+use common::{
+    ChaosEnd, Pacer, Quiet, Relay, Transcript, check_event, connect_through, posts_applied, quiet,
+    relay_binary, send_turn, start_proxy,
+};
 
 /// Every message gets a turn of 20 quick tool calls that need no answer, then one that asks.
 const SCENARIO: &str = r#"{
@@ -88,13 +91,7 @@ async fn chaos_at_scale() {
     let session = relay.create_session().await;
     // Cuts are spread by bytes: the same ratio of bytes per cut as the 10,000-event CI test.
     let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
-    let endpoint = Endpoint::new(
-        format!("http://{}", proxy.addr),
-        &session,
-        Some(TOKEN.to_owned()),
-    );
-    let mut t =
-        bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
+    let mut t = connect_through(&proxy, kind, &session);
     let deadline = started + Duration::from_secs(env_u64("BRIDGE_CHAOS_TIMEOUT_S", 3_000));
 
     let mut prompts: Vec<String> = Vec::new();
@@ -102,140 +99,74 @@ async fn chaos_at_scale() {
     let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
     let mut received: Vec<(u64, Value)> = Vec::new();
     let mut shown_twice_prompts = 0usize;
-    for i in 0..2 {
-        prompts.push(t.send(user_message(&format!("chaos {i}"))).unwrap());
+    for _ in 0..2 {
+        send_turn(&mut t, &mut prompts);
     }
     let sent =
         |prompts: &Vec<String>, answers: &HashMap<String, String>| prompts.len() + answers.len();
-    let mut last_progress = Instant::now();
-    let mut settled_checks = 0;
+    let mut pacer = Pacer::new(started, deadline);
     loop {
         let enough = t.cursor() >= target_events && proxy.cuts.load(Ordering::Relaxed) >= min_cuts;
-        assert!(
-            Instant::now() < deadline,
-            "{kind:?}: not done in time: cursor {}, sent {}, confirmed {}, cuts {}, state {:?}",
-            t.cursor(),
-            sent(&prompts, &answers),
-            delivered.len(),
-            proxy.cuts.load(Ordering::Relaxed),
-            t.state()
-        );
-        if last_progress.elapsed() > Duration::from_secs(15) {
-            last_progress = Instant::now();
-            println!(
-                "  … {kind:?} {:.0} s: cursor {}, turns {}, prompts answered {}, cuts {}, {:?}",
-                started.elapsed().as_secs_f64(),
-                t.cursor(),
+        let counts = (sent(&prompts, &answers), delivered.len());
+        let progress = || {
+            format!(
+                "turns {}, prompts answered {}",
                 prompts.len(),
-                answers.len(),
-                proxy.cuts.load(Ordering::Relaxed),
-                t.state()
-            );
-        }
-        let e = match tokio::time::timeout(Duration::from_millis(300), t.next()).await {
-            Ok(Some(e)) => e,
-            Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
-            Err(_) => {
-                if enough && delivered.len() == sent(&prompts, &answers) {
-                    let (state, last) = relay.session_state(&session).await;
-                    if state == "idle" && t.cursor() == last {
-                        settled_checks += 1;
-                        if settled_checks >= 2 {
-                            break;
-                        }
-                    }
-                } else if !enough
-                    && delivered.len() == sent(&prompts, &answers)
-                    && relay.session_state(&session).await.0 == "idle"
-                {
-                    prompts.push(
-                        t.send(user_message(&format!("chaos {}", prompts.len())))
-                            .unwrap(),
-                    );
-                }
-                continue;
-            }
+                answers.len()
+            )
         };
-        settled_checks = 0;
+        let Some(e) = pacer.next(&mut t, kind, &proxy, counts, progress).await else {
+            let confirmed = delivered.len() == sent(&prompts, &answers);
+            match quiet(&relay, &session, t.cursor(), enough, confirmed).await {
+                Quiet::Settled => {
+                    if pacer.settled() {
+                        break;
+                    }
+                }
+                Quiet::WantsTurn => send_turn(&mut t, &mut prompts),
+                Quiet::Wait => {}
+            }
+            continue;
+        };
         match e {
             TransportEvent::Message(m) => {
                 let Some(seq) = m.seq else { continue };
                 let v = serde_json::to_value(&m.message).unwrap();
-                if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
+                if let Some(allow) = allow_if_asked(&v) {
                     let rid = v["request_id"].as_str().unwrap().to_owned();
                     match answers.entry(rid) {
                         std::collections::hash_map::Entry::Occupied(_) => shown_twice_prompts += 1,
                         std::collections::hash_map::Entry::Vacant(slot) => {
-                            let allow = bridge_protocol::build::allow(
-                                slot.key(),
-                                v["request"]["tool_use_id"].as_str(),
-                                v["request"]["input"].clone(),
-                                vec![],
-                            );
-                            slot.insert(t.send(serde_json::to_value(allow).unwrap()).unwrap());
+                            slot.insert(t.send(allow).unwrap());
                         }
                     }
                 }
                 if v["type"] == "result" && !enough {
-                    prompts.push(
-                        t.send(user_message(&format!("chaos {}", prompts.len())))
-                            .unwrap(),
-                    );
+                    send_turn(&mut t, &mut prompts);
                 }
                 received.push((seq, v));
             }
-            TransportEvent::Delivered { uuid, seq, .. } => {
-                assert!(
-                    delivered.insert(uuid.clone(), seq).is_none(),
-                    "{kind:?}: {uuid} confirmed twice"
-                );
-            }
-            TransportEvent::SendFailed { uuid, error } => {
-                panic!("{kind:?}: send {uuid} failed: {error}")
-            }
-            TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
-            TransportEvent::Malformed { seq, error } => {
-                panic!("{kind:?}: malformed {seq:?}: {error}")
-            }
-            _ => {}
+            other => check_event(kind, other, &mut delivered),
         }
     }
-    let cuts = proxy.cuts.load(Ordering::Relaxed);
-    let connections = proxy.connections.load(Ordering::Relaxed);
-    let counters = t.counters();
-    t.close();
-
-    // The relay's log, read directly (not through the proxy).
-    let log = relay.log(&session).await;
+    let end = ChaosEnd::close(t, &proxy, &relay, &session).await;
+    let ChaosEnd {
+        cuts,
+        connections,
+        counters,
+        log,
+    } = &end;
     let mine: HashSet<String> = prompts.iter().chain(answers.values()).cloned().collect();
-    let expected = expected_seqs(&log, &mine);
-    let by_seq: HashMap<u64, &Value> = log
-        .iter()
-        .map(|e| (e["sequence_num"].as_u64().unwrap(), &e["payload"]))
-        .collect();
-    let got: Vec<u64> = received.iter().map(|(s, _)| *s).collect();
-    let got_set: HashSet<u64> = got.iter().copied().collect();
-    let expected_set: HashSet<u64> = expected.iter().copied().collect();
-    let lost = expected.iter().filter(|s| !got_set.contains(s)).count();
-    let shown_twice = got.len() - got_set.len() + got_set.difference(&expected_set).count();
-    let mismatched = received
-        .iter()
-        .filter(|(s, v)| by_seq.get(s).is_none_or(|p| *p != v))
-        .count();
+    let transcript = Transcript::compare(log, &received, &mine);
+    let Transcript {
+        got,
+        lost,
+        shown_twice,
+        mismatched,
+        ..
+    } = &transcript;
     // Every post applied exactly once: once in the log as a client event.
-    let mut applied: HashMap<&str, usize> = HashMap::new();
-    for e in &log {
-        if e["source"] == "client"
-            && let Some(u) = e["payload"]["uuid"].as_str()
-        {
-            *applied.entry(u).or_default() += 1;
-        }
-    }
-    let posts_lost = mine
-        .iter()
-        .filter(|u| !applied.contains_key(u.as_str()))
-        .count();
-    let posts_twice = applied.values().filter(|n| **n > 1).count();
+    let (posts_lost, posts_twice) = posts_applied(log, mine.iter());
     // At the agent: what it read on stdin, per prompt and per posted message.
     let stdin = std::fs::read_to_string(relay.dir.join("stdin.ndjson")).unwrap_or_default();
     let mut responses_read: HashMap<String, usize> = HashMap::new();
@@ -298,17 +229,8 @@ async fn chaos_at_scale() {
         counters.echoes,
         started.elapsed().as_secs_f64()
     );
-    assert!(
-        log.len() as u64 >= target_events,
-        "only {} durable events",
-        log.len()
-    );
-    assert!(cuts >= min_cuts, "only {cuts} cuts");
-    assert_eq!(
-        got, expected,
-        "{kind:?}: transcript differs from the relay's log"
-    );
-    assert_eq!((lost, shown_twice, mismatched), (0, 0, 0), "{kind:?}");
+    end.assert_enough(kind, target_events, min_cuts);
+    transcript.assert_exact(kind);
     assert_eq!(
         (posts_lost, posts_twice, users_twice_at_agent),
         (0, 0, 0),

@@ -95,6 +95,33 @@ fn connect(c: &mut Core, now: u64) -> u64 {
     conn
 }
 
+/// Asserts that the one thing to do now is to connect again (`conn`) from `from`.
+#[track_caller]
+fn expect_connect(c: &mut Core, conn: u64, from: u64) {
+    assert_eq!(
+        actions(c),
+        vec![Action::Connect {
+            conn,
+            from_sequence_num: from
+        }]
+    );
+}
+
+/// Asserts that the one thing to do now is to fetch the REST page after `after`.
+#[track_caller]
+fn expect_fetch(c: &mut Core, after: u64) {
+    assert_eq!(actions(c), vec![Action::FetchEvents { after, limit: 1000 }]);
+}
+
+/// A page of the REST log, as the relay answers it.
+fn page(events: Vec<Value>, truncated: bool, last: u64) -> Result<EventsPage, Failure> {
+    Ok(EventsPage {
+        events,
+        truncated,
+        last_sequence_num: last,
+    })
+}
+
 fn post_ids(acts: &[Action]) -> Vec<(u64, Vec<String>)> {
     acts.iter()
         .filter_map(|a| match a {
@@ -186,13 +213,7 @@ fn prefill_on_resume_drops_what_the_client_already_shows() {
         sent_uuids: vec!["mine".into()],
     };
     let mut c = core_from(TransportKind::SsePost, resume);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::Connect {
-            conn: 1,
-            from_sequence_num: 7
-        }]
-    );
+    expect_connect(&mut c, 1, 7);
     assert!(c.on_connected(0, 1));
     let mut s = sse_durable(8, "worker", &user("seen", "dup"));
     s.push_str(&sse_durable(9, "client", &user("mine", "echo")));
@@ -212,27 +233,21 @@ fn a_sequence_jump_fetches_the_gap_before_going_on() {
     s.push_str(&sse_ephemeral(&json!({"type":"stream_event","event":{"type":"message_stop"},"session_id":"s","parent_tool_use_id":null,"uuid":"x"})));
     c.on_bytes(1, 1, s.as_bytes());
     assert_eq!(delivered(&events(&mut c)), vec![(Some(1), "1".into())]);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::FetchEvents {
-            after: 1,
-            limit: 1000
-        }]
-    );
+    expect_fetch(&mut c, 1);
     // more live frames while fetching are held
     c.on_bytes(2, 1, sse_durable(5, "worker", &user("e", "5")).as_bytes());
     assert!(delivered(&events(&mut c)).is_empty());
     c.on_events_page(
         3,
-        Ok(EventsPage {
-            events: vec![
+        page(
+            vec![
                 envelope(2, "worker", &user("b", "2")),
                 envelope(3, "worker", &user("c", "3")),
                 envelope(4, "worker", &user("d", "4")),
             ],
-            truncated: false,
-            last_sequence_num: 5,
-        }),
+            false,
+            5,
+        ),
     );
     assert_eq!(
         delivered(&events(&mut c)),
@@ -266,42 +281,30 @@ fn catch_up_truncated_pages_through_rest_and_reports_what_is_gone() {
     let mut s = "event: catch_up_truncated\ndata: {}\n\n".to_owned();
     s.push_str(&sse_durable(9, "worker", &user("i", "9")));
     c.on_bytes(1, 1, s.as_bytes());
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::FetchEvents {
-            after: 2,
-            limit: 1000
-        }]
-    );
+    expect_fetch(&mut c, 2);
     // the relay pruned 3..=5
     c.on_events_page(
         2,
-        Ok(EventsPage {
-            events: vec![
+        page(
+            vec![
                 envelope(6, "worker", &user("f", "6")),
                 envelope(7, "worker", &user("g", "7")),
             ],
-            truncated: true,
-            last_sequence_num: 9,
-        }),
+            true,
+            9,
+        ),
     );
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::FetchEvents {
-            after: 7,
-            limit: 1000
-        }]
-    );
+    expect_fetch(&mut c, 7);
     c.on_events_page(
         3,
-        Ok(EventsPage {
-            events: vec![
+        page(
+            vec![
                 envelope(8, "worker", &user("h", "8")),
                 envelope(9, "worker", &user("i", "9")),
             ],
-            truncated: false,
-            last_sequence_num: 9,
-        }),
+            false,
+            9,
+        ),
     );
     let evs = events(&mut c);
     assert!(evs.contains(&TransportEvent::Gap { after: 2, next: 6 }));
@@ -324,13 +327,7 @@ fn a_failed_gap_fetch_reconnects_from_the_cursor() {
     let mut c = core(TransportKind::SsePost);
     connect(&mut c, 0);
     c.on_bytes(1, 1, sse_durable(3, "worker", &user("c", "3")).as_bytes());
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::FetchEvents {
-            after: 0,
-            limit: 1000
-        }]
-    );
+    expect_fetch(&mut c, 0);
     c.on_events_page(
         2,
         Err(Failure::Http {
@@ -341,13 +338,7 @@ fn a_failed_gap_fetch_reconnects_from_the_cursor() {
     );
     assert_eq!(actions(&mut c), vec![Action::Disconnect { conn: 1 }]);
     c.on_timer(1_002);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::Connect {
-            conn: 2,
-            from_sequence_num: 0
-        }]
-    );
+    expect_connect(&mut c, 2, 0);
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -405,13 +396,7 @@ fn sends_while_disconnected_wait_and_go_out_in_order_after_reconnect() {
     assert!(post_ids(&actions(&mut c)).is_empty());
     let d = c.send(6, user("", "3")).unwrap();
     c.on_timer(1_005);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::Connect {
-            conn: 2,
-            from_sequence_num: 0
-        }]
-    );
+    expect_connect(&mut c, 2, 0);
     assert!(c.on_connected(1_010, 2));
     assert_eq!(post_ids(&actions(&mut c)), vec![(1, vec![a, b, d])]);
 }
@@ -436,13 +421,7 @@ fn reconnect_backs_off_and_resumes_from_the_cursor() {
     c.on_timer(1_001);
     assert!(actions(&mut c).is_empty(), "not before the delay");
     c.on_timer(1_002);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::Connect {
-            conn: 2,
-            from_sequence_num: 1
-        }]
-    );
+    expect_connect(&mut c, 2, 1);
     // the next failure without a healthy period doubles, Retry-After raises it
     c.on_failure(
         1_100,
@@ -679,13 +658,7 @@ fn suspend_and_resume_lose_nothing() {
     assert!(actions(&mut c).is_empty(), "sends wait");
     c.on_bytes(4, 1, sse_durable(2, "worker", &user("b", "2")).as_bytes());
     c.resume(100_000);
-    assert_eq!(
-        actions(&mut c),
-        vec![Action::Connect {
-            conn: 2,
-            from_sequence_num: 1
-        }]
-    );
+    expect_connect(&mut c, 2, 1);
     assert!(c.on_connected(100_001, 2));
     assert_eq!(post_ids(&actions(&mut c)), vec![(1, vec![u])]);
     c.on_bytes(

@@ -26,7 +26,11 @@ use futures::StreamExt as _;
 use serde_json::Value;
 use tokio::net::TcpListener;
 
-use common::{Relay, TOKEN, expected_seqs, fast_config, start_proxy, user_message};
+use common::answer::allow_if_asked;
+use common::{
+    ChaosEnd, Pacer, Quiet, Relay, TOKEN, Transcript, check_event, connect_through, expected_seqs,
+    posts_applied, quiet, send_turn, start_proxy, user_message,
+};
 
 // ---------------------------------------------------------------- the relay
 
@@ -89,14 +93,8 @@ async fn demo_turn(kind: TransportKind) {
             TransportEvent::Message(m) => {
                 kinds.push(m.decode().expect("typed decode").kind());
                 let v = payload(m);
-                if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
-                    let allow = bridge_protocol::build::allow(
-                        v["request_id"].as_str().unwrap(),
-                        v["request"]["tool_use_id"].as_str(),
-                        v["request"]["input"].clone(),
-                        vec![],
-                    );
-                    answer = Some(t.send(serde_json::to_value(allow).unwrap()).unwrap());
+                if let Some(allow) = allow_if_asked(&v) {
+                    answer = Some(t.send(allow).unwrap());
                 }
                 if v["type"] == "result" {
                     assert_eq!(v["subtype"], "success", "{v}");
@@ -194,13 +192,7 @@ async fn chaos(kind: TransportKind, seed: u64) {
     let relay = start_relay_with("many", &["--allowed-host".into(), proxy_addr.to_string()]);
     let session = relay.create_session().await;
     let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
-    let endpoint = Endpoint::new(
-        format!("http://{}", proxy.addr),
-        &session,
-        Some(TOKEN.to_owned()),
-    );
-    let mut t =
-        bridge_transport::native::connect(endpoint, fast_config(kind, &session), Resume::default());
+    let mut t = connect_through(&proxy, kind, &session);
     let deadline = started + Duration::from_secs(600);
 
     let mut sent: Vec<String> = Vec::new();
@@ -208,130 +200,64 @@ async fn chaos(kind: TransportKind, seed: u64) {
     let mut received: Vec<(u64, Value)> = Vec::new();
     // Two turns queued at once, then one more per finished turn until the
     // session has 10,000 durable events and the proxy has cut 200 times.
-    for i in 0..2 {
-        sent.push(t.send(user_message(&format!("chaos {i}"))).unwrap());
+    for _ in 0..2 {
+        send_turn(&mut t, &mut sent);
     }
-    let mut last_progress = Instant::now();
-    let mut settled_checks = 0;
+    let mut pacer = Pacer::new(started, deadline);
     loop {
         let enough = t.cursor() >= TARGET_EVENTS && proxy.cuts.load(Ordering::Relaxed) >= MIN_CUTS;
-        assert!(
-            Instant::now() < deadline,
-            "{kind:?}: not done in time: cursor {}, sent {}, confirmed {}, cuts {}, state {:?}",
-            t.cursor(),
-            sent.len(),
-            delivered.len(),
-            proxy.cuts.load(Ordering::Relaxed),
-            t.state()
-        );
-        if last_progress.elapsed() > Duration::from_secs(15) {
-            last_progress = Instant::now();
-            println!(
-                "  … {kind:?} {:.0} s: cursor {}, sent {}, confirmed {}, cuts {}, {:?}",
-                started.elapsed().as_secs_f64(),
-                t.cursor(),
-                sent.len(),
-                delivered.len(),
-                proxy.cuts.load(Ordering::Relaxed),
-                t.state()
-            );
-        }
-        let e = match tokio::time::timeout(Duration::from_millis(300), t.next()).await {
-            Ok(Some(e)) => e,
-            Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
-            Err(_) => {
-                // Quiet. Done once everything is confirmed, the agent is idle
-                // and the transport has applied the relay's whole log.
-                if enough && delivered.len() == sent.len() {
-                    let (state, last) = relay.session_state(&session).await;
-                    if state == "idle" && t.cursor() == last {
-                        settled_checks += 1;
-                        if settled_checks >= 2 {
-                            break;
-                        }
+        let counts = (sent.len(), delivered.len());
+        let progress = || format!("sent {}, confirmed {}", sent.len(), delivered.len());
+        let Some(e) = pacer.next(&mut t, kind, &proxy, counts, progress).await else {
+            // Quiet. Done once everything is confirmed, the agent is idle
+            // and the transport has applied the relay's whole log.
+            let confirmed = delivered.len() == sent.len();
+            match quiet(&relay, &session, t.cursor(), enough, confirmed).await {
+                Quiet::Settled => {
+                    if pacer.settled() {
+                        break;
                     }
-                } else if !enough
-                    && delivered.len() == sent.len()
-                    && relay.session_state(&session).await.0 == "idle"
-                {
-                    // idle but not done: another turn makes traffic to cut
-                    sent.push(
-                        t.send(user_message(&format!("chaos {}", sent.len())))
-                            .unwrap(),
-                    );
                 }
-                continue;
+                // idle but not done: another turn makes traffic to cut
+                Quiet::WantsTurn => send_turn(&mut t, &mut sent),
+                Quiet::Wait => {}
             }
+            continue;
         };
-        settled_checks = 0;
         match e {
             TransportEvent::Message(m) => {
                 let Some(seq) = m.seq else { continue };
                 let v = payload(&m);
                 if v["type"] == "result" && !enough {
-                    sent.push(
-                        t.send(user_message(&format!("chaos {}", sent.len())))
-                            .unwrap(),
-                    );
+                    send_turn(&mut t, &mut sent);
                 }
                 received.push((seq, v));
             }
-            TransportEvent::Delivered { uuid, seq, .. } => {
-                assert!(
-                    delivered.insert(uuid.clone(), seq).is_none(),
-                    "{kind:?}: {uuid} confirmed twice"
-                );
-            }
-            TransportEvent::SendFailed { uuid, error } => {
-                panic!("{kind:?}: send {uuid} failed: {error}")
-            }
-            TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
-            TransportEvent::Malformed { seq, error } => {
-                panic!("{kind:?}: malformed {seq:?}: {error}")
-            }
-            _ => {}
+            other => check_event(kind, other, &mut delivered),
         }
     }
-    let cuts = proxy.cuts.load(Ordering::Relaxed);
-    let connections = proxy.connections.load(Ordering::Relaxed);
-    let counters = t.counters();
-    t.close();
-
-    // The relay's log, read directly (not through the proxy).
-    let log = relay.log(&session).await;
+    let end = ChaosEnd::close(t, &proxy, &relay, &session).await;
+    let ChaosEnd {
+        cuts,
+        connections,
+        counters,
+        log,
+    } = &end;
     let mine: HashSet<String> = sent.iter().cloned().collect();
-    let expected = expected_seqs(&log, &mine);
-    let by_seq: HashMap<u64, &Value> = log
-        .iter()
-        .map(|e| (e["sequence_num"].as_u64().unwrap(), &e["payload"]))
-        .collect();
-    let got: Vec<u64> = received.iter().map(|(s, _)| *s).collect();
-    let got_set: HashSet<u64> = got.iter().copied().collect();
-    let expected_set: HashSet<u64> = expected.iter().copied().collect();
-    let lost = expected.iter().filter(|s| !got_set.contains(s)).count();
-    let duplicated = got.len() - got_set.len() + got_set.difference(&expected_set).count();
-    let mismatched = received
-        .iter()
-        .filter(|(s, v)| by_seq.get(s).is_none_or(|p| *p != v))
-        .count();
+    let transcript = Transcript::compare(log, &received, &mine);
+    let Transcript {
+        got,
+        lost,
+        shown_twice: duplicated,
+        mismatched,
+        ..
+    } = &transcript;
     // every posted message was applied exactly once (once in the log as a
     // client event) and was answered by exactly one turn
-    let mut applied: HashMap<&str, usize> = HashMap::new();
-    for e in &log {
-        if e["source"] == "client"
-            && let Some(u) = e["payload"]["uuid"].as_str()
-        {
-            *applied.entry(u).or_default() += 1;
-        }
-    }
-    let posts_lost = sent
-        .iter()
-        .filter(|u| !applied.contains_key(u.as_str()))
-        .count();
-    let posts_twice = applied.values().filter(|n| **n > 1).count();
+    let (posts_lost, posts_twice) = posts_applied(log, sent.iter());
     // the agent read each posted message once (its --replay-user-messages echo)
     let mut consumed: HashMap<&str, usize> = HashMap::new();
-    for e in &log {
+    for e in log {
         if e["source"] == "worker"
             && e["payload"]["type"] == "user"
             && let Some(u) = e["payload"]["uuid"].as_str()
@@ -359,17 +285,8 @@ async fn chaos(kind: TransportKind, seed: u64) {
         counters.echoes,
         started.elapsed().as_secs_f64()
     );
-    assert!(
-        log.len() as u64 >= TARGET_EVENTS,
-        "{kind:?}: only {} durable events",
-        log.len()
-    );
-    assert!(cuts >= MIN_CUTS, "{kind:?}: only {cuts} cuts");
-    assert_eq!(
-        got, expected,
-        "{kind:?}: transcript differs from the relay's log"
-    );
-    assert_eq!((lost, duplicated, mismatched), (0, 0, 0), "{kind:?}");
+    end.assert_enough(kind, TARGET_EVENTS, MIN_CUTS);
+    transcript.assert_exact(kind);
     assert_eq!((posts_lost, posts_twice), (0, 0), "{kind:?}");
     assert!(
         sent.iter().all(|u| consumed.get(u.as_str()) == Some(&1)),

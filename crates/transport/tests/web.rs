@@ -15,8 +15,12 @@
 
 #![cfg(target_arch = "wasm32")]
 
+#[path = "common/answer.rs"]
+mod answer;
+
 use std::collections::HashSet;
 
+use answer::allow_if_asked;
 use bridge_transport::{
     Config, ConnectionState, Endpoint, Resume, Transport, TransportEvent, TransportKind,
 };
@@ -93,14 +97,8 @@ async fn turn(t: &mut Transport, text: &str) -> Vec<u64> {
             TransportEvent::Message(m) => {
                 seqs.extend(m.seq);
                 let v = serde_json::to_value(&m.message).unwrap();
-                if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
-                    let allow = bridge_protocol::build::allow(
-                        v["request_id"].as_str().unwrap(),
-                        v["request"]["tool_use_id"].as_str(),
-                        v["request"]["input"].clone(),
-                        vec![],
-                    );
-                    t.send(serde_json::to_value(allow).unwrap()).unwrap();
+                if let Some(allow) = allow_if_asked(&v) {
+                    t.send(allow).unwrap();
                 }
                 if v["type"] == "result" {
                     done = true;

@@ -19,6 +19,15 @@ pub fn start(name: &str) -> InProcess {
     InProcess::start(Scenario::builtin(name).expect("builtin"), opts())
 }
 
+/// The built-in scenario `name`, sent the prompt `text` (as [`U1`]) and run to the permission it
+/// asks: the agent, the `can_use_tool` request and the frames before it.
+pub fn asked(name: &str, text: &str) -> (InProcess, Value, Vec<Value>) {
+    let mut a = start(name);
+    a.send(&user(text, U1));
+    let (req, before) = a.until(T, is("control_request/can_use_tool"));
+    (a, req, before)
+}
+
 pub fn user(text: &str, uuid: &str) -> Value {
     json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text},
            "parent_tool_use_id": null, "uuid": uuid})
@@ -57,6 +66,13 @@ pub fn deny(req: &Value, message: &str, interrupt: bool) -> Value {
 
 pub fn is(k: &str) -> impl Fn(&Value) -> bool + '_ {
     move |v| kind(v) == k
+}
+
+/// Whether any of `frames` is a permission prompt (`can_use_tool`).
+pub fn prompted(frames: &[Value]) -> bool {
+    frames
+        .iter()
+        .any(|f| kind(f) == "control_request/can_use_tool")
 }
 
 pub fn is_result(v: &Value) -> bool {

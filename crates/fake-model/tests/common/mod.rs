@@ -4,6 +4,8 @@
 // Each test file uses a part of these.
 #![allow(dead_code)]
 
+pub mod claude;
+
 use bridge_fake_model::{FakeModel, Record, RunningFakeModel, Scenario};
 use serde_json::{Value, json};
 

@@ -130,6 +130,30 @@ pub fn answer_to(ask: &Frame, command: &str) -> Value {
     )
 }
 
+/// A session placed on `host1` through gateway A, followed there and sent `text`, up to the
+/// permission prompt: the session id, A's stream, its frames up to the prompt, and the prompt.
+pub async fn prompted_on_host1(c: &Cluster, text: &str) -> (String, Sse, Vec<Frame>, Frame) {
+    let sid = create_on_host1(&c.a).await;
+    let mut on_a = c.a.prompt(&sid, text).await;
+    let before = on_a.until("prompt", is_can_use_tool).await;
+    let ask = before.last().unwrap().clone();
+    (sid, on_a, before, ask)
+}
+
+/// Answers `ask` on `sid` through `relay`, allowing `command` (200 expected), and reads `sse` to
+/// the turn's result: the frames up to it.
+pub async fn answer_and_finish(
+    relay: &RelayProc,
+    sid: &str,
+    ask: &Frame,
+    command: &str,
+    sse: &mut Sse,
+) -> Vec<Frame> {
+    let r = relay.post(sid, TOKEN, answer_to(ask, command)).await;
+    assert_eq!(r.status(), 200);
+    sse.until("result", is_result).await
+}
+
 /// A session's entry in a relay's list (`None`: not listed).
 pub async fn listed(relay: &RelayProc, sid: &str) -> Option<Value> {
     let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
@@ -161,15 +185,8 @@ pub async fn demo_turn(gw: &RelayProc, sid: &str, text: &str) -> Vec<Frame> {
 pub async fn dense_log(relay: &RelayProc, sid: &str) -> Vec<Value> {
     let page = relay.events(sid, 0).await;
     let events = page["events"].as_array().unwrap().clone();
-    let seqs: Vec<u64> = events
-        .iter()
-        .map(|e| e["sequence_num"].as_u64().unwrap())
-        .collect();
-    assert_eq!(
-        seqs,
-        (1..=seqs.len() as u64).collect::<Vec<_>>(),
-        "dense from 1"
-    );
+    let seqs: Vec<u64> = seqs_of(&events);
+    assert_dense(&seqs, "dense from 1");
     events
 }
 
@@ -205,4 +222,48 @@ pub async fn drain(sse: &mut Sse) {
         .is_some()
     {}
     assert!(!sse.ended, "the stream ended early");
+}
+
+/// A worker event of `sid` at `seq` as a host would store it (`payload` is its JSON text).
+pub fn worker_event(
+    sid: &str,
+    seq: u64,
+    event_id: &str,
+    event_type: &str,
+    payload: String,
+) -> bridge_relay::core::store::StoredEvent {
+    bridge_relay::core::store::StoredEvent {
+        session_id: sid.to_owned(),
+        seq,
+        event_id: event_id.into(),
+        event_type: event_type.into(),
+        source: bridge_relay::core::store::Source::Worker,
+        created_at: "2026-01-01T00:00:00Z".into(),
+        payload,
+        client_uuid: None,
+    }
+}
+
+/// Publishes `event` on its session's events subject straight to JetStream at `nats_url` (the
+/// test pretending to be another writer), with its sequence number in the header as a host sends
+/// it and `ends` as encoded; waits for the ack.
+pub async fn publish_as_writer(
+    nats_url: &str,
+    event: &bridge_relay::core::store::StoredEvent,
+    ends: bool,
+) {
+    use bridge_relay::cluster::wire;
+    let client = async_nats::connect(nats_url).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(wire::SEQ_HEADER, event.seq.to_string().as_str());
+    js.publish_with_headers(
+        wire::events_subject(&event.session_id),
+        headers,
+        wire::encode_event(event, ends),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
 }

@@ -14,9 +14,14 @@ use futures::StreamExt as _;
 use serde_json::{Value, json};
 
 pub mod cluster;
+mod console;
 pub mod nats;
+mod process;
 pub mod push_service;
 pub mod transcripts;
+
+pub use console::*;
+pub use process::*;
 
 pub const TOKEN: &str = "test-controller-token-0123456789";
 pub const T: Duration = Duration::from_secs(20);
@@ -59,6 +64,23 @@ impl<'a> Opts<'a> {
     pub fn env(mut self, k: &'a str, v: &str) -> Self {
         self.env.push((k, v.into()));
         self
+    }
+    /// More arguments, in order.
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+    /// Serves the console from `dir` (`--static-dir`).
+    pub fn static_dir(mut self, dir: &'a Path) -> Self {
+        self.static_dir = Some(dir);
+        self
+    }
+    /// No arguments at all (not even `--demo`): the caller names the agent.
+    pub fn bare(data_dir: &'a Path) -> Self {
+        Opts {
+            args: vec![],
+            ..Opts::demo(data_dir)
+        }
     }
 }
 
@@ -156,6 +178,11 @@ impl RelayProc {
         format!("http://{}{path}", self.addr)
     }
 
+    /// The one-time login code in the login URL the relay printed.
+    pub fn login_code(&self) -> String {
+        self.console_url.split("#login=").nth(1).unwrap().to_owned()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -183,33 +210,18 @@ impl RelayProc {
     }
 
     pub async fn create_session(&self) -> String {
-        let r = http()
-            .post(self.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
+        self.create_session_with(json!({})).await
+    }
+
+    /// A session made with `body` (`cwd`, `model`, …); 201 expected.
+    pub async fn create_session_with(&self, body: Value) -> String {
+        let r = post_json(self, "/v1/code/sessions", TOKEN, body).await;
         assert_eq!(
             r.status(),
             201,
             "create session: {}",
             r.text().await.unwrap()
         );
-        let v: Value = r.json().await.unwrap();
-        v["session_id"].as_str().unwrap().to_owned()
-    }
-
-    /// A session made with `body` (`cwd`, `model`, …); 201 expected.
-    pub async fn create_session_with(&self, body: Value) -> String {
-        let r = http()
-            .post(self.url("/v1/code/sessions"))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
         r.json::<Value>().await.unwrap()["session_id"]
             .as_str()
             .unwrap()
@@ -219,24 +231,65 @@ impl RelayProc {
     /// `POST /v1/observer-tokens` with `body` (`session_id`, `expires_in_secs`, …) as the
     /// controller: the minted record (`token`, `id`, …); 201 expected.
     pub async fn mint_observer(&self, body: Value) -> Value {
-        let r = http()
-            .post(self.url("/v1/observer-tokens"))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let r = post_json(self, "/v1/observer-tokens", TOKEN, body).await;
         assert_eq!(r.status(), 201);
         r.json().await.unwrap()
     }
 
     pub async fn post(&self, sid: &str, token: &str, payload: Value) -> reqwest::Response {
-        http()
-            .post(self.url(&format!("/v1/code/sessions/{sid}/events")))
-            .bearer_auth(token)
-            .json(&json!({"session_id": sid, "events": [{"payload": payload}]}))
-            .send()
+        post_json(
+            self,
+            &format!("/v1/code/sessions/{sid}/events"),
+            token,
+            json!({"session_id": sid, "events": [{"payload": payload}]}),
+        )
+        .await
+    }
+
+    /// `GET path` with a bearer token: the response, whatever its status.
+    pub async fn get(&self, path: &str, token: &str) -> reqwest::Response {
+        send(http().get(self.url(path)).bearer_auth(token)).await
+    }
+
+    /// `GET path` with no credentials: the body as text, whatever the status.
+    pub async fn get_text(&self, path: &str) -> String {
+        let r = send(http().get(self.url(path))).await;
+        r.text().await.unwrap()
+    }
+
+    /// `POST path` with a bearer token and no body: the response, whatever its status.
+    pub async fn post_empty(&self, path: &str, token: &str) -> reqwest::Response {
+        send(http().post(self.url(path)).bearer_auth(token)).await
+    }
+
+    /// `POST /v1/code/sessions/{sid}/archive` as the controller: the status.
+    pub async fn archive(&self, sid: &str) -> u16 {
+        self.post_empty(&format!("/v1/code/sessions/{sid}/archive"), TOKEN)
             .await
+            .status()
+            .as_u16()
+    }
+
+    /// [`Self::mint_observer`], just the token.
+    pub async fn observer_token(&self, body: Value) -> String {
+        self.mint_observer(body).await["token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The sessions listed at `GET /v1/code/sessions` for `token`.
+    pub async fn sessions(&self, token: &str) -> Vec<Value> {
+        get_json(&self.url("/v1/code/sessions"), token).await["sessions"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    /// The session's `last_sequence_num`.
+    pub async fn last_seq(&self, sid: &str) -> u64 {
+        self.session(sid).await["last_sequence_num"]
+            .as_u64()
             .unwrap()
     }
 
@@ -266,14 +319,39 @@ impl RelayProc {
     /// Follows `sid`, sends the demo agent "run it" and waits for the Bash permission it asks:
     /// the stream (for what comes next) and the `can_use_tool` frame.
     pub async fn ask_bash(&self, sid: &str) -> (Sse, Frame) {
-        let mut sse = self.sse(sid, None).await;
-        self.post(sid, TOKEN, user("run it")).await;
-        let ask = sse
-            .until("can_use_tool", is_can_use_tool)
-            .await
-            .pop()
-            .unwrap();
+        self.ask(sid, "run it").await
+    }
+
+    /// Sends `sid` the prompt `text` as the controller (200 expected).
+    pub async fn say(&self, sid: &str, text: &str) {
+        assert_eq!(self.post(sid, TOKEN, user(text)).await.status(), 200);
+    }
+
+    /// Follows `sid` and sends the prompt `text` (200 expected): the stream, from before the prompt.
+    pub async fn prompt(&self, sid: &str, text: &str) -> Sse {
+        let sse = self.sse(sid, None).await;
+        self.say(sid, text).await;
+        sse
+    }
+
+    /// Follows `sid`, sends the prompt `text` and waits for the permission the agent asks: the
+    /// stream (for what comes next) and the `can_use_tool` frame.
+    pub async fn ask(&self, sid: &str, text: &str) -> (Sse, Frame) {
+        let mut sse = self.prompt(sid, text).await;
+        let ask = sse.until_one("can_use_tool", is_can_use_tool).await;
         (sse, ask)
+    }
+
+    /// Polls the session until its `state` is `state` (within [`T`]).
+    pub async fn wait_state(&self, sid: &str, state: &str) {
+        let deadline = Instant::now() + T;
+        while self.session(sid).await["state"] != state {
+            assert!(
+                Instant::now() < deadline,
+                "session {sid} never became {state}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
 
@@ -290,15 +368,20 @@ pub async fn login(relay: &RelayProc, token: &str) -> (String, String, String) {
     ok.unwrap()
 }
 
+/// `POST /v1/auth/login` with `token` (a token or a login code): the answer, whatever it is.
+pub async fn login_response(relay: &RelayProc, token: &str) -> reqwest::Response {
+    send(
+        http()
+            .post(relay.url("/v1/auth/login"))
+            .json(&json!({ "token": token })),
+    )
+    .await
+}
+
 /// `POST /v1/auth/login` with `token` (a token or a login code): the status, and on success
 /// (cookie header value, login secret, login id).
 pub async fn try_login(relay: &RelayProc, token: &str) -> (u16, Option<(String, String, String)>) {
-    let r = http()
-        .post(relay.url("/v1/auth/login"))
-        .json(&json!({ "token": token }))
-        .send()
-        .await
-        .unwrap();
+    let r = login_response(relay, token).await;
     let status = r.status().as_u16();
     if status != 200 {
         return (status, None);
@@ -344,23 +427,168 @@ pub async fn post_json(
     token: &str,
     body: Value,
 ) -> reqwest::Response {
-    http()
-        .post(relay.url(path))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
+    send(http().post(relay.url(path)).bearer_auth(token).json(&body)).await
+}
+
+/// Sends a request; panics only when there is no answer at all.
+pub async fn send(req: reqwest::RequestBuilder) -> reqwest::Response {
+    req.send().await.unwrap()
+}
+
+/// Sends `req` (a `POST` to any base URL) with an empty JSON body; 201 expected: the answer.
+pub async fn created(req: reqwest::RequestBuilder) -> Value {
+    let r = send(req.json(&json!({}))).await;
+    assert_eq!(r.status(), 201);
+    r.json().await.unwrap()
+}
+
+/// Sends `req` (a `POST …/v1/auth/login`, to any base URL) with the controller token; 200
+/// expected: the answer's `Set-Cookie` header and the login secret.
+pub async fn token_login(req: reqwest::RequestBuilder) -> (String, String) {
+    let r = send(req.json(&json!({ "token": TOKEN }))).await;
+    assert_eq!(r.status(), 200);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let secret = r.json::<Value>().await.unwrap()["login_secret"]
+        .as_str()
         .unwrap()
+        .to_owned();
+    (set, secret)
+}
+
+/// Sends `req` signed in as a console login: its cookie header value and its login secret.
+pub async fn with_login(
+    req: reqwest::RequestBuilder,
+    cookie: &str,
+    secret: &str,
+) -> reqwest::Response {
+    send(
+        req.header("cookie", cookie)
+            .header("x-bridge-login", secret),
+    )
+    .await
+}
+
+/// A demo relay in a fresh data directory with one session: the directory (kept while the relay
+/// runs), the relay and the session id.
+pub async fn demo_session() -> (tempfile::TempDir, RelayProc, String) {
+    let (dir, relay) = demo_relay(&[]);
+    let sid = relay.create_session().await;
+    (dir, relay, sid)
+}
+
+/// Polls `GET /v1/code/sessions` (every 100 ms, for up to `within`) until an entry matches
+/// `pick`: that entry. Panics saying `what` and showing the last list otherwise.
+pub async fn wait_listed(
+    relay: &RelayProc,
+    within: Duration,
+    what: &str,
+    pick: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let list = get_json(&relay.url("/v1/code/sessions"), TOKEN).await;
+        if let Some(s) = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| pick(s))
+        {
+            return s.clone();
+        }
+        assert!(Instant::now() < deadline, "{what}: {list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The ids in a `GET /v1/code/sessions` answer, in its order.
+pub fn listed_ids(list: &Value) -> Vec<&str> {
+    list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect()
+}
+
+/// How many of the stored `events` are a client's answer to the request `rid`.
+pub fn client_answers(events: &[Value], rid: &str) -> usize {
+    events
+        .iter()
+        .filter(|e| {
+            e["source"] == "client"
+                && e["payload"]["type"] == "control_response"
+                && e["payload"]["response"]["request_id"] == rid
+        })
+        .count()
+}
+
+/// `s` percent-encoded for a query string (unreserved characters kept).
+pub fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `POST /v1/auth/logout` with the login cookie `cookie` (no login secret).
+pub async fn logout(relay: &RelayProc, cookie: &str) -> reqwest::Response {
+    send(
+        http()
+            .post(relay.url("/v1/auth/logout"))
+            .header("cookie", cookie),
+    )
+    .await
+}
+
+/// The entry of session `id` in a `GET /v1/code/sessions` answer (panics, showing the list, when
+/// it is not there).
+pub fn find_session(list: &Value, id: &str) -> Value {
+    list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{id} not listed: {list}"))
+}
+
+/// A demo relay started with the extra arguments `args` in a fresh data directory: the directory
+/// (kept while the relay runs) and the relay.
+pub fn demo_relay(args: &[&str]) -> (tempfile::TempDir, RelayProc) {
+    let dir = tempfile::tempdir().unwrap();
+    let relay = RelayProc::start(Opts::demo(dir.path()).args(args));
+    (dir, relay)
+}
+
+/// Runs `bridge-relay --demo --data-dir <data_dir> ARGS` with the controller token `token` in the
+/// environment (none when `None`) and no NATS URL there; it must refuse to start: what it printed.
+pub fn refused_start(data_dir: &Path, args: &[&str], token: Option<&str>) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge-relay"));
+    cmd.args(["--demo", "--data-dir"])
+        .arg(data_dir)
+        .args(args)
+        .env_remove("BRIDGE_RELAY_TOKEN")
+        .env_remove("BRIDGE_NATS_URL")
+        .stdin(Stdio::null());
+    if let Some(t) = token {
+        cmd.env("BRIDGE_RELAY_TOKEN", t);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        !out.status.success(),
+        "{args:?} must be refused; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// A fresh one-time login code, minted with the controller token.
 pub async fn mint_login_code(relay: &RelayProc) -> String {
-    let r = http()
-        .post(relay.url("/v1/auth/login-codes"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
+    let r = relay.post_empty("/v1/auth/login-codes", TOKEN).await;
     assert_eq!(r.status(), 201);
     r.json::<Value>().await.unwrap()["code"]
         .as_str()
@@ -390,12 +618,19 @@ pub fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// Makes `repo` (its files already there) a repository with everything committed (`initial`).
+pub fn git_commit_all(repo: &Path) {
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-qm", "initial"]);
+}
+
 pub fn http() -> reqwest::Client {
     reqwest::Client::builder().timeout(T).build().unwrap()
 }
 
 pub async fn get_json(url: &str, token: &str) -> Value {
-    let r = http().get(url).bearer_auth(token).send().await.unwrap();
+    let r = send(http().get(url).bearer_auth(token)).await;
     assert!(r.status().is_success(), "GET {url}: {}", r.status());
     r.json().await.unwrap()
 }
@@ -526,6 +761,11 @@ impl Sse {
         assert!(self.ended, "the stream was still open after {d:?}");
     }
 
+    /// The first frame `stop` matches (the ones before it are dropped). Panics on timeout.
+    pub async fn until_one(&mut self, what: &str, stop: impl Fn(&Frame) -> bool) -> Frame {
+        self.until(what, stop).await.pop().unwrap()
+    }
+
     /// Frames until `stop` matches (inclusive). Panics on timeout.
     pub async fn until(&mut self, what: &str, stop: impl Fn(&Frame) -> bool) -> Vec<Frame> {
         let mut out = Vec::new();
@@ -559,6 +799,54 @@ pub fn is_result(f: &Frame) -> bool {
     is_type(f, "result")
 }
 
+/// Two answers to the permission `rid`, raced (`ra` carrying the command tagged `tags.0`, `rb`
+/// `tags.1`): exactly one is taken, the other refused with a 409 `request_not_pending` naming
+/// `rid`. The tag of the one taken.
+pub async fn race_winner<'a>(
+    ra: reqwest::Response,
+    rb: reqwest::Response,
+    rid: &str,
+    tags: (&'a str, &'a str),
+) -> &'a str {
+    let (sa, sb) = (ra.status().as_u16(), rb.status().as_u16());
+    let mut statuses = [sa, sb];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "exactly one wins");
+    let loser = if sa == 409 { ra } else { rb };
+    let err: Value = loser.json().await.unwrap();
+    assert_eq!(err["error"]["type"], "request_not_pending", "{err}");
+    assert!(err["error"]["message"].as_str().unwrap().contains(rid));
+    if sa == 200 { tags.0 } else { tags.1 }
+}
+
+/// The `sequence_num` of each stored event in `events`.
+pub fn seqs_of(events: &[Value]) -> Vec<u64> {
+    events
+        .iter()
+        .map(|e| e["sequence_num"].as_u64().unwrap())
+        .collect()
+}
+
+/// Asserts that `r` is a 429 whose message names `flag` (the limit to raise).
+pub async fn assert_limited(r: reqwest::Response, flag: &str) {
+    assert_eq!(r.status(), 429);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains(flag),
+        "{body}"
+    );
+}
+
+/// Asserts that `ids` are dense from 1 (`what` says why they must be).
+pub fn assert_dense(ids: &[u64], what: &str) {
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>(), "{what}");
+}
+
+/// The relay's `session_state_changed` to `ended` (the agent process is gone).
+pub fn is_ended(f: &Frame) -> bool {
+    is_type(f, "system") && f.payload()["state"] == "ended"
+}
+
 /// The text of the tool_result in a user frame, if any.
 pub fn tool_result_text(f: &Frame) -> Option<String> {
     if !is_type(f, "user") {
@@ -572,55 +860,7 @@ pub fn tool_result_text(f: &Frame) -> Option<String> {
     })
 }
 
-// ------------------------------------------------------------------ processes
-
-/// Whether `pid` runs (a zombie waiting for its (new) parent to reap it counts as gone).
-pub fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
-}
-
-/// The pid a process wrote to `path` (waits up to 10 s for it).
-pub async fn read_pid(path: &Path) -> u32 {
-    for _ in 0..200 {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{} was never written", path.display());
-}
-
-/// Whether `pid` is gone within `secs` seconds.
-pub async fn gone_within(pid: u32, secs: u64) -> bool {
-    for _ in 0..secs * 20 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
-/// The Claude Code CLI version the real-CLI tests run (scripts/install-claude.sh installs it).
-pub const PINNED: &str = "2.1.332";
-
-/// The real CLI: `CLAUDE_BIN`, else the pinned version in the tool cache; `None` when missing.
-pub fn claude_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CLAUDE_BIN") {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let cache = std::env::var_os("BRIDGE_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/bridge-console"))
-        })?;
-    let p = cache.join("claude").join(PINNED).join("package/claude");
-    p.is_file().then_some(p)
-}
+/// The real Claude Code CLI, pinned as the fake model's real-CLI tests pin it (one file for both).
+#[path = "../../../fake-model/tests/common/claude.rs"]
+mod claude;
+pub use claude::claude_or_skip;

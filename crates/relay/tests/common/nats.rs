@@ -31,15 +31,18 @@ fn binary() -> PathBuf {
     );
 }
 
+/// A loopback port free right now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 impl NatsServer {
-    pub fn start() -> NatsServer {
-        let store = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Self::spawn(port, store.path());
+    /// The server `child` just started on `port` with `store`, once it accepts connections.
+    fn listening(child: Child, port: u16, store: tempfile::TempDir) -> NatsServer {
         let mut server = NatsServer {
             child,
             url: format!("nats://127.0.0.1:{port}"),
@@ -50,15 +53,18 @@ impl NatsServer {
         server
     }
 
+    pub fn start() -> NatsServer {
+        let store = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Self::spawn(port, store.path());
+        Self::listening(child, port, store)
+    }
+
     /// A server with `config` (nats-server's configuration language; `{port}` and `{store}` are
     /// filled in): users, accounts and permissions, as the README's *NATS accounts* gives them.
     pub fn with_config(config: &str) -> NatsServer {
         let store = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let conf = store.path().join("nats.conf");
         let js = store.path().join("js");
         std::fs::write(
@@ -77,14 +83,7 @@ impl NatsServer {
             .stdin(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        let mut server = NatsServer {
-            child,
-            url: format!("nats://127.0.0.1:{port}"),
-            port,
-            store,
-        };
-        server.wait_listening();
-        server
+        Self::listening(child, port, store)
     }
 
     /// Kills the server (what an outage looks like to the relays).

@@ -4,7 +4,7 @@
 //! Needs the relay binary: `cargo build -p bridge-relay` first (the tests look for `bridge-relay`
 //! next to the test executable's `deps/` folder).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -12,10 +12,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bridge_transport::{BackoffConfig, Config, TransportKind};
+use bridge_transport::{
+    BackoffConfig, Config, Endpoint, Resume, Transport, TransportEvent, TransportKind,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
+
+pub mod answer;
 
 pub const TOKEN: &str = "transport-test-token-0123456789";
 
@@ -113,30 +117,27 @@ impl Relay {
         v["session_id"].as_str().unwrap().to_owned()
     }
 
+    /// `GET path` with the token: the answer's JSON.
+    pub async fn get_json(&self, path: &str) -> Value {
+        reqwest::Client::new()
+            .get(format!("{}{path}", self.base()))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// The session's state and the relay's newest sequence number.
     pub async fn session_state(&self, session: &str) -> (String, u64) {
-        let client = reqwest::Client::new();
-        let s: Value = client
-            .get(format!("{}/v1/code/sessions/{session}", self.base()))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let page: Value = client
-            .get(format!(
-                "{}/v1/code/sessions/{session}/events?after=0&limit=1",
-                self.base()
+        let s = self.get_json(&format!("/v1/code/sessions/{session}")).await;
+        let page = self
+            .get_json(&format!(
+                "/v1/code/sessions/{session}/events?after=0&limit=1"
             ))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .await;
         (
             s["state"].as_str().unwrap_or_default().to_owned(),
             page["last_sequence_num"].as_u64().unwrap_or_default(),
@@ -145,24 +146,16 @@ impl Relay {
 
     /// The whole REST log of a session.
     pub async fn log(&self, session: &str) -> Vec<Value> {
-        let client = reqwest::Client::new();
         let mut out: Vec<Value> = Vec::new();
         loop {
             let after = out
                 .last()
                 .map_or(0, |e| e["sequence_num"].as_u64().unwrap());
-            let page: Value = client
-                .get(format!(
-                    "{}/v1/code/sessions/{session}/events?after={after}&limit=1000",
-                    self.base()
+            let page = self
+                .get_json(&format!(
+                    "/v1/code/sessions/{session}/events?after={after}&limit=1000"
                 ))
-                .bearer_auth(TOKEN)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+                .await;
             let events = page["events"].as_array().unwrap().clone();
             if events.is_empty() {
                 return out;
@@ -251,49 +244,38 @@ async fn pipe(
         let _ = inbound.set_zero_linger();
     }
     let remaining = Arc::new(AtomicU64::new(budget));
-    let (mut ri, mut wi) = inbound.into_split();
-    let (mut ro, mut wo) = outbound.into_split();
-    let r1 = remaining.clone();
-    let up = async move {
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let n = match ri.read(&mut buf).await {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => n,
-            };
-            let (take, cut) = take(&r1, n);
-            if wo.write_all(&buf[..take]).await.is_err() {
-                return false;
-            }
-            if cut {
-                return true;
-            }
-        }
-    };
-    let r2 = remaining.clone();
-    let down = async move {
-        let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            let n = match ro.read(&mut buf).await {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => n,
-            };
-            let (take, cut) = take(&r2, n);
-            if wi.write_all(&buf[..take]).await.is_err() {
-                return false;
-            }
-            if cut {
-                return true;
-            }
-        }
-    };
+    let (ri, wi) = inbound.into_split();
+    let (ro, wo) = outbound.into_split();
     // Whichever direction ends first ends the connection (both halves drop).
     let cut = tokio::select! {
-        c = up => c,
-        c = down => c,
+        c = forward(ri, wo, &remaining) => c,
+        c = forward(ro, wi, &remaining) => c,
     };
     if cut {
         cuts.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Copies `from` to `to` out of the shared byte budget: whether the budget ran out (a cut), rather
+/// than the connection ending first.
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    remaining: &AtomicU64,
+) -> bool {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let (take, cut) = take(remaining, n);
+        if to.write_all(&buf[..take]).await.is_err() {
+            return false;
+        }
+        if cut {
+            return true;
+        }
     }
 }
 
@@ -344,4 +326,250 @@ pub fn expected_seqs(log: &[Value], mine: &HashSet<String>) -> Vec<u64> {
         })
         .map(|e| e["sequence_num"].as_u64().unwrap())
         .collect()
+}
+
+/// A transport of `kind` to `session` through the chaos proxy at `proxy` (fast retries).
+pub fn connect_through(proxy: &Proxy, kind: TransportKind, session: &str) -> Transport {
+    let endpoint = Endpoint::new(
+        format!("http://{}", proxy.addr),
+        session,
+        Some(TOKEN.to_owned()),
+    );
+    bridge_transport::native::connect(endpoint, fast_config(kind, session), Resume::default())
+}
+
+/// The chaos tests' handling of every event but a message: records a confirmation in `delivered`
+/// (each uuid confirmed once); a failed send, a gap or a malformed frame fails the test.
+pub fn check_event(
+    kind: TransportKind,
+    e: TransportEvent,
+    delivered: &mut HashMap<String, Option<u64>>,
+) {
+    match e {
+        TransportEvent::Delivered { uuid, seq, .. } => {
+            assert!(
+                delivered.insert(uuid.clone(), seq).is_none(),
+                "{kind:?}: {uuid} confirmed twice"
+            );
+        }
+        TransportEvent::SendFailed { uuid, error } => {
+            panic!("{kind:?}: send {uuid} failed: {error}")
+        }
+        TransportEvent::Gap { after, next } => panic!("{kind:?}: gap {after}..{next}"),
+        TransportEvent::Malformed { seq, error } => {
+            panic!("{kind:?}: malformed {seq:?}: {error}")
+        }
+        _ => {}
+    }
+}
+
+/// What a client received (`(seq, payload)`, in order) against the relay's `log`, for a client
+/// that posted `mine`.
+pub struct Transcript {
+    /// The sequence numbers received, in order.
+    pub got: Vec<u64>,
+    /// The ones [`expected_seqs`] names.
+    pub expected: Vec<u64>,
+    /// Expected, never received.
+    pub lost: usize,
+    /// Received twice, or received and not expected.
+    pub shown_twice: usize,
+    /// Received with a payload other than the log's.
+    pub mismatched: usize,
+}
+
+impl Transcript {
+    pub fn compare(log: &[Value], received: &[(u64, Value)], mine: &HashSet<String>) -> Self {
+        let expected = expected_seqs(log, mine);
+        let by_seq: HashMap<u64, &Value> = log
+            .iter()
+            .map(|e| (e["sequence_num"].as_u64().unwrap(), &e["payload"]))
+            .collect();
+        let got: Vec<u64> = received.iter().map(|(s, _)| *s).collect();
+        let got_set: HashSet<u64> = got.iter().copied().collect();
+        let expected_set: HashSet<u64> = expected.iter().copied().collect();
+        let lost = expected.iter().filter(|s| !got_set.contains(s)).count();
+        let shown_twice = got.len() - got_set.len() + got_set.difference(&expected_set).count();
+        let mismatched = received
+            .iter()
+            .filter(|(s, v)| by_seq.get(s).is_none_or(|p| *p != v))
+            .count();
+        Transcript {
+            got,
+            expected,
+            lost,
+            shown_twice,
+            mismatched,
+        }
+    }
+
+    /// Asserts that the client received exactly the log: nothing lost, shown twice or changed.
+    pub fn assert_exact(&self, kind: TransportKind) {
+        assert_eq!(
+            self.got, self.expected,
+            "{kind:?}: transcript differs from the relay's log"
+        );
+        assert_eq!(
+            (self.lost, self.shown_twice, self.mismatched),
+            (0, 0, 0),
+            "{kind:?}"
+        );
+    }
+}
+
+/// How the posts `sent` were applied, by the client events in the relay's `log`: (never applied,
+/// applied more than once).
+pub fn posts_applied<'a>(log: &[Value], sent: impl Iterator<Item = &'a String>) -> (usize, usize) {
+    let mut applied: HashMap<&str, usize> = HashMap::new();
+    for e in log {
+        if e["source"] == "client"
+            && let Some(u) = e["payload"]["uuid"].as_str()
+        {
+            *applied.entry(u).or_default() += 1;
+        }
+    }
+    let lost = sent.filter(|u| !applied.contains_key(u.as_str())).count();
+    let twice = applied.values().filter(|n| **n > 1).count();
+    (lost, twice)
+}
+
+/// The pace of a chaos loop: its deadline, and a progress line every 15 s.
+pub struct Pacer {
+    pub started: std::time::Instant,
+    deadline: std::time::Instant,
+    last_progress: std::time::Instant,
+    /// Settled moments in a row (an event starts the count again).
+    settled: u32,
+}
+
+impl Pacer {
+    pub fn new(started: std::time::Instant, deadline: std::time::Instant) -> Self {
+        Pacer {
+            started,
+            deadline,
+            last_progress: std::time::Instant::now(),
+            settled: 0,
+        }
+    }
+
+    /// Counts a [`Quiet::Settled`] moment: whether it is the second in a row (the run is done).
+    pub fn settled(&mut self) -> bool {
+        self.settled += 1;
+        self.settled >= 2
+    }
+
+    /// The transport's next event within 300 ms (`None`: a quiet moment), after failing the test
+    /// past the deadline (saying how many of `sent` were `confirmed`) and printing, every 15 s,
+    /// the cursor, `progress` (what this loop counts) and the cuts so far. An ended transport
+    /// fails the test.
+    pub async fn next(
+        &mut self,
+        t: &mut Transport,
+        kind: TransportKind,
+        proxy: &Proxy,
+        (sent, confirmed): (usize, usize),
+        progress: impl FnOnce() -> String,
+    ) -> Option<TransportEvent> {
+        use futures::StreamExt as _;
+        use std::time::{Duration, Instant};
+        assert!(
+            Instant::now() < self.deadline,
+            "{kind:?}: not done in time: cursor {}, sent {sent}, confirmed {confirmed}, cuts {}, state {:?}",
+            t.cursor(),
+            proxy.cuts.load(Ordering::Relaxed),
+            t.state()
+        );
+        if self.last_progress.elapsed() > Duration::from_secs(15) {
+            self.last_progress = Instant::now();
+            println!(
+                "  … {kind:?} {:.0} s: cursor {}, {}, cuts {}, {:?}",
+                self.started.elapsed().as_secs_f64(),
+                t.cursor(),
+                progress(),
+                proxy.cuts.load(Ordering::Relaxed),
+                t.state()
+            );
+        }
+        match tokio::time::timeout(Duration::from_millis(300), t.next()).await {
+            Ok(Some(e)) => {
+                self.settled = 0;
+                Some(e)
+            }
+            Ok(None) => panic!("{kind:?}: transport ended: {:?}", t.state()),
+            Err(_) => None,
+        }
+    }
+}
+
+/// What a quiet moment of a chaos loop means.
+pub enum Quiet {
+    /// Everything sent is confirmed, the agent is idle and the transport has applied the relay's
+    /// whole log (once traffic is `enough`).
+    Settled,
+    /// Everything is confirmed and the agent idle, but more traffic is wanted: time for a turn.
+    WantsTurn,
+    /// Neither: wait.
+    Wait,
+}
+
+/// Reads a quiet moment of `session` (the transport at `cursor`; `confirmed`: every send is).
+pub async fn quiet(
+    relay: &Relay,
+    session: &str,
+    cursor: u64,
+    enough: bool,
+    confirmed: bool,
+) -> Quiet {
+    if !confirmed {
+        return Quiet::Wait;
+    }
+    let (state, last) = relay.session_state(session).await;
+    match (enough, state == "idle") {
+        (true, true) if cursor == last => Quiet::Settled,
+        (false, true) => Quiet::WantsTurn,
+        _ => Quiet::Wait,
+    }
+}
+
+/// Sends the prompt `chaos N` (`N`: how many `sent` holds) and records its uuid there.
+pub fn send_turn(t: &mut Transport, sent: &mut Vec<String>) {
+    sent.push(
+        t.send(user_message(&format!("chaos {}", sent.len())))
+            .unwrap(),
+    );
+}
+
+/// What a chaos run ends with, once its transport is closed: the proxy's cuts and connections,
+/// the transport's counters, and the relay's log read directly (not through the proxy).
+pub struct ChaosEnd {
+    pub cuts: u64,
+    pub connections: u64,
+    pub counters: bridge_transport::Counters,
+    pub log: Vec<Value>,
+}
+
+impl ChaosEnd {
+    /// Closes `t` and reads the figures.
+    pub async fn close(t: Transport, proxy: &Proxy, relay: &Relay, session: &str) -> Self {
+        let cuts = proxy.cuts.load(Ordering::Relaxed);
+        let connections = proxy.connections.load(Ordering::Relaxed);
+        let counters = t.counters();
+        t.close();
+        ChaosEnd {
+            cuts,
+            connections,
+            counters,
+            log: relay.log(session).await,
+        }
+    }
+
+    /// Asserts that the run made its traffic: at least `events` durable events and `cuts` cuts.
+    pub fn assert_enough(&self, kind: TransportKind, events: u64, cuts: u64) {
+        assert!(
+            self.log.len() as u64 >= events,
+            "{kind:?}: only {} durable events",
+            self.log.len()
+        );
+        assert!(self.cuts >= cuts, "{kind:?}: only {} cuts", self.cuts);
+    }
 }
