@@ -1,5 +1,7 @@
 //! A button for an action that takes a while.
 
+use std::rc::Rc;
+
 use leptos::prelude::*;
 
 /// A button that is disabled while `busy` holds, and then says `busy_label` (when given) instead of
@@ -25,6 +27,27 @@ pub fn BusyButton(
     /// The action.
     on_click: impl Fn() + 'static,
 ) -> impl IntoView {
+    // The view is built by one function whatever the action's type (no copy of it per caller).
+    busy_button(
+        class,
+        test_id,
+        aria_label,
+        busy,
+        label,
+        busy_label,
+        Rc::new(on_click),
+    )
+}
+
+fn busy_button(
+    class: Option<&'static str>,
+    test_id: &'static str,
+    aria_label: Option<&'static str>,
+    busy: Signal<bool>,
+    label: &'static str,
+    busy_label: Option<&'static str>,
+    on_click: Rc<dyn Fn()>,
+) -> impl IntoView + use<> {
     let busy_label = busy_label.unwrap_or(label);
     view! {
         <button

@@ -1,6 +1,8 @@
 //! The modal panels (the changes panel, the Notifications panel) and the focus handling every
 //! modal shares with the prompt dialogs.
 
+use std::rc::Rc;
+
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
@@ -45,6 +47,32 @@ pub fn ModalPanel(
     /// The panel's content.
     children: Children,
 ) -> impl IntoView {
+    // The view is built by one function whatever the handlers' types (no copy of it per caller).
+    let on_close: Rc<dyn Fn()> = Rc::new(on_close);
+    let on_escape: Rc<dyn Fn()> = Rc::new(on_escape);
+    modal_panel(
+        backdrop_class,
+        class,
+        labelled_by,
+        test_id,
+        data_view,
+        on_close,
+        on_escape,
+        children,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn modal_panel(
+    backdrop_class: &'static str,
+    class: &'static str,
+    labelled_by: &'static str,
+    test_id: &'static str,
+    data_view: Option<Signal<&'static str>>,
+    on_close: Rc<dyn Fn()>,
+    on_escape: Rc<dyn Fn()>,
+    children: Children,
+) -> impl IntoView + use<> {
     let el: NodeRef<leptos::html::Div> = NodeRef::new();
     let on_keydown = modal_focus(el);
     let esc = window_event_listener(leptos::ev::keydown, move |ev| {

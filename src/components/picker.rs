@@ -1,5 +1,7 @@
 //! The select the session header's pickers (model, permission mode) are made of.
 
+use std::rc::Rc;
+
 use leptos::prelude::*;
 
 use crate::state::SessionState;
@@ -24,6 +26,25 @@ pub fn Picker(
     #[prop(optional)]
     select_ref: NodeRef<leptos::html::Select>,
 ) -> impl IntoView {
+    // The view is built by one function whatever the handler's type (no copy of it per caller).
+    picker(
+        label,
+        test_id,
+        aria_label,
+        options,
+        Rc::new(on_change),
+        select_ref,
+    )
+}
+
+fn picker(
+    label: &'static str,
+    test_id: &'static str,
+    aria_label: &'static str,
+    options: Signal<(Vec<(String, String)>, String)>,
+    on_change: Rc<dyn Fn(String)>,
+    select_ref: NodeRef<leptos::html::Select>,
+) -> impl IntoView + use<> {
     let store = Store::expect();
     view! {
         <label class="picker">
