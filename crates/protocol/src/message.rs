@@ -288,7 +288,10 @@ impl CliMessage {
             Self::Assistant(m) => both(&m.uuid, &m.session_id),
             Self::User(m) => (m.uuid.as_deref(), m.session_id.as_deref()),
             Self::Result(m) => both(&m.uuid, &m.session_id),
-            Self::System(m) => (m.uuid(), m.session_id()),
+            Self::System(m) => {
+                let e = m.envelope();
+                (e.uuid, e.session_id)
+            }
             Self::StreamEvent(m) => both(&m.uuid, &m.session_id),
             Self::ToolProgress(m) => both(&m.uuid, &m.session_id),
             Self::ToolUseSummary(m) => both(&m.uuid, &m.session_id),
