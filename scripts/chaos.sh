@@ -28,8 +28,8 @@ esac
 cargo build -q -p bridge-relay
 for kind in "${kinds[@]}"; do
   echo "==> chaos at scale over $kind: $BRIDGE_CHAOS_EVENTS events, $BRIDGE_CHAOS_CUTS cuts"
-  BRIDGE_CHAOS_TRANSPORT=$kind cargo test -q -p bridge-transport --features native --test chaos_scale \
-    -- --nocapture 2>&1 | grep -E '^(chaos at scale|  …|test result|thread|failures)|panicked' 
+  BRIDGE_CHAOS_TRANSPORT=$kind cargo test -q -p bridge-transport --features native --test integration \
+    -- --nocapture chaos_scale:: 2>&1 | grep -E '^(chaos at scale|  …|test result|thread|failures)|panicked' 
 done
 echo "==> relay: SIGKILL mid-turn and restart; ten clients race to answer one prompt"
 cargo test -q -p bridge-relay --test integration -- --nocapture chaos:: 2>&1 | grep -E '^(race of ten|test result)|panicked'

@@ -66,6 +66,8 @@ cargo clippy -p bridge-relay --no-default-features --all-targets -- -D warnings
 step "clippy (wasm32: console, protocol, dedup, transport, client package; then the split build)"
 cargo clippy --target wasm32-unknown-unknown -p bridge-console -p bridge-protocol -p bridge-dedup -p bridge-transport \
   -p bridge-console-client --all-targets -- -D warnings
+# The browser benchmarks (a test target `cargo test` leaves out, so not in --all-targets): checked too.
+cargo clippy --target wasm32-unknown-unknown -p bridge-console --test bench -- -D warnings
 # The split build's code (src/lazy.rs's wasm-split entry points) only compiles with the feature.
 cargo clippy --target wasm32-unknown-unknown -p bridge-console --features split -- -D warnings
 

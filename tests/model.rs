@@ -9,15 +9,13 @@ use serde_json::{Value, json};
 // The same tests run natively and, compiled to wasm32, in the browser.
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "model/builders.rs"]
 mod builders;
 #[path = "model/results_system.rs"]
 mod results_system;
 #[path = "model/rows.rs"]
-mod rows;
+pub mod rows;
 
 use builders::*;
 use rows::rows;

@@ -1,6 +1,5 @@
 //! Every CLI→client line of the real CLI 2.1.332 captures, run through the transcript model.
 //! (Native only: it reads the capture files.)
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::path::PathBuf;
 
@@ -9,10 +8,7 @@ use bridge_console::state::{
 };
 use serde_json::Value;
 
-#[path = "model/rows.rs"]
-mod rows;
-
-use rows::rows;
+use crate::model::rows::rows;
 
 /// The frames of a capture file: `<< ` lines are the CLI's (source worker), `>> ` lines what the client
 /// wrote (source client, as the relay echoes them).

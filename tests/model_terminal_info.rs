@@ -1,7 +1,6 @@
 //! What the terminal shows beside the transcript, from real CLI 2.1.332 captures: the task list the
 //! task tools build, the context usage and MCP answers, the interrupted turn's footer and a turn
 //! with nothing billed. (Native only: it reads the capture files.)
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::path::PathBuf;
 
@@ -10,10 +9,7 @@ use bridge_console::state::{ItemKind, McpServer, Session, Source, TaskStatus, ta
 use bridge_protocol::McpServerState;
 use serde_json::{Value, json};
 
-#[path = "model/rows.rs"]
-mod rows;
-
-use rows::rows;
+use crate::model::rows::rows;
 
 /// `<< ` lines are the CLI's, `>> ` lines what the client wrote (as the relay echoes them).
 fn capture(name: &str) -> Vec<(Source, Value)> {

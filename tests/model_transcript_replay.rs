@@ -7,8 +7,6 @@ use bridge_console::state::{ItemKind, Session, SessionState};
 use serde_json::json;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 const SID: &str = "27784601-dc95-46a5-9f01-072efd77a9f0";
 

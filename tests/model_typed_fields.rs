@@ -7,8 +7,6 @@ use bridge_console::state::{ItemKind, PromptKind, Session, SystemKind, ToolStatu
 use serde_json::{Value, json};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 const SID: &str = "5e0c2a1b-7d3f-4c8e-9a6b-1f2e3d4c5b6a";
 

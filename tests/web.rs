@@ -4,7 +4,6 @@
 //! IME composition, observers get no controls, sending while scrolled up scrolls to the new
 //! message, "jump to latest", an ended session says so, the permission description shows once,
 //! the model picker is never empty, and session items name themselves and hold their actions.
-#![cfg(target_arch = "wasm32")]
 
 use bridge_console::components::session_list::SessionItem;
 use bridge_console::components::{
@@ -19,12 +18,10 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
 #[path = "web/dialogs.rs"]
 mod dialogs;
 #[path = "web/mounted.rs"]
-mod mounted;
+pub mod mounted;
 #[path = "web/scroll.rs"]
 mod scroll;
 

@@ -4,7 +4,6 @@
 //! controls and closes on Escape; "New version — reload" waits for a click; the offline banner
 //! counts down and retries on demand; `?view=needs-you` lists only sessions waiting for an answer;
 //! a draft kept for an update reload comes back in the composer.
-#![cfg(target_arch = "wasm32")]
 
 use bridge_console::components::{
     Composer, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
@@ -19,12 +18,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-#[path = "web/mounted.rs"]
-mod mounted;
-
-use mounted::{Mounted, mount_in, new_root};
+use crate::web::mounted::{Mounted, mount_in, new_root};
 
 /// Mounts `view` under a fresh store (session "s1" open, signed in as `role`) and a router.
 fn mount<V: IntoView + 'static>(role: &str, view: impl FnOnce() -> V + 'static) -> Mounted {

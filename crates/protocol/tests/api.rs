@@ -7,9 +7,6 @@ use bridge_protocol::api::{
 };
 use serde_json::{Value, json};
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
 /// A relay session as the list shows it (every field the relay writes).
 fn relay_entry() -> Value {
     json!({

@@ -1,9 +1,6 @@
 //! The builders produce exactly the JSON the CLI accepts (checked key by key, as values), and
 //! their output parses back as known client messages.
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
 use bridge_protocol::{
     ClientMessage, InitializeRequest, PermissionBehavior, PermissionMode, PermissionRuleValue,
     PermissionUpdate, PermissionUpdateDestination, Uuid, build, parse_client_line,

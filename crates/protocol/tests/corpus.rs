@@ -6,12 +6,9 @@
 //! * every malformed line fails with an error containing its `## expect-error:` text and quoting
 //!   the line;
 //! * `tests/fixtures/handmade/kinds.golden` lists the classification of every record
-//!   (`UPDATE_GOLDEN=1 cargo test -p bridge-protocol --test corpus` regenerates it).
+//!   (`UPDATE_GOLDEN=1 cargo test -p bridge-protocol --test integration corpus` regenerates it).
 //!
 //! Fixtures are embedded with `include_str!`, so the same tests run in the browser.
-
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::BTreeSet;
 
@@ -421,7 +418,7 @@ fn classification_matches_golden_file() {
             .collect();
         panic!(
             "classification differs from {GOLDEN_PATH} ({} vs {} lines); run \
-             UPDATE_GOLDEN=1 cargo test -p bridge-protocol --test corpus if intended\n{}",
+             UPDATE_GOLDEN=1 cargo test -p bridge-protocol --test integration corpus if intended\n{}",
             listing.lines().count(),
             GOLDEN.lines().count(),
             diff.join("\n")

@@ -1,9 +1,6 @@
 //! `NdjsonDecoder` behaviour on hand-picked inputs; every case is also fed one byte at a time and
 //! split at every position. (Random chunkings: `framing_prop.rs`, native only.)
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
 use bridge_protocol::framing::{
     DEFAULT_MAX_LINE_BYTES, FrameError, Line, NdjsonDecoder, decode_all,
 };

@@ -1,6 +1,5 @@
 //! Property test: the decoder's output does not depend on how the input is chunked, and equals a
 //! naive reference (split on `\n`, strip one `\r`, skip blank lines, check length then UTF-8).
-#![cfg(not(target_arch = "wasm32"))]
 
 use bridge_protocol::framing::{FrameError, Line, NdjsonDecoder};
 use proptest::prelude::*;

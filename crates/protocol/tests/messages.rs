@@ -1,9 +1,6 @@
 //! Helpers (`kind`, `uuid`, `session_id`, `parent_tool_use_id`, `is_ephemeral`, `request_id`),
 //! forward compatibility (unknown types, subtypes, blocks, open value sets) and typed payloads.
 
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
 use bridge_protocol::{
     CliMessage, ClientMessage, ContentBlock, ContentDelta, ControlRequestBody, ControlResponseBody,
     InitializeResponse, InterruptResponse, ParseError, PermissionMode, PermissionResult,

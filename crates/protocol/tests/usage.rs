@@ -1,6 +1,5 @@
 //! `get_context_usage` and `mcp_status` answers of the real CLI 2.1.332 (captured against the fake
 //! model) read into their typed forms.
-#![cfg(not(target_arch = "wasm32"))]
 
 use bridge_protocol::{
     CliMessage, ContextUsageResponse, ControlResponseBody, McpServerState, McpStatusResponse,

@@ -12,10 +12,6 @@
 //!
 //! Needs the relay binary: `cargo build -p bridge-relay` first.
 
-#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
-
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -24,8 +20,8 @@ use bridge_transport::{TransportEvent, TransportKind};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
-use common::answer::allow_if_asked;
-use common::{
+use crate::common::answer::allow_if_asked;
+use crate::common::{
     ChaosEnd, Pacer, Quiet, Relay, Transcript, check_event, connect_through, posts_applied, quiet,
     relay_binary, send_turn, start_proxy,
 };
@@ -57,7 +53,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// the agent's stdin to `<dir>/stdin.ndjson`: what the agent really read.
 fn start_relay_with(extra: &[String]) -> Relay {
     use std::os::unix::fs::PermissionsExt as _;
-    common::start_relay("bridge-chaos-scale", |dir, cmd| {
+    crate::common::start_relay("bridge-chaos-scale", |dir, cmd| {
         std::fs::write(dir.join("scenario.json"), SCENARIO).unwrap();
         let wrapper = dir.join("agent.sh");
         std::fs::write(

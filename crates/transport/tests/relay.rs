@@ -11,10 +11,6 @@
 //!   REST log exactly (0 lost, 0 duplicated) and every posted message must be
 //!   applied exactly once. Run with `--nocapture` to see the figures.
 
-#![cfg(all(feature = "native", not(target_arch = "wasm32")))]
-
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -26,8 +22,8 @@ use futures::StreamExt as _;
 use serde_json::Value;
 use tokio::net::TcpListener;
 
-use common::answer::allow_if_asked;
-use common::{
+use crate::common::answer::allow_if_asked;
+use crate::common::{
     ChaosEnd, Pacer, Quiet, Relay, TOKEN, Transcript, check_event, connect_through, expected_seqs,
     posts_applied, quiet, send_turn, start_proxy, user_message,
 };
@@ -39,7 +35,7 @@ fn start_relay(scenario: &str) -> Relay {
 }
 
 fn start_relay_with(scenario: &str, extra: &[String]) -> Relay {
-    common::start_relay("bridge-transport-test", |_, cmd| {
+    crate::common::start_relay("bridge-transport-test", |_, cmd| {
         cmd.args(["--demo", "--demo-scenario", scenario])
             .args(extra);
     })

@@ -5,15 +5,13 @@
 //! ```text
 //! BRIDGE_TEST_RELAY_URL=http://127.0.0.1:8790 BRIDGE_TEST_RELAY_TOKEN=… \
 //!   WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:8791 \
-//!   cargo test -p bridge-transport --target wasm32-unknown-unknown --test web
+//!   cargo test -p bridge-transport --target wasm32-unknown-unknown --test integration web::
 //! ```
 //!
 //! The page is served from another origin than the relay, so the relay must
 //! allow it (`--allowed-origin http://127.0.0.1:8791`) and the token is used
 //! (header on fetches, auth frame on the WebSocket). Unset: every test logs
 //! why and passes without doing anything.
-
-#![cfg(target_arch = "wasm32")]
 
 #[path = "common/answer.rs"]
 mod answer;
@@ -28,9 +26,7 @@ use futures::StreamExt as _;
 use futures::future::{Either, select};
 use gloo_timers::future::TimeoutFuture;
 use serde_json::{Value, json};
-use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
-
-wasm_bindgen_test_configure!(run_in_browser);
+use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
 fn relay() -> Option<(&'static str, &'static str)> {
     match (
