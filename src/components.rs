@@ -1,5 +1,6 @@
-//! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads the
-//! [`crate::store::Store`] from context and never does I/O itself.
+//! The console's components, one per file (`foo.rs` + `foo/` for its parts). Each reads from
+//! context the [`crate::store::Store`], or only the handle of it that it needs
+//! ([`crate::store::SessionList`], [`crate::store::Compose`], …), and never does I/O itself.
 
 pub mod busy_button;
 pub mod changes_panel;

@@ -35,7 +35,7 @@ use inbox::{Inbox, Pace};
 
 pub use archive::{ArchiveNotice, KeptWorktree, split_sessions};
 pub use changes::{Changes, writes_files};
-pub use cli_sessions::{CliUi, ForkUi, RewindUi};
+pub use cli_sessions::{CliSessions, ForkUi, RewindUi};
 pub use compose::{Compose, Submitted};
 pub use device::{Device, PushState, RelayOffline, test_summary};
 pub use early::{EarlyPrompts, Waiting};
@@ -71,8 +71,9 @@ pub struct Store {
     pub expanded: RwSignal<std::collections::HashSet<String>>,
     /// Bumped when the transcript must scroll to its end (the person sent a message).
     pub scroll_to_end: RwSignal<u64>,
-    /// Claude Code's own sessions: the open one shown from its transcript, forks, restoring files.
-    pub cli: cli_sessions::CliUi,
+    /// Claude Code's own sessions: the open one shown from its transcript, forks, restoring files
+    /// ([`CliSessions`]).
+    pub cli: CliSessions,
     /// The session whose detail (`initialize`) is being polled, if any.
     detail_poll: StoredValue<Option<String>>,
     /// Bumped on each visibility change (cancels a pending suspend).
@@ -122,7 +123,7 @@ impl Store {
             truncated: RwSignal::new(false),
             expanded: RwSignal::new(Default::default()),
             scroll_to_end: RwSignal::new(0),
-            cli: cli_sessions::CliUi::new(),
+            cli: CliSessions::new(),
             detail_poll: StoredValue::new(None),
             visibility_gen: StoredValue::new(0),
             inbox: StoredValue::new_local(Inbox::default()),
@@ -157,6 +158,7 @@ impl Store {
         provide_context(self.compose);
         provide_context(self.list);
         provide_context(self.early);
+        provide_context(self.cli);
         self
     }
 

@@ -3,7 +3,10 @@
 //! a message sent there resumes it under the relay (a new relay session whose history is the
 //! transcript, opened in its place); a prompt can be forked from, or the files restored to before it
 //! (`rewind_files`: a preview first, then the restore). The relay calls are in
-//! [`crate::net::cli_sessions`]; components read these signals and call the methods here.
+//! [`crate::net::cli_sessions`]. [`CliSessions`] owns the state: components take it from context,
+//! read its signals and call its methods; what needs the open session (opening one, resuming it
+//! with a message, forking, restoring files) is on the [`Store`], which reads and writes that state
+//! through its `cli` handle.
 
 use std::collections::HashMap;
 
@@ -40,9 +43,9 @@ pub enum ForkUi {
     Failed(String),
 }
 
-/// Claude Code's own sessions in the store (cheap to copy).
+/// Claude Code's own sessions' handle (cheap to copy; in context beside the [`Store`]).
 #[derive(Clone, Copy)]
-pub struct CliUi {
+pub struct CliSessions {
     /// The open session is one of Claude Code's own, shown from its transcript (its id).
     pub open: RwSignal<Option<String>>,
     /// Its list entry (cwd, title, git branch), once read.
@@ -64,9 +67,9 @@ pub struct CliUi {
     pub fork: RwSignal<HashMap<String, ForkUi>>,
 }
 
-impl CliUi {
+impl CliSessions {
     pub(super) fn new() -> Self {
-        CliUi {
+        CliSessions {
             open: RwSignal::new(None),
             detail: RwSignal::new(None),
             error: RwSignal::new(None),
@@ -79,6 +82,11 @@ impl CliUi {
         }
     }
 
+    /// The handle from context.
+    pub fn expect() -> Self {
+        expect_context::<CliSessions>()
+    }
+
     /// Forgets the open session's state (another session opens).
     pub(super) fn close(&self) {
         self.open.try_set(None);
@@ -89,6 +97,18 @@ impl CliUi {
         self.partial.try_set(None);
         self.rewind.try_set(HashMap::new());
         self.fork.try_set(HashMap::new());
+    }
+
+    /// Grows the history shown by a page ("Show earlier"): the open session's id, to read again.
+    fn page_earlier(&self) -> Option<String> {
+        let id = self.open.get_untracked()?;
+        self.limit.update(|l| *l += HISTORY_PAGE);
+        Some(id)
+    }
+
+    /// Closes the restore-files panel of prompt `uuid`.
+    pub fn rewind_cancel(&self, uuid: &str) {
+        self.rewind.update(|m| _ = m.remove(uuid));
     }
 }
 
@@ -106,11 +126,9 @@ impl Store {
     /// Shows a page more of the open CLI session's history (read again with a larger limit: the
     /// history is applied in order, from its first shown frame).
     pub fn show_earlier_cli(&self) {
-        let Some(id) = self.cli.open.get_untracked() else {
-            return;
-        };
-        self.cli.limit.update(|l| *l += HISTORY_PAGE);
-        self.open_cli_session(id);
+        if let Some(id) = self.cli.page_earlier() {
+            self.open_cli_session(id);
+        }
     }
 
     /// Opens one of Claude Code's own sessions: its history from the transcript, no stream (nothing
@@ -266,11 +284,6 @@ impl Store {
     /// Restores the files, after the preview.
     pub fn rewind_confirm(&self, uuid: &str) {
         self.rewind_call(uuid, false);
-    }
-
-    /// Closes the restore-files panel of prompt `uuid`.
-    pub fn rewind_cancel(&self, uuid: &str) {
-        self.cli.rewind.update(|m| _ = m.remove(uuid));
     }
 
     fn rewind_call(&self, uuid: &str, dry_run: bool) {

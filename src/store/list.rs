@@ -63,6 +63,12 @@ impl SessionList {
         expect_context::<SessionList>()
     }
 
+    /// Whether the signed-in person is a controller: who may archive sessions and discard kept
+    /// worktrees (observers see the list only).
+    pub fn is_controller(&self) -> bool {
+        self.device.is_controller()
+    }
+
     /// Where the list learns the open session's live state (the store, once).
     pub fn set_open_live(&self, open_live: OpenLive) {
         self.open_live.set_value(Some(open_live));

@@ -40,7 +40,7 @@ pub fn UserActions(
                 view! {
                     <div class="rewind-panel refused" data-testid="rewind-refused" role="alert">
                         <span>{format!("Files cannot be restored: {why}")}</span>
-                        <button class="link-button" on:click=move |_| store.rewind_cancel(&u)>"Dismiss"</button>
+                        <button class="link-button" on:click=move |_| store.cli.rewind_cancel(&u)>"Dismiss"</button>
                     </div>
                 }
                 .into_any()
@@ -50,7 +50,7 @@ pub fn UserActions(
                 view! {
                     <div class="rewind-panel" data-testid="rewind-preview" role="status">
                         <span>"Nothing to restore: Claude Code changed no file (with Edit or Write) since this message."</span>
-                        <button class="link-button" data-testid="rewind-cancel" on:click=move |_| store.rewind_cancel(&u)>"Dismiss"</button>
+                        <button class="link-button" data-testid="rewind-cancel" on:click=move |_| store.cli.rewind_cancel(&u)>"Dismiss"</button>
                     </div>
                 }
                 .into_any()
@@ -74,7 +74,7 @@ pub fn UserActions(
                             <button class="button danger" data-testid="rewind-confirm" on:click=move |_| store.rewind_confirm(&u1)>
                                 "Restore files"
                             </button>
-                            <button class="button" data-testid="rewind-cancel" on:click=move |_| store.rewind_cancel(&u2)>
+                            <button class="button" data-testid="rewind-cancel" on:click=move |_| store.cli.rewind_cancel(&u2)>
                                 "Cancel"
                             </button>
                         </div>
@@ -87,7 +87,7 @@ pub fn UserActions(
                 view! {
                     <div class="rewind-panel done" data-testid="rewind-done" role="status">
                         <span>{format!("Restored {} file(s) to before this message.", d.files_changed.len())}</span>
-                        <button class="link-button" on:click=move |_| store.rewind_cancel(&u)>"Dismiss"</button>
+                        <button class="link-button" on:click=move |_| store.cli.rewind_cancel(&u)>"Dismiss"</button>
                     </div>
                 }
                 .into_any()

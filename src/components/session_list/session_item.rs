@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::lazy::{self, Part};
 use crate::nav::{Nav, session_path};
 use crate::net::SessionSummary;
-use crate::store::{SessionList, Store};
+use crate::store::SessionList;
 use bridge_protocol::api::ListEntry;
 
 /// Starts loading what opening a session needs: the session view and its live connection.
@@ -39,8 +39,7 @@ pub fn SessionItem(
     let id_cur = id.clone();
     let id_archive = id.clone();
     let current = Memo::new(move |_| nav.session.with(|s| s.as_deref() == Some(id_cur.as_str())));
-    let store = Store::expect();
-    let controller = move || store.is_controller();
+    let controller = move || list.is_controller();
     // The same text the relay pre-renders into index.html (bridge-protocol's `ListEntry`).
     let entry = ListEntry::of(&summary, js_sys::Date::now());
     let name = entry.name;

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::components::busy_button::BusyButton;
-use crate::store::{KeptWorktree, Store};
+use crate::store::{KeptWorktree, SessionList};
 
 /// A kept worktree (`data-testid="worktree-kept"`, `data-session-id`): why it was kept
 /// (`worktree-why`), its path (`worktree-path`) and branch (`worktree-branch`), and for
@@ -14,10 +14,10 @@ pub fn WorktreeDetails(
     /// The kept worktree.
     kept: KeptWorktree,
 ) -> impl IntoView {
-    let store = Store::expect();
+    let list = SessionList::expect();
     let confirming = RwSignal::new(false);
     let discarding = RwSignal::new(false);
-    let controller = move || store.is_controller();
+    let controller = move || list.is_controller();
     let branch = kept.branch.clone();
     let path = kept.path.clone();
     let what = match (path.is_empty(), &branch) {
@@ -77,7 +77,7 @@ pub fn WorktreeDetails(
                                 label="Discard worktree"
                                 on_click=move || {
                                     discarding.set(true);
-                                    store.list.discard_worktree(&kept, move || {
+                                    list.discard_worktree(&kept, move || {
                                         discarding.try_set(false);
                                         confirming.try_set(false);
                                     });
