@@ -84,6 +84,24 @@ pub struct Capabilities {
     pub host: String,
 }
 
+impl Capabilities {
+    /// A browser that offers all Web Push needs (a secure context, a service worker, push,
+    /// notifications; not an iPhone, not installed), whose permission is not asked yet: where the
+    /// tests of the Notifications panel start.
+    pub fn push_ready(host: &str) -> Self {
+        Self {
+            secure_context: true,
+            service_worker: true,
+            push_manager: true,
+            notification: true,
+            ios: false,
+            standalone: false,
+            permission: Permission::Default,
+            host: host.to_owned(),
+        }
+    }
+}
+
 /// Whether Web Push can work here and, if not, why (`data-state` of `notifications-status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PushSupport {
@@ -322,16 +340,7 @@ mod tests {
     use crate::test_support::summary;
 
     fn caps() -> Capabilities {
-        Capabilities {
-            secure_context: true,
-            service_worker: true,
-            push_manager: true,
-            notification: true,
-            ios: false,
-            standalone: false,
-            permission: Permission::Default,
-            host: "relay.example:8787".into(),
-        }
+        Capabilities::push_ready("relay.example:8787")
     }
 
     #[test]

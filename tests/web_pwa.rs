@@ -33,16 +33,7 @@ fn mount<V: IntoView + 'static>(role: &str, view: impl FnOnce() -> V + 'static) 
 }
 
 fn ready_caps() -> Capabilities {
-    Capabilities {
-        secure_context: true,
-        service_worker: true,
-        push_manager: true,
-        notification: true,
-        ios: false,
-        standalone: false,
-        permission: Permission::Default,
-        host: "relay.lan:8787".into(),
-    }
+    Capabilities::push_ready("relay.lan:8787")
 }
 
 fn set_push(m: &Mounted, state: PushState) {
