@@ -203,7 +203,8 @@ impl Session {
             // Environment variable values never reach the log in clear (the agent gets them).
             let stored = crate::core::redact::stored_client_line(&ty, &value)
                 .unwrap_or_else(|| text.clone());
-            let (seq, event_id) = self.append(&mut g, Source::Client, &ty, stored, uuid.clone())?;
+            let (seq, event_id) =
+                self.append(&mut g, Source::Client, &ty, stored, uuid.clone(), false)?;
             // What the CLI gets: control_* payloads without the SDK's added `uuid`.
             let line = if ty.starts_with("control_") && value.get("uuid").is_some() {
                 let mut stripped = value.clone();

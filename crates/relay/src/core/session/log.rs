@@ -107,20 +107,9 @@ impl Session {
         }
     }
 
-    /// Appends a durable event and fans it out. Caller holds the lock.
+    /// Appends a durable event and fans it out. Caller holds the lock. `ends_session` marks the
+    /// agent-exit event (streams close after it).
     pub(super) fn append(
-        &self,
-        g: &mut Inner,
-        source: Source,
-        event_type: &str,
-        payload: String,
-        client_uuid: Option<String>,
-    ) -> Result<(u64, String), StoreError> {
-        self.append_with(g, source, event_type, payload, client_uuid, false)
-    }
-
-    /// [`Self::append`]; `ends_session` marks the agent-exit event (streams close after it).
-    pub(super) fn append_with(
         &self,
         g: &mut Inner,
         source: Source,

@@ -119,7 +119,14 @@ impl Session {
         }));
         let payload = bridge_protocol::to_line(&response).trim_end().to_owned();
         self.write_stdin(&g, payload.clone());
-        if let Err(e) = self.append(&mut g, Source::Relay, "control_response", payload, None) {
+        if let Err(e) = self.append(
+            &mut g,
+            Source::Relay,
+            "control_response",
+            payload,
+            None,
+            false,
+        ) {
             tracing::error!(session = %self.id, error = %e, "event store failure");
         }
         Self::remember_settled(

@@ -97,7 +97,7 @@ impl Session {
             }
             Route::Durable => {}
         }
-        let seq = match self.append(&mut g, Source::Worker, &ty, payload.clone(), None) {
+        let seq = match self.append(&mut g, Source::Worker, &ty, payload.clone(), None, false) {
             Ok((seq, _)) => seq,
             Err(e) => {
                 tracing::error!(session = %self.id, error = %e, "event store failure; agent frame dropped");
@@ -273,6 +273,7 @@ impl Session {
             "relay_error",
             payload.to_string(),
             None,
+            false,
         ) {
             tracing::error!(session = %self.id, error = %e, "event store failure");
         }
@@ -335,7 +336,7 @@ impl AgentEvents for Session {
         g.meta.agent_process = None;
         // Stands in for the worker (the SDK drops non-worker system events): source "worker",
         // marked `relay_generated`.
-        if let Err(e) = self.append_with(
+        if let Err(e) = self.append(
             &mut g,
             Source::Worker,
             "system",
