@@ -42,16 +42,8 @@ impl Cli {
         let home = tempfile::tempdir().unwrap();
         let cwd = tempfile::tempdir().unwrap();
         let mut child = Command::new(bin)
+            .args(bridge_protocol::build::STREAM_JSON_FLAGS)
             .args([
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--input-format",
-                "stream-json",
-                "--permission-prompt-tool",
-                "stdio",
-                "--include-partial-messages",
-                "--replay-user-messages",
                 // Explicit: 2.1.300 defaulted to `auto` mode, which accepts `touch` without a prompt.
                 "--permission-mode",
                 "default",

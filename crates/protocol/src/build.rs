@@ -9,6 +9,22 @@
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+/// The flags that start the CLI in the SDK's stream-json mode, as every agent the relay spawns gets
+/// them (`--model`, `--permission-mode`, `--resume` … follow): JSON lines both ways, the prompts
+/// asked over stdio (`can_use_tool`), partial messages streamed, and the user's messages echoed
+/// back once read.
+pub const STREAM_JSON_FLAGS: &[&str] = &[
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--permission-prompt-tool",
+    "stdio",
+    "--include-partial-messages",
+    "--replay-user-messages",
+];
+
 mod answers;
 
 pub use answers::{elicitation, question_answers, user_dialog};

@@ -57,20 +57,10 @@ pub trait AgentLauncher: Send + Sync + 'static {
 
 /// The stream-json flags every agent gets (the CLI's SDK mode), then `--model`, `--permission-mode`.
 pub fn claude_flags(spec: &SpawnSpec) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--input-format",
-        "stream-json",
-        "--permission-prompt-tool",
-        "stdio",
-        "--include-partial-messages",
-        "--replay-user-messages",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let mut args: Vec<String> = bridge_protocol::build::STREAM_JSON_FLAGS
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     if let Some(m) = &spec.model {
         args.extend(["--model".to_owned(), m.clone()]);
     }
