@@ -19,8 +19,7 @@ mod push;
 
 pub use connection::{Subscription, conn_state, send_error, stream_event, subscribe};
 pub use push::{
-    PushDevice, list_push_devices, parse_push_devices, register_push, remove_push_device,
-    test_push_device, vapid_public_key,
+    list_push_devices, register_push, remove_push_device, test_push_device, vapid_public_key,
 };
 
 /// A failed request.

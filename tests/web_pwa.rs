@@ -9,9 +9,10 @@ use bridge_console::components::{
     Composer, NotificationsSettings, OfflineBanner, SessionList, UpdateBanner,
 };
 use bridge_console::nav::ListView;
-use bridge_console::net::{Me, PushDevice, SessionSummary};
+use bridge_console::net::{Me, SessionSummary};
 use bridge_console::pwa::{self, Capabilities, DeviceRecord, Permission};
 use bridge_console::store::{PushState, RelayOffline, Store};
+use bridge_protocol::api::PushDevice;
 use leptos::prelude::*;
 use leptos::task::tick;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! The relay's REST shapes: who wrote a durable event ([`Source`]), and a session as
 //! `GET /v1/code/sessions` lists it and `GET /v1/code/sessions/{id}` shows it ([`SessionSummary`],
 //! [`SessionDetail`]). One definition for the relay that writes them and the clients (transport,
-//! console) that read them.
+//! console) that read them. The Web Push routes' bodies are in [`push`].
 //!
 //! Unknown values parse: the enums are open (`Other(String)`), fields this crate does not model are
 //! kept in `extra`, and a list entry that does not fit at all is skipped rather than failing the
@@ -30,10 +30,15 @@ pub fn path_segment(s: &str) -> String {
 
 mod changes;
 mod list_entry;
+pub mod push;
 pub use changes::{
     ArchiveAnswer, ChangeList, ChangeSource, ChangeStatus, ChangedFile, FileDiff, Me,
 };
 pub use list_entry::{ListEntry, ago, parse_iso_ms, session_name, waits_for_answer};
+pub use push::{
+    PushAnswerRequest, PushAnswered, PushDecision, PushDevice, PushDeviceList, PushKeys,
+    PushSubscribeAnswer, PushSubscribeRequest, PushTestAnswer, VapidPublicKey,
+};
 
 open_enum! {
     /// Who wrote a durable event (the relay's envelope `source`).

@@ -1,10 +1,8 @@
 //! One device in the Notifications panel.
 
+use bridge_protocol::api::{PushDevice, ago, parse_iso_ms};
 use leptos::prelude::*;
-use serde_json::Value;
 
-use crate::format;
-use crate::net::PushDevice;
 use crate::store::Device;
 
 /// A short name for an event type.
@@ -16,21 +14,6 @@ fn event_name(e: &str) -> Option<&str> {
         "resolved" => return None,
         other => other,
     })
-}
-
-/// A device's last delivery failure as text (a string, or an object with a `message`).
-fn error_text(v: &Value) -> Option<String> {
-    match v {
-        Value::Null => None,
-        Value::String(s) if s.is_empty() => None,
-        Value::String(s) => Some(s.clone()),
-        other => Some(
-            other
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| other.to_string(), str::to_string),
-        ),
-    }
 }
 
 /// A device with push on (`data-testid="notifications-device"`, `data-device-id`,
@@ -56,10 +39,10 @@ pub fn DeviceRow(
         events.join(", ")
     }];
     let now = js_sys::Date::now();
-    if let Some(t) = device.last_success_at.as_ref().filter(|t| !t.is_null()) {
-        facts.push(format!("last delivered {}", format::ago(t, now)));
+    if let Some(then) = device.last_success_at.as_deref().and_then(parse_iso_ms) {
+        facts.push(format!("last delivered {}", ago(then, now)));
     }
-    let error = device.last_error.as_ref().and_then(error_text);
+    let error = device.last_error.clone().filter(|e| !e.is_empty());
     let id = device.id.clone();
     let remove_label = format!("Remove {label}");
     view! {

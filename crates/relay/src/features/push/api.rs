@@ -8,7 +8,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
+use bridge_protocol::api::push::{
+    PushAnswerRequest, PushAnswered, PushDecision, PushDevice, PushDeviceList, PushSubscribeAnswer,
+    PushSubscribeRequest, PushTestAnswer, VapidPublicKey,
+};
 use serde_json::{Value, json};
 
 use super::deliver::{Attempt, b64url};
@@ -69,32 +72,16 @@ fn parse<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ApiE
 async fn vapid_public_key(
     State(app): State<AppState>,
     Controller(_): Controller,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({"key": push(&app)?.subs.vapid()?.public_key()})))
+) -> Result<Json<VapidPublicKey>, ApiError> {
+    Ok(Json(VapidPublicKey {
+        key: push(&app)?.subs.vapid()?.public_key().to_owned(),
+    }))
 }
 
-#[derive(Deserialize)]
-struct Keys {
-    p256dh: String,
-    auth: String,
-}
-
-/// `PushSubscription.toJSON()` plus the relay's own fields.
-#[derive(Deserialize)]
-struct SubscribeBody {
-    endpoint: String,
-    #[serde(default, rename = "expirationTime")]
-    expiration_time: Option<f64>,
-    keys: Keys,
-    #[serde(default)]
-    label: Option<String>,
-    #[serde(default)]
-    events: Option<Vec<String>>,
-    #[serde(default)]
-    session_ids: Option<Vec<String>>,
-}
-
-fn check_subscription(body: SubscribeBody, push: &Push) -> Result<NewSubscription, ApiError> {
+fn check_subscription(
+    body: PushSubscribeRequest,
+    push: &Push,
+) -> Result<NewSubscription, ApiError> {
     endpoint::check(&body.endpoint, &push.config.endpoint_allow).map_err(ApiError::bad_request)?;
     let key = b64url(&body.keys.p256dh).ok_or_else(|| {
         ApiError::bad_request(
@@ -170,7 +157,7 @@ async fn subscribe(
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let push = push(&app)?;
-    let body: SubscribeBody = parse(
+    let body: PushSubscribeRequest = parse(
         body,
         "subscription (expected PushSubscription.toJSON(): {\"endpoint\", \"keys\": {\"p256dh\", \"auth\"}})",
     )?;
@@ -182,40 +169,38 @@ async fn subscribe(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(json!({"id": id}))).into_response())
+    Ok((status, Json(PushSubscribeAnswer { id })).into_response())
 }
 
-fn public_json(s: &Subscription) -> Value {
+/// A subscription as the device list shows it: no keys, only its push service's origin.
+fn device(s: &Subscription) -> PushDevice {
     let origin = reqwest::Url::parse(&s.endpoint)
         .map(|u| endpoint::origin(&u))
         .unwrap_or_default();
-    let mut v = json!({
-        "id": s.id,
-        "label": s.label,
-        "endpoint_origin": origin,
-        "events": s.events,
-        "expiration_time": s.expiration_time,
-        "created_at": s.created_at,
-        "updated_at": s.updated_at,
-        "last_success_at": s.last_success_at,
-        "last_error": s.last_error,
-        "last_error_at": s.last_error_at,
-    });
-    // Absent means every session (clients read a missing list as "no filter").
-    if let Some(ids) = &s.session_ids {
-        v["session_ids"] = json!(ids);
+    PushDevice {
+        id: s.id.clone(),
+        label: s.label.clone(),
+        endpoint_origin: origin,
+        events: s.events.iter().map(|e| e.as_str().to_owned()).collect(),
+        expiration_time: s.expiration_time,
+        created_at: s.created_at.clone(),
+        updated_at: s.updated_at.clone(),
+        last_success_at: s.last_success_at.clone(),
+        last_error: s.last_error.clone(),
+        last_error_at: s.last_error_at.clone(),
+        // Absent means every session (clients read a missing list as "no filter").
+        session_ids: s.session_ids.clone(),
     }
-    v
 }
 
 async fn list_subscriptions(
     State(app): State<AppState>,
     Controller(_): Controller,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PushDeviceList>, ApiError> {
     let subs = push(&app)?.subs.list()?;
-    Ok(Json(
-        json!({"subscriptions": subs.iter().map(public_json).collect::<Vec<_>>()}),
-    ))
+    Ok(Json(PushDeviceList {
+        subscriptions: subs.iter().map(device).collect(),
+    }))
 }
 
 fn unknown_subscription(id: &str) -> ApiError {
@@ -245,7 +230,7 @@ async fn test_push(
     State(app): State<AppState>,
     Controller(_): Controller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PushTestAnswer>, ApiError> {
     let push = push(&app)?;
     let sub = push
         .subs
@@ -256,7 +241,10 @@ async fn test_push(
     match push.send_now(&sub, &msg).await {
         Attempt::Status { status, .. } if (200..300).contains(&status) => {
             push.subs.record_success(&id).await?;
-            Ok(Json(json!({"delivered": true, "status": status})))
+            Ok(Json(PushTestAnswer {
+                delivered: true,
+                status,
+            }))
         }
         Attempt::Status { status, .. } if matches!(status, 404 | 410) => {
             push.subs.delete(&id).await?;
@@ -282,18 +270,9 @@ async fn test_push(
     }
 }
 
-#[derive(Deserialize)]
-pub struct AnswerBody {
-    pub session_id: String,
-    pub request_id: String,
-    pub decision: String,
-    #[serde(default)]
-    pub subscription_id: Option<String>,
-}
-
 /// An answer from a notification, read and checked as far as it can be without the session.
 pub struct Answer {
-    pub body: AnswerBody,
+    pub body: PushAnswerRequest,
     pub allow: bool,
     /// The device it came from (its subscription), named in the audit record.
     pub device: Option<Device>,
@@ -303,14 +282,14 @@ pub struct Answer {
 /// another node runs: `crate::cluster`).
 pub async fn read_answer(app: &AppState, body: Value) -> Result<Answer, ApiError> {
     let push = push(app)?;
-    let body: AnswerBody = parse(
+    let body: PushAnswerRequest = parse(
         body,
         "answer (expected {\"session_id\", \"request_id\", \"decision\": \"allow\"|\"deny\", \"subscription_id\"?})",
     )?;
-    let allow = match body.decision.as_str() {
-        "allow" => true,
-        "deny" => false,
-        other => {
+    let allow = match &body.decision {
+        PushDecision::Allow => true,
+        PushDecision::Deny => false,
+        PushDecision::Other(other) => {
             return Err(ApiError::bad_request(format!(
                 "decision must be \"allow\" or \"deny\", not {other:?}"
             )));
@@ -390,10 +369,13 @@ pub fn answer_message(
 }
 
 /// What a notification's answer gets back.
-pub fn answered(answer: &Answer) -> Json<Value> {
+pub fn answered(answer: &Answer) -> Json<PushAnswered> {
     let b = &answer.body;
     tracing::info!(session = %b.session_id, request = %b.request_id, decision = %b.decision, device = ?answer.device.as_ref().map(|d| &d.id), "answered from a notification");
-    Json(json!({"ok": true, "decision": b.decision}))
+    Json(PushAnswered {
+        ok: true,
+        decision: b.decision.clone(),
+    })
 }
 
 /// `POST /v1/push/answer`: Allow / Deny from a notification, through the ordinary answer path.
@@ -402,11 +384,67 @@ async fn answer(
     State(app): State<AppState>,
     Controller(who): Controller,
     JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PushAnswered>, ApiError> {
     let answer = read_answer(&app, body).await?;
     let session = app.visible_session(&who, &answer.body.session_id)?;
     let pending = session.pending_request(&answer.body.request_id);
     let msg = answer_message(&answer, pending, &session)?;
     session.ingest_from(&who, answer.device.as_ref(), vec![msg])?;
     Ok(answered(&answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The device list's entry as the relay wrote it with `json!` before it was a protocol type.
+    fn written_before(s: &Subscription, origin: &str) -> Value {
+        let mut v = json!({
+            "id": s.id,
+            "label": s.label,
+            "endpoint_origin": origin,
+            "events": s.events,
+            "expiration_time": s.expiration_time,
+            "created_at": s.created_at,
+            "updated_at": s.updated_at,
+            "last_success_at": s.last_success_at,
+            "last_error": s.last_error,
+            "last_error_at": s.last_error_at,
+        });
+        if let Some(ids) = &s.session_ids {
+            v["session_ids"] = json!(ids);
+        }
+        v
+    }
+
+    #[test]
+    fn a_device_is_written_byte_for_byte_as_before() {
+        let fresh = Subscription {
+            id: "psub_1".into(),
+            endpoint: "https://fcm.googleapis.com:443/fcm/send/abc".into(),
+            p256dh: "never shown".into(),
+            auth: "never shown".into(),
+            events: EventKind::ALL.to_vec(),
+            created_at: "2025-01-01T00:00:00.000Z".into(),
+            updated_at: "2025-01-01T00:00:00.000Z".into(),
+            ..Subscription::default()
+        };
+        let used = Subscription {
+            label: Some("Phone \"A\"".into()),
+            events: vec![EventKind::TurnDone],
+            session_ids: Some(vec!["cse_a".into(), "cse_b".into()]),
+            expiration_time: Some(1_700_000_000_000),
+            last_success_at: Some("2025-01-02T00:00:00.000Z".into()),
+            last_error: Some("the push service answered 400".into()),
+            last_error_at: Some("2025-01-03T00:00:00.000Z".into()),
+            ..fresh.clone()
+        };
+        for s in [fresh, used] {
+            let d = device(&s);
+            let now = serde_json::to_string(&d).unwrap();
+            let before = serde_json::to_string(&written_before(&s, &d.endpoint_origin)).unwrap();
+            assert_eq!(now, before);
+            assert!(!now.contains("never shown"), "no keys: {now}");
+        }
+    }
 }
