@@ -1,7 +1,8 @@
 //! The relay's REST shapes: who wrote a durable event ([`Source`]), and a session as
 //! `GET /v1/code/sessions` lists it and `GET /v1/code/sessions/{id}` shows it ([`SessionSummary`],
 //! [`SessionDetail`]). One definition for the relay that writes them and the clients (transport,
-//! console) that read them. The Web Push routes' bodies are in [`push`].
+//! console) that read them. The Web Push routes' bodies are in [`push`]; those of Claude Code's own
+//! sessions (history, resume, fork, rewind) in [`cli_sessions`]; signing in in [`auth`].
 //!
 //! Unknown values parse: the enums are open (`Other(String)`), fields this crate does not model are
 //! kept in `extra`, and a list entry that does not fit at all is skipped rather than failing the
@@ -28,11 +29,18 @@ pub fn path_segment(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
 }
 
+pub mod auth;
 mod changes;
+pub mod cli_sessions;
 mod list_entry;
 pub mod push;
+pub use auth::{EmbedConfig, LoginAnswer, LoginRequest};
 pub use changes::{
     ArchiveAnswer, ChangeList, ChangeSource, ChangeStatus, ChangedFile, FileDiff, Me,
+};
+pub use cli_sessions::{
+    AlreadyRunning, CliHistoryQuery, CliSessionDetail, ForkRequest, ResumeAnswer, RewindAnswer,
+    RewindRequest, SessionStarted,
 };
 pub use list_entry::{ListEntry, ago, parse_iso_ms, session_name, waits_for_answer};
 pub use push::{

@@ -8,17 +8,14 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use bridge_protocol::api::{EmbedConfig, LoginAnswer, LoginRequest};
+
 use crate::core::auth::Principal;
 use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::{
     AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, parse_body,
 };
-
-#[derive(Deserialize)]
-pub(super) struct LoginBody {
-    token: String,
-}
 
 /// Asks `POST /v1/auth/login` to answer with the first screen too (`1`, or `needs-you`).
 const FIRST_SCREEN_HEADER: &str = "x-bridge-first-screen";
@@ -37,7 +34,7 @@ pub(super) async fn login(
         tracing::warn!(?peer, "login attempts rate-limited");
         return Ok(crate::edge::error::too_many_login_attempts(wait));
     }
-    let body: LoginBody = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
+    let body: LoginRequest = parse_body(body, "login body (expected {\"token\": \"…\"})")?;
     let secret = body.token.trim();
     let cluster = crate::cluster::Cluster::of(&app);
     // With --nats a login code minted through any relay is redeemed in the shared bucket (once).
@@ -78,12 +75,13 @@ pub(super) async fn login(
     );
     // The cookie alone is not enough: the console keeps the login secret in its origin's storage
     // and sends it in X-Bridge-Login (and as a WebSocket's first frame).
-    let mut answer = json!({
-        "login_secret": login_secret,
-        "login_id": principal.login_id,
-        "role": principal.role.as_str(),
-        "session_id": principal.session_scope,
-    });
+    let mut answer = LoginAnswer {
+        login_secret,
+        login_id: principal.login_id.clone(),
+        role: principal.role.as_str().to_owned(),
+        session_id: principal.session_scope.clone(),
+        first_screen: None,
+    };
     // The first visit's boot script (index.html) asks for the first screen with the login, so it
     // need not fetch the page again: the same markup and boot data the page's pre-render puts in
     // (`1`, or `needs-you` for that view); a controller only, like the page.
@@ -94,7 +92,7 @@ pub(super) async fn login(
         && let Some(screen) =
             super::first_screen::for_principal(&app, &principal, v == "needs-you", None).await
     {
-        answer["first_screen"] = Value::String(screen);
+        answer.first_screen = Some(screen);
     }
     let mut resp = Json(answer).into_response();
     resp.headers_mut().insert(
@@ -207,8 +205,11 @@ pub(super) async fn logout(
 
 /// `GET /v1/embed/config` (public, no secrets): the origins allowed to embed the console
 /// (--embed-origin); the console talks postMessage with those only.
-pub(super) async fn embed_config(State(app): State<AppState>) -> Json<Value> {
-    Json(json!({"bridge": 1, "origins": app.config.embed_origins}))
+pub(super) async fn embed_config(State(app): State<AppState>) -> Json<EmbedConfig> {
+    Json(EmbedConfig {
+        bridge: 1,
+        origins: app.config.embed_origins.clone(),
+    })
 }
 
 pub(super) async fn me(who: Principal) -> Json<Value> {

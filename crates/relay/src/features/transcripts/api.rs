@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -22,10 +22,13 @@ use crate::core::auth::Principal;
 use crate::core::relay::CreateSession;
 use crate::edge::error::ApiError;
 use crate::edge::extract::{AppState, Controller, JsonBody};
-use bridge_protocol::api::{Origin, SessionList, SessionSummary};
+use bridge_protocol::api::{
+    AlreadyRunning, CliHistoryQuery, CliSessionDetail, ForkRequest, Origin, RewindAnswer,
+    RewindRequest, SessionList, SessionStarted, SessionSummary,
+};
 use bridge_protocol::{
     ClientMessage, ControlRequest, ControlRequestBody, ControlResponseBody, MessageType,
-    RewindFilesRequest, SessionState,
+    RewindFilesRequest, RewindFilesResponse, SessionState,
 };
 
 /// How long a rewind waits for the CLI's answer.
@@ -184,10 +187,6 @@ pub fn cli_summary(t: &Transcript) -> SessionSummary {
     }
 }
 
-fn to_json(s: &SessionSummary) -> Value {
-    serde_json::to_value(s).expect("a session summary serializes to JSON")
-}
-
 fn readable(who: &Principal) -> Result<(), ApiError> {
     if !who.transcripts {
         return Err(ApiError::forbidden(
@@ -265,42 +264,32 @@ fn live_session(app: &AppState, id: &str) -> Option<String> {
         .map(|s| s.id.clone())
 }
 
-/// Frames of a transcript's history sent at once when the client does not say how many.
-pub const HISTORY_PAGE: usize = 1000;
-
-#[derive(serde::Deserialize)]
-pub struct HistoryPage {
-    /// At most this many frames (default [`HISTORY_PAGE`]), the last ones before `before`.
-    limit: Option<usize>,
-    /// Frames before this index of the whole history (default: its end).
-    before: Option<usize>,
-}
-
-/// `GET /v1/code/cli-sessions/{id}[?limit=N][&before=K]`: the list entry plus `frames`, one page of
-/// the history as stream-json frames — the last `limit` before index `before` — with
-/// `frames_from` (the index of the first one sent) and `frames_total`; a client shows earlier
-/// history by asking for the page before `frames_from`.
+/// `GET /v1/code/cli-sessions/{id}[?limit=N][&before=K]` ([`CliHistoryQuery`]): the list entry plus
+/// `frames`, one page of the history as stream-json frames — the last `limit` before index
+/// `before` — with `frames_from` (the index of the first one sent) and `frames_total`
+/// ([`CliSessionDetail`]); a client shows earlier history by asking for the page before
+/// `frames_from`.
 async fn detail(
     State(app): State<AppState>,
     who: Principal,
     Path(id): Path<String>,
-    Query(page): Query<HistoryPage>,
-) -> Result<Json<Value>, ApiError> {
+    Query(page): Query<CliHistoryQuery>,
+) -> Result<Json<CliSessionDetail>, ApiError> {
     readable(&who)?;
     let t = transcript(&app, &id).await?;
     let lines = lines(&app, &t).await?;
-    let mut v = to_json(&cli_summary(&t));
     let mut frames = parse::history(&lines, None);
     let total = frames.len();
-    let end = page.before.unwrap_or(total).min(total);
-    let start = end.saturating_sub(page.limit.unwrap_or(HISTORY_PAGE).max(1));
-    frames.truncate(end);
-    frames.drain(..start);
-    v["frames"] = Value::Array(frames);
-    v["frames_from"] = start.into();
-    v["frames_total"] = total.into();
-    v["live_session"] = live_session(&app, &id).into();
-    Ok(Json(v))
+    let range = page.range(total);
+    frames.truncate(range.end);
+    frames.drain(..range.start);
+    Ok(Json(CliSessionDetail {
+        summary: cli_summary(&t),
+        frames,
+        frames_from: range.start,
+        frames_total: total,
+        live_session: live_session(&app, &id),
+    }))
 }
 
 fn existing_dir(t: &Transcript) -> Result<String, ApiError> {
@@ -319,20 +308,22 @@ fn existing_dir(t: &Transcript) -> Result<String, ApiError> {
     Ok(cwd)
 }
 
-fn created(session: &crate::core::session::Session, extra: Value) -> Response {
+/// 201 with the session just made ([`SessionStarted`]; a fork's `prompt`, `null` when it has no
+/// text, is `Some`).
+fn created(session: &crate::core::session::Session, prompt: Option<Option<String>>) -> Response {
     let mut summary = session.summary();
     summary.origin = Some(Origin::Relay);
-    let mut v = to_json(&summary);
-    v["session_id"] = session.id.clone().into();
-    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
-        o.extend(e.clone());
-    }
-    (StatusCode::CREATED, Json(v)).into_response()
+    let started = SessionStarted {
+        summary,
+        session_id: session.id.clone(),
+        prompt,
+    };
+    (StatusCode::CREATED, Json(started)).into_response()
 }
 
 /// `POST /v1/code/cli-sessions/{id}/resume`: a relay session running `claude --resume <id>` in the
 /// session's cwd, its history stored first (so it shows above the new turn). When a relay session
-/// already runs it, that one is answered (200, `already_running`).
+/// already runs it, that one is answered (200, [`AlreadyRunning`]).
 async fn resume(
     State(app): State<AppState>,
     Controller(_): Controller,
@@ -340,7 +331,11 @@ async fn resume(
 ) -> Result<Response, ApiError> {
     let t = transcript(&app, &id).await?;
     if let Some(live) = live_session(&app, &id) {
-        return Ok(Json(json!({"session_id": live, "already_running": true})).into_response());
+        return Ok(Json(AlreadyRunning {
+            session_id: live,
+            already_running: true,
+        })
+        .into_response());
     }
     let cwd = existing_dir(&t)?;
     let lines = lines(&app, &t).await?;
@@ -363,13 +358,7 @@ async fn resume(
         })
         .await?;
     tracing::info!(session = %session.id, cli_session = %id, "CLI session resumed");
-    Ok(created(&session, json!({})))
-}
-
-#[derive(serde::Deserialize)]
-struct ForkBody {
-    /// The prompt to fork before: the new session has the conversation up to just before it.
-    message_uuid: String,
+    Ok(created(&session, None))
 }
 
 async fn fork_from(
@@ -379,7 +368,7 @@ async fn fork_from(
     title: Option<String>,
     body: Value,
 ) -> Result<Response, ApiError> {
-    let body: ForkBody = serde_json::from_value(body).map_err(|e| {
+    let body: ForkRequest = serde_json::from_value(body).map_err(|e| {
         ApiError::bad_request(format!(
             "invalid fork body (expected {{\"message_uuid\": \"…\"}}): {e}"
         ))
@@ -423,11 +412,12 @@ async fn fork_from(
         })
         .await?;
     tracing::info!(session = %session.id, from = %origin_id, before = %body.message_uuid, "session forked");
-    Ok(created(&session, json!({ "prompt": prompt })))
+    Ok(created(&session, Some(prompt)))
 }
 
-/// `POST /v1/code/cli-sessions/{id}/fork` `{"message_uuid"}`: a new relay session with the conversation
-/// up to just before that prompt (`--resume <id> --fork-session --resume-session-at <the line before>`).
+/// `POST /v1/code/cli-sessions/{id}/fork` `{"message_uuid"}` ([`ForkRequest`]): a new relay session
+/// with the conversation up to just before that prompt (`--resume <id> --fork-session
+/// --resume-session-at <the line before>`); 201 with [`SessionStarted`].
 async fn fork_cli(
     State(app): State<AppState>,
     Controller(_): Controller,
@@ -470,17 +460,6 @@ async fn fork_relay(
     fork_from(&app, &id, &t, meta.title.clone().or(t.facts.title()), body).await
 }
 
-#[derive(serde::Deserialize)]
-struct RewindBody {
-    user_message_id: String,
-    #[serde(default = "yes")]
-    dry_run: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
 /// `POST /v1/code/cli-sessions/{id}/rewind`: refused, clearly.
 async fn rewind_cli(
     State(_): State<AppState>,
@@ -495,17 +474,18 @@ async fn rewind_cli(
     )
 }
 
-/// `POST /v1/code/sessions/{id}/rewind` `{"user_message_id", "dry_run"?: true}`: sends `rewind_files`
-/// to the agent and answers the CLI's result (`canRewind`, `filesChanged`, `insertions`, `deletions`,
-/// `error`). 409 when the agent is not running, 502 when it answers an error, 504 without an answer.
+/// `POST /v1/code/sessions/{id}/rewind` `{"user_message_id", "dry_run"?: true}` ([`RewindRequest`]):
+/// sends `rewind_files` to the agent and answers the CLI's result (`canRewind`, `filesChanged`,
+/// `insertions`, `deletions`, `error`) plus `dry_run` ([`RewindAnswer`]). 409 when the agent is not
+/// running, 502 when it answers an error (or not a result), 504 without an answer.
 async fn rewind_relay(
     State(app): State<AppState>,
     Controller(who): Controller,
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RewindAnswer>, ApiError> {
     let s = app.visible_session(&who, &id)?;
-    let body: RewindBody = serde_json::from_value(body).map_err(|e| {
+    let body: RewindRequest = serde_json::from_value(body).map_err(|e| {
         ApiError::bad_request(format!(
             "invalid rewind body (expected {{\"user_message_id\": \"…\", \"dry_run\": true}}): {e}"
         ))
@@ -562,9 +542,21 @@ async fn rewind_relay(
     };
     let resp = ControlResponseBody::from_value(resp).ok();
     if let Some(ControlResponseBody::Success(ok)) = &resp {
-        let mut r = ok.response.clone().unwrap_or_else(|| json!({}));
-        r["dry_run"] = body.dry_run.into();
-        return Ok(Json(r));
+        let result = ok
+            .response
+            .clone()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        let result = serde_json::from_value::<RewindFilesResponse>(result).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "agent_error",
+                format!("Claude Code's answer to the rewind request is not its result: {e}"),
+            )
+        })?;
+        return Ok(Json(RewindAnswer {
+            result,
+            dry_run: body.dry_run,
+        }));
     }
     let err = match &resp {
         Some(ControlResponseBody::Error(e)) => e.error.as_str(),
