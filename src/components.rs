@@ -72,7 +72,8 @@ pub use update_banner::UpdateBanner;
 pub use user_dialog::UserDialog;
 
 /// Tells `crate::lazy` how the parts whose entry points live beside their views load (the dialogs,
-/// the settings panel, the session view). Called by `crate::app::App` before any view asks; later
+/// the settings panel, the session view), and the store's (what follows applied frames, the changes
+/// panel's loading). Called by `crate::app::App` before any view asks; later
 /// calls do nothing.
 pub fn register_lazy_parts() {
     #[cfg(all(feature = "split", target_family = "wasm"))]
@@ -86,5 +87,6 @@ pub fn register_lazy_parts() {
         prompt_dock::split_entry::register();
         notifications_settings::split_entry::register();
         session_view::split_entry::register();
+        crate::store::split_entry::register();
     }
 }

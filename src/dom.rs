@@ -76,7 +76,12 @@ pub fn install_keyboard_inset() {
             {
                 let _ = el
                     .style()
-                    .set_property("--kb-inset", &format!("{inset:.0}px"));
+                    // Whole pixels, rounded as `{:.0}` would (half to even), without pulling
+                    // float formatting into the main module.
+                    .set_property(
+                        "--kb-inset",
+                        &format!("{}px", inset.round_ties_even() as i64),
+                    );
             }
         }
     };

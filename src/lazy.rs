@@ -24,7 +24,9 @@
 
 use std::rc::Rc;
 
+use bridge_protocol::api::SessionDetail;
 use bridge_transport::Payload;
+use serde_json::Value;
 
 use crate::diff::DiffLine;
 use crate::markdown::MdNode;
@@ -84,7 +86,9 @@ mod split {
 
     use std::rc::Rc;
 
+    use bridge_protocol::api::SessionDetail;
     use bridge_transport::Payload;
+    use serde_json::Value;
 
     use super::Part;
     use crate::diff::DiffLine;
@@ -135,6 +139,21 @@ mod split {
         sink: Rc<dyn Fn(StreamEvent)>,
     ) -> Result<Rc<Subscription>, SplitLoaderError> {
         Ok(crate::net::subscribe(&id, from, sink))
+    }
+
+    /// Seeds the open session from a session object given as JSON (`Session::set_summary`: its
+    /// `SessionDetail` decoder is bridge-protocol's serde code).
+    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_summary), fallible)]
+    fn summary(session: &mut Session, summary: &Value) -> Result<(), SplitLoaderError> {
+        session.set_summary(summary);
+        Ok(())
+    }
+
+    /// Decodes the session detail (`GET /v1/code/sessions/{id}`) that says where the stream
+    /// starts: in the live part, which connects right after it.
+    #[leptos::wasm_split::wasm_split(live, wasm_split_path = ::leptos::wasm_split, preload(preload_detail), fallible)]
+    fn detail(raw: &Value) -> Result<Option<SessionDetail>, SplitLoaderError> {
+        Ok(super::decode_detail(raw))
     }
 
     struct Flag {
@@ -210,8 +229,10 @@ mod split {
                 || Box::pin(preload_md_cut()),
             ],
             Part::Diff => vec![|| Box::pin(preload_diff())],
-            Part::Live => vec![|| Box::pin(preload_subscribe())],
-            Part::Session => vec![|| Box::pin(preload_apply())],
+            Part::Live => vec![|| Box::pin(preload_subscribe()), || {
+                Box::pin(preload_detail())
+            }],
+            Part::Session => vec![|| Box::pin(preload_apply()), || Box::pin(preload_summary())],
             Part::Dialogs | Part::Settings => Vec::new(),
         };
         PRELOADS.with_borrow(|p| {
@@ -327,6 +348,14 @@ mod split {
     pub fn apply_now(session: &mut Session, frames: &[(Source, &Payload)]) -> bool {
         now(apply(session, frames)).is_some()
     }
+
+    pub fn summary_now(session: &mut Session, value: &Value) -> bool {
+        now(summary(session, value)).is_some()
+    }
+
+    pub fn detail_now(raw: &Value) -> Option<Option<SessionDetail>> {
+        now(detail(raw))
+    }
 }
 
 /// Whether `part` is loaded; reactive in the split build (a view that reads it re-renders once the
@@ -377,6 +406,45 @@ pub fn apply_frames(session: &mut Session, frames: &[(Source, &Payload)]) -> boo
         for (source, frame) in frames {
             session.apply_text(source.clone(), frame.text());
         }
+        true
+    }
+}
+
+/// Waits until `part` is loaded (starting its load): at once when it is. Pending while a failed load
+/// is not tried again ([`when_loaded`]).
+pub async fn wait_for(part: Part) {
+    let (tx, rx) = futures::channel::oneshot::channel();
+    when_loaded(part, move || {
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
+}
+
+/// A session object (`GET /v1/code/sessions/{id}`) read as a [`SessionDetail`], or `None` when it
+/// is not one.
+fn decode_detail(raw: &Value) -> Option<SessionDetail> {
+    bridge_protocol::from_value_text::<SessionDetail>(raw).ok()
+}
+
+/// The session detail read from `raw` ([`decode_detail`]; the decoder is in the live part, loaded
+/// first): `None` when `raw` is not a session object.
+pub async fn session_detail(raw: &Value) -> Option<SessionDetail> {
+    wait_for(Part::Live).await;
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::detail_now(raw).flatten();
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    decode_detail(raw)
+}
+
+/// Seeds `session` from a session object given as JSON (`Session::set_summary`; the code is in the
+/// session part). False, with nothing done, while that part is not loaded: callers run once it is
+/// ([`when_loaded`]).
+pub fn set_summary(session: &mut Session, summary: &Value) -> bool {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split::summary_now(session, summary);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    {
+        session.set_summary(summary);
         true
     }
 }

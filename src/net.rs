@@ -59,6 +59,9 @@ impl std::fmt::Display for NetError {
 /// `GET /v1/me`.
 pub use bridge_protocol::api::Me;
 
+/// `POST /v1/auth/login`'s body and answer, and `GET /v1/embed/config`.
+use bridge_protocol::api::{EmbedConfig, LoginAnswer, LoginRequest};
+
 /// One entry of `GET /v1/code/sessions` and where a session's worktree is: bridge-protocol's REST
 /// shapes, the ones the relay writes.
 pub use bridge_protocol::api::{SessionSummary, WorktreeInfo};
@@ -295,17 +298,14 @@ pub(super) async fn request_json(
 /// `POST /v1/auth/login` with the one-time code (or a token) from the URL fragment; keeps the
 /// login secret the relay returns.
 pub async fn login(token: &str) -> Result<(), NetError> {
-    let v = request_json(
-        "POST",
-        "/v1/auth/login",
-        Some(&serde_json::json!({ "token": token })),
-    )
-    .await?;
-    let secret = v
-        .get("login_secret")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    store_login_secret(secret).await;
+    let body = LoginRequest {
+        token: token.to_owned(),
+    };
+    let body = serde_json::to_value(&body).map_err(|e| NetError::Decode(e.to_string()))?;
+    let v = request_json("POST", "/v1/auth/login", Some(&body)).await?;
+    let answer: LoginAnswer =
+        serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))?;
+    store_login_secret(Some(answer.login_secret)).await;
     Ok(())
 }
 
@@ -384,8 +384,9 @@ pub async fn me() -> Result<Me, NetError> {
 /// `GET /v1/embed/config` (public): the origins allowed to embed the console (--embed-origin).
 pub async fn embed_origins() -> Result<Vec<String>, NetError> {
     let v = request_json("GET", "/v1/embed/config", None).await?;
-    let list = v.get("origins").cloned().unwrap_or(Value::Array(vec![]));
-    serde_json::from_value(list).map_err(|e| NetError::Decode(e.to_string()))
+    serde_json::from_value::<EmbedConfig>(v)
+        .map(|c| c.origins)
+        .map_err(|e| NetError::Decode(e.to_string()))
 }
 
 /// `GET /v1/code/sessions?kept_worktrees=1`: the live sessions, and the archived ones whose

@@ -17,6 +17,9 @@ mod inbox;
 mod info;
 mod list;
 mod new_session;
+#[cfg(all(feature = "split", target_family = "wasm"))]
+#[allow(unsafe_code)]
+pub(crate) mod split_entry;
 mod stream;
 
 use std::rc::Rc;
@@ -214,6 +217,16 @@ impl Store {
             }
             return;
         }
+        #[cfg(all(feature = "split", target_family = "wasm"))]
+        split_entry::inbox_now(*self);
+        #[cfg(not(all(feature = "split", target_family = "wasm")))]
+        self.apply_inbox();
+    }
+
+    /// [`Self::flush`] once the session part is in: applies the queued frames and does what follows
+    /// them (the changes list, the caught-up state, the agent's info, unsent prompts, the queue).
+    /// The session part's code ([`split_entry`]): the session list never runs it.
+    pub(crate) fn apply_inbox(&self) {
         let frames = self.inbox.try_update_value(Inbox::take).unwrap_or_default();
         if frames.is_empty() {
             return;
@@ -274,9 +287,9 @@ impl Store {
                     let store = *self;
                     lazy::when_loaded(Part::Session, move || {
                         store.flush();
-                        store
-                            .session
-                            .try_update(|m| m.set_summary(&serde_json::json!({"state": "ended"})));
+                        store.session.try_update(|m| {
+                            lazy::set_summary(m, &serde_json::json!({"state": "ended"}))
+                        });
                     });
                 }
                 if self.conn.get_untracked() != s {

@@ -1,8 +1,13 @@
 //! Claude Code's own sessions through the relay: open one (`GET /v1/code/cli-sessions/{id}`, its
 //! history as frames), resume it, fork a session before a prompt, and restore files to before a
-//! prompt (`rewind_files`, preview first).
+//! prompt (`rewind_files`, preview first). The bodies are `bridge_protocol::api::cli_sessions`'s.
 
-use serde::Deserialize;
+use bridge_protocol::api::cli_sessions::{
+    CliHistoryQuery, CliSessionDetail, ForkRequest, ResumeAnswer, RewindAnswer, RewindRequest,
+    SessionStarted,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{NetError, enc, request_json};
@@ -12,18 +17,37 @@ pub fn is_cli_id(id: &str) -> bool {
     id.len() == 36 && uuid::Uuid::parse_str(id).is_ok()
 }
 
+/// Reads an answer as its protocol type.
+fn decode<T: DeserializeOwned>(v: Value) -> Result<T, NetError> {
+    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
+}
+
+/// A request body as JSON.
+fn body(b: &impl Serialize) -> Result<Value, NetError> {
+    serde_json::to_value(b).map_err(|e| NetError::Decode(e.to_string()))
+}
+
 /// `GET /v1/code/cli-sessions/{id}?limit=N`: its list entry plus `live_session` and the last `limit`
-/// frames of its history (`frames`, from index `frames_from` of `frames_total`).
+/// frames of its history (`frames`, from index `frames_from` of `frames_total`), as the JSON the
+/// relay sent: the session part reads it as a [`CliSessionDetail`] ([`cli_session_detail`]; the
+/// session list never needs that decoder), and decodes the frames as it decodes the stream's.
 pub async fn get_cli_session(id: &str, limit: usize) -> Result<Value, NetError> {
+    let query = CliHistoryQuery::last(limit).to_query();
     request_json(
         "GET",
-        &format!("/v1/code/cli-sessions/{}?limit={limit}", enc(id)),
+        &format!("/v1/code/cli-sessions/{}{query}", enc(id)),
         None,
     )
     .await
 }
 
-/// `POST /v1/code/cli-sessions/{id}/resume`: the relay session now running it.
+/// The answer of [`get_cli_session`] read as its protocol type.
+pub fn cli_session_detail(raw: Value) -> Result<CliSessionDetail, NetError> {
+    decode(raw)
+}
+
+/// `POST /v1/code/cli-sessions/{id}/resume`: the relay session now running it (a new one, or the
+/// one already running it).
 pub async fn resume(id: &str) -> Result<String, NetError> {
     let v = request_json(
         "POST",
@@ -31,52 +55,24 @@ pub async fn resume(id: &str) -> Result<String, NetError> {
         Some(&json!({})),
     )
     .await?;
-    session_id(&v)
+    decode::<ResumeAnswer>(v).map(|a| a.session_id)
 }
 
-fn session_id(v: &Value) -> Result<String, NetError> {
-    v.get("session_id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| NetError::Decode("no session_id in the answer".into()))
-}
-
-/// A new session.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Forked {
-    pub session_id: String,
-    /// The prompt it was cut before (the composer offers it again).
-    pub prompt: Option<String>,
-}
-
-/// `POST …/{id}/fork` (`cli`: a CLI session, else a relay session) before prompt `message_uuid`.
-pub async fn fork(id: &str, cli: bool, message_uuid: &str) -> Result<Forked, NetError> {
+/// `POST …/{id}/fork` (`cli`: a CLI session, else a relay session) before prompt `message_uuid`:
+/// the new session, with the prompt it was cut before (the composer offers it again).
+pub async fn fork(id: &str, cli: bool, message_uuid: &str) -> Result<SessionStarted, NetError> {
     let base = if cli { "cli-sessions" } else { "sessions" };
-    let v = request_json(
-        "POST",
-        &format!("/v1/code/{base}/{}/fork", enc(id)),
-        Some(&json!({ "message_uuid": message_uuid })),
+    let req = ForkRequest {
+        message_uuid: message_uuid.to_owned(),
+    };
+    decode(
+        request_json(
+            "POST",
+            &format!("/v1/code/{base}/{}/fork", enc(id)),
+            Some(&body(&req)?),
+        )
+        .await?,
     )
-    .await?;
-    Ok(Forked {
-        session_id: session_id(&v)?,
-        prompt: v.get("prompt").and_then(Value::as_str).map(str::to_string),
-    })
-}
-
-/// What Claude Code says a rewind does (or did).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct Rewind {
-    #[serde(rename = "canRewind", default)]
-    pub can_rewind: bool,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(rename = "filesChanged", default)]
-    pub files_changed: Vec<String>,
-    #[serde(default)]
-    pub insertions: Option<u64>,
-    #[serde(default)]
-    pub deletions: Option<u64>,
 }
 
 /// `POST …/{id}/rewind`: with `dry_run` only what would change.
@@ -85,13 +81,18 @@ pub async fn rewind(
     cli: bool,
     user_message_id: &str,
     dry_run: bool,
-) -> Result<Rewind, NetError> {
+) -> Result<RewindAnswer, NetError> {
     let base = if cli { "cli-sessions" } else { "sessions" };
-    let v = request_json(
-        "POST",
-        &format!("/v1/code/{base}/{}/rewind", enc(id)),
-        Some(&json!({ "user_message_id": user_message_id, "dry_run": dry_run })),
+    let req = RewindRequest {
+        user_message_id: user_message_id.to_owned(),
+        dry_run,
+    };
+    decode(
+        request_json(
+            "POST",
+            &format!("/v1/code/{base}/{}/rewind", enc(id)),
+            Some(&body(&req)?),
+        )
+        .await?,
     )
-    .await?;
-    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
 }

@@ -220,7 +220,13 @@ impl Store {
         set_timeout(
             move || {
                 if c.debounce.try_get_value() == Some(generation) {
-                    c.refresh();
+                    // The list's loading is in the session part (in: the frames are applied).
+                    crate::lazy::when_loaded(crate::lazy::Part::Session, move || {
+                        #[cfg(all(feature = "split", target_family = "wasm"))]
+                        super::split_entry::changes_now(c);
+                        #[cfg(not(all(feature = "split", target_family = "wasm")))]
+                        c.refresh();
+                    });
                 }
             },
             std::time::Duration::from_millis(DEBOUNCE_MS),

@@ -11,29 +11,30 @@
 use std::collections::HashMap;
 
 use bridge_protocol::MessageType;
+use bridge_protocol::api::cli_sessions::{CliSessionDetail, RewindAnswer};
 use leptos::prelude::*;
 use serde_json::Value;
 
 use super::Store;
-use crate::net::cli_sessions::{self as api, Rewind};
+use crate::net::cli_sessions as api;
 use crate::net::{ConnState, NetError};
 use crate::state::Source;
 
 pub use api::is_cli_id;
 
 /// The restore-files flow of one prompt.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum RewindUi {
     /// Asking Claude Code what a restore would change.
     Checking,
     /// What it would change: the person confirms or cancels.
-    Preview(Rewind),
+    Preview(RewindAnswer),
     /// Claude Code cannot (no checkpoint, not live, …): why.
     Refused(String),
     /// Restoring.
     Restoring,
     /// Restored.
-    Done(Rewind),
+    Done(RewindAnswer),
 }
 
 /// A fork from one prompt.
@@ -48,7 +49,7 @@ pub enum ForkUi {
 pub struct CliSessions {
     /// The open session is one of Claude Code's own, shown from its transcript (its id).
     pub open: RwSignal<Option<String>>,
-    /// Its list entry (cwd, title, git branch), once read.
+    /// Its list entry (cwd, title, git branch) as JSON, once read.
     pub detail: RwSignal<Option<Value>>,
     /// Why it could not be read or resumed.
     pub error: RwSignal<Option<String>>,
@@ -146,60 +147,61 @@ impl Store {
                 return;
             }
             match r {
-                Ok(mut detail) => {
-                    if let Some(live) = detail.get("live_session").and_then(Value::as_str) {
-                        store.cli.moved_to.set(Some(live.to_string()));
+                // The page is read and applied by the session part (its decoder, the model's
+                // apply): at once when it is in, else as soon as it loads.
+                Ok(raw) => crate::lazy::when_loaded(crate::lazy::Part::Session, move || {
+                    if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
                         return;
                     }
-                    let count = |k: &str| {
-                        detail
-                            .get(k)
-                            .and_then(Value::as_u64)
-                            .map_or(0, |n| n as usize)
-                    };
-                    let (from, total) = (count("frames_from"), count("frames_total"));
-                    store
-                        .cli
-                        .partial
-                        .set((from > 0).then_some((total - from.min(total), total)));
-                    let frames = detail
-                        .get_mut("frames")
-                        .map(Value::take)
-                        .and_then(|f| match f {
-                            Value::Array(a) => Some(a),
-                            _ => None,
-                        })
-                        .unwrap_or_default();
-                    // The transcript is applied by the session part (the decoder and the model's
-                    // apply): at once when it is in, else as soon as it loads.
-                    crate::lazy::when_loaded(crate::lazy::Part::Session, move || {
-                        if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
-                            return;
-                        }
-                        store.session.update(|s| {
-                            s.set_summary(&detail);
-                            s.set_replaying(true);
-                            // The history comes as `Value`s in a JSON list: written back as
-                            // text, the one form the session part decodes.
-                            let frames: Vec<crate::net::Payload> =
-                                frames.iter().map(Into::into).collect();
-                            let batch: Vec<_> =
-                                frames.iter().map(|f| (Source::Worker, f)).collect();
-                            crate::lazy::apply_frames(s, &batch);
-                            s.set_replaying(false);
-                        });
-                        store.cli.detail.set(Some(detail));
-                        store.caught_up.set(true);
-                        // Ready for a message (which resumes it); nothing streams.
-                        store.conn.set(ConnState::Live);
-                    });
-                }
+                    #[cfg(all(feature = "split", target_family = "wasm"))]
+                    super::split_entry::cli_page_now(store, raw);
+                    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+                    store.show_cli_page(raw);
+                }),
                 Err(e) => {
                     store.cli.error.set(Some(message(&e)));
                     store.conn.set(ConnState::Offline(message(&e)));
                 }
             }
         });
+    }
+
+    /// Shows a page of the open CLI session read by [`Self::open_cli_session`]: its history applied
+    /// from the transcript, or — when the relay already runs it — that session instead. The session
+    /// part's code ([`super::split_entry`]): the session list never runs it.
+    pub(crate) fn show_cli_page(&self, raw: Value) {
+        let page = match api::cli_session_detail(raw) {
+            Ok(page) => page,
+            Err(e) => {
+                self.cli.error.set(Some(message(&e)));
+                self.conn.set(ConnState::Offline(message(&e)));
+                return;
+            }
+        };
+        if let Some(live) = page.live_session {
+            self.cli.moved_to.set(Some(live));
+            return;
+        }
+        self.cli.partial.set(page.partial());
+        let CliSessionDetail {
+            summary, frames, ..
+        } = page;
+        // The list entry as JSON: the form the session's summary is seeded from.
+        let detail = serde_json::to_value(&summary).unwrap_or_default();
+        self.session.update(|s| {
+            crate::lazy::set_summary(s, &detail);
+            s.set_replaying(true);
+            // The history comes as `Value`s in a JSON list: written back as text, the one form the
+            // session part decodes.
+            let frames: Vec<crate::net::Payload> = frames.iter().map(Into::into).collect();
+            let batch: Vec<_> = frames.iter().map(|f| (Source::Worker, f)).collect();
+            crate::lazy::apply_frames(s, &batch);
+            s.set_replaying(false);
+        });
+        self.cli.detail.set(Some(detail));
+        self.caught_up.set(true);
+        // Ready for a message (which resumes it); nothing streams.
+        self.conn.set(ConnState::Live);
     }
 
     /// A frame for the open CLI session (see `Store::post`): a message resumes it under the relay —
@@ -257,7 +259,7 @@ impl Store {
             match api::fork(&sid, is_cli_id(&sid), &uuid).await {
                 Ok(f) => {
                     store.cli.fork.try_update(|m| _ = m.remove(&uuid));
-                    if let Some(p) = &f.prompt {
+                    if let Some(p) = f.prompt() {
                         #[cfg(target_arch = "wasm32")]
                         crate::pwa::save_draft(&f.session_id, p);
                         #[cfg(not(target_arch = "wasm32"))]
@@ -309,9 +311,11 @@ impl Store {
                 return;
             }
             let next = match r {
-                Ok(r) if !r.can_rewind => RewindUi::Refused(r.error.unwrap_or_else(|| {
-                    "Claude Code cannot restore files to before this message.".into()
-                })),
+                Ok(r) if !r.can_rewind() => {
+                    RewindUi::Refused(r.result.error.unwrap_or_else(|| {
+                        "Claude Code cannot restore files to before this message.".into()
+                    }))
+                }
                 Ok(r) if dry_run => RewindUi::Preview(r),
                 Ok(r) => RewindUi::Done(r),
                 Err(e) => RewindUi::Refused(message(&e)),

@@ -134,8 +134,12 @@ impl Store {
             while current(&store) {
                 match net::get_session(&sid).await {
                     Ok(raw) if current(&store) => {
-                        let detail = bridge_protocol::from_value_text::<SessionDetail>(&raw);
-                        let Ok(detail) = detail else {
+                        // The decoder is in the live part (what connects next).
+                        let detail = lazy::session_detail(&raw).await;
+                        if !current(&store) {
+                            break;
+                        }
+                        let Some(detail) = detail else {
                             // Not a session object: nothing to seed from; the frames still come.
                             if first {
                                 store.history_end.try_set_value(Some(0));

@@ -45,7 +45,7 @@ pub fn UserActions(
                 }
                 .into_any()
             }
-            RewindUi::Preview(p) if p.files_changed.is_empty() => {
+            RewindUi::Preview(p) if p.files_changed().is_empty() => {
                 let u = uuid.clone();
                 view! {
                     <div class="rewind-panel" data-testid="rewind-preview" role="status">
@@ -57,12 +57,12 @@ pub fn UserActions(
             }
             RewindUi::Preview(p) => {
                 let (u1, u2) = (uuid.clone(), uuid.clone());
-                let files = p.files_changed.clone();
+                let files = p.files_changed().to_vec();
                 let summary = format!(
                     "{} file(s) would change: +{} −{}",
                     files.len(),
-                    p.insertions.unwrap_or(0),
-                    p.deletions.unwrap_or(0)
+                    p.result.insertions.unwrap_or(0),
+                    p.result.deletions.unwrap_or(0)
                 );
                 view! {
                     <div class="rewind-panel" data-testid="rewind-preview" role="group" aria-label="Restore files preview">
@@ -86,7 +86,7 @@ pub fn UserActions(
                 let u = uuid.clone();
                 view! {
                     <div class="rewind-panel done" data-testid="rewind-done" role="status">
-                        <span>{format!("Restored {} file(s) to before this message.", d.files_changed.len())}</span>
+                        <span>{format!("Restored {} file(s) to before this message.", d.files_changed().len())}</span>
                         <button class="link-button" on:click=move |_| store.cli.rewind_cancel(&u)>"Dismiss"</button>
                     </div>
                 }
