@@ -126,11 +126,14 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
     let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let frac: f64 = if b.get(19) == Some(&b'.') {
-        let end = s[20..]
-            .find(|c: char| !c.is_ascii_digit())
-            .map_or(s.len(), |i| i + 20);
-        format!("0.{}", &s[20..end]).parse().unwrap_or(0.0)
+    // The fraction of a second, in ms, from its digits as an integer (at most 9 read: nanoseconds)
+    // — no float parsing, whose code the console's main module would otherwise carry for this.
+    let frac_ms: f64 = if b.get(19) == Some(&b'.') {
+        let digits = b[20..].iter().take_while(|c| c.is_ascii_digit()).take(9);
+        let (n, k) = digits.fold((0u64, 0i32), |(n, k), c| {
+            (n * 10 + u64::from(c - b'0'), k + 1)
+        });
+        n as f64 * 1000.0 / 10f64.powi(k)
     } else {
         0.0
     };
@@ -142,13 +145,27 @@ pub fn parse_iso_ms(s: &str) -> Option<f64> {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac) * 1000.0)
+    Some((days * 86_400 + h * 3600 + mi * 60 + se) as f64 * 1000.0 + frac_ms)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::{CliLink, ForkedFrom};
+
+    #[test]
+    fn iso_times_read_to_the_millisecond() {
+        let s = parse_iso_ms("2026-11-30T04:00:00Z").unwrap();
+        assert_eq!(parse_iso_ms("2026-11-30T04:00:00.123Z"), Some(s + 123.0));
+        assert_eq!(parse_iso_ms("2026-11-30T04:00:00.5Z"), Some(s + 500.0));
+        assert_eq!(
+            parse_iso_ms("2026-11-30T04:00:00.123456789Z"),
+            Some(s + 123.456789)
+        );
+        assert_eq!(parse_iso_ms("2026-11-30T04:00:00.Z"), Some(s));
+        assert_eq!(parse_iso_ms("1970-01-01T00:00:01Z"), Some(1000.0));
+        assert_eq!(parse_iso_ms("2026-11-30"), None);
+    }
 
     #[test]
     fn an_entry_says_what_the_list_shows() {
