@@ -293,7 +293,15 @@ impl Device {
             p.caps = caps;
             p.test_result = None;
         });
-        self.refresh_devices();
+        // The device list is read by the settings part (the panel's own code), once it is in.
+        crate::lazy::prefetch(crate::lazy::Part::Settings);
+        let device = *self;
+        crate::lazy::when_loaded(crate::lazy::Part::Settings, move || {
+            #[cfg(all(feature = "split", target_family = "wasm"))]
+            super::split_entry::devices_now(device);
+            #[cfg(not(all(feature = "split", target_family = "wasm")))]
+            device.refresh_devices();
+        });
     }
 
     /// Closes the Notifications panel.

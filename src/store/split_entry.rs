@@ -1,10 +1,11 @@
-//! The store's entry points into the session part (src/lazy.rs says how parts load): what follows
-//! applied frames, the changes panel's loading, a CLI session's history page. The session list
-//! never runs them.
+//! The store's entry points into lazily loaded parts (src/lazy.rs says how parts load). The
+//! session part: what follows applied frames, the changes panel's loading, a CLI session's history
+//! page. The settings part: the Notifications panel's device list. The session list never runs
+//! them.
 
 use leptos::wasm_split::SplitLoaderError;
 
-use super::{Changes, Store};
+use super::{Changes, Device, Store};
 use crate::lazy::{self, Part};
 
 /// Applies the queued frames and what follows them (`Store::apply_inbox`).
@@ -19,6 +20,18 @@ fn inbox(store: Store) -> Result<(), SplitLoaderError> {
 fn changes(changes: Changes) -> Result<(), SplitLoaderError> {
     changes.refresh();
     Ok(())
+}
+
+/// Reads the relay's device list for the Notifications panel (`Device::refresh_devices`).
+#[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_devices), fallible)]
+fn devices(device: Device) -> Result<(), SplitLoaderError> {
+    device.refresh_devices();
+    Ok(())
+}
+
+/// [`Device::refresh_devices`] once the settings part is in.
+pub fn devices_now(device: Device) -> bool {
+    lazy::now(devices(device)).is_some()
 }
 
 /// Shows a page of a CLI session's history (`Store::show_cli_page`).
@@ -48,4 +61,5 @@ pub fn register() {
     lazy::register(Part::Session, || Box::pin(preload_inbox()));
     lazy::register(Part::Session, || Box::pin(preload_changes()));
     lazy::register(Part::Session, || Box::pin(preload_cli_page()));
+    lazy::register(Part::Settings, || Box::pin(preload_devices()));
 }
