@@ -295,16 +295,24 @@ pub(super) async fn request_json(
     serde_json::from_str(&text).map_err(|e| NetError::Decode(e.to_string()))
 }
 
+/// Reads an answer as its `bridge_protocol::api` type.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, NetError> {
+    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
+}
+
+/// A request body (a `bridge_protocol::api` type) as JSON.
+pub(crate) fn encode(body: &impl Serialize) -> Result<Value, NetError> {
+    serde_json::to_value(body).map_err(|e| NetError::Decode(e.to_string()))
+}
+
 /// `POST /v1/auth/login` with the one-time code (or a token) from the URL fragment; keeps the
 /// login secret the relay returns.
 pub async fn login(token: &str) -> Result<(), NetError> {
     let body = LoginRequest {
         token: token.to_owned(),
     };
-    let body = serde_json::to_value(&body).map_err(|e| NetError::Decode(e.to_string()))?;
-    let v = request_json("POST", "/v1/auth/login", Some(&body)).await?;
-    let answer: LoginAnswer =
-        serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))?;
+    let v = request_json("POST", "/v1/auth/login", Some(&encode(&body)?)).await?;
+    let answer: LoginAnswer = decode(v)?;
     store_login_secret(Some(answer.login_secret)).await;
     Ok(())
 }
@@ -377,16 +385,13 @@ pub async fn logout() -> Result<(), NetError> {
 
 /// `GET /v1/me`.
 pub async fn me() -> Result<Me, NetError> {
-    let v = request_json("GET", "/v1/me", None).await?;
-    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
+    decode(request_json("GET", "/v1/me", None).await?)
 }
 
 /// `GET /v1/embed/config` (public): the origins allowed to embed the console (--embed-origin).
 pub async fn embed_origins() -> Result<Vec<String>, NetError> {
     let v = request_json("GET", "/v1/embed/config", None).await?;
-    serde_json::from_value::<EmbedConfig>(v)
-        .map(|c| c.origins)
-        .map_err(|e| NetError::Decode(e.to_string()))
+    decode::<EmbedConfig>(v).map(|c| c.origins)
 }
 
 /// `GET /v1/code/sessions?kept_worktrees=1`: the live sessions, and the archived ones whose
@@ -394,9 +399,7 @@ pub async fn embed_origins() -> Result<Vec<String>, NetError> {
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, NetError> {
     let v = request_json("GET", "/v1/code/sessions?kept_worktrees=1", None).await?;
     // An entry that does not fit is left out; the rest of the list still shows.
-    serde_json::from_value::<bridge_protocol::api::SessionList>(v)
-        .map(|l| l.sessions)
-        .map_err(|e| NetError::Decode(e.to_string()))
+    decode::<bridge_protocol::api::SessionList>(v).map(|l| l.sessions)
 }
 
 /// `POST /v1/code/sessions`; returns the new session id.

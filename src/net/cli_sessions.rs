@@ -6,25 +6,13 @@ use bridge_protocol::api::cli_sessions::{
     CliHistoryQuery, CliSessionDetail, ForkRequest, ResumeAnswer, RewindAnswer, RewindRequest,
     SessionStarted,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{NetError, enc, request_json};
+use super::{NetError, decode, enc, encode, request_json};
 
 /// A CLI session's id is a UUID (relay sessions are `cse_…`).
 pub fn is_cli_id(id: &str) -> bool {
     id.len() == 36 && uuid::Uuid::parse_str(id).is_ok()
-}
-
-/// Reads an answer as its protocol type.
-fn decode<T: DeserializeOwned>(v: Value) -> Result<T, NetError> {
-    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
-}
-
-/// A request body as JSON.
-fn body(b: &impl Serialize) -> Result<Value, NetError> {
-    serde_json::to_value(b).map_err(|e| NetError::Decode(e.to_string()))
 }
 
 /// `GET /v1/code/cli-sessions/{id}?limit=N`: its list entry plus `live_session` and the last `limit`
@@ -69,7 +57,7 @@ pub async fn fork(id: &str, cli: bool, message_uuid: &str) -> Result<SessionStar
         request_json(
             "POST",
             &format!("/v1/code/{base}/{}/fork", enc(id)),
-            Some(&body(&req)?),
+            Some(&encode(&req)?),
         )
         .await?,
     )
@@ -91,7 +79,7 @@ pub async fn rewind(
         request_json(
             "POST",
             &format!("/v1/code/{base}/{}/rewind", enc(id)),
-            Some(&body(&req)?),
+            Some(&encode(&req)?),
         )
         .await?,
     )

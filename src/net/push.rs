@@ -5,15 +5,9 @@ use bridge_protocol::api::push::{
     PushDevice, PushDeviceList, PushSubscribeAnswer, PushSubscribeRequest, PushTestAnswer,
     VapidPublicKey,
 };
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{NetError, enc, request_json};
-
-/// Reads an answer as its protocol type.
-fn decode<T: DeserializeOwned>(v: Value) -> Result<T, NetError> {
-    serde_json::from_value(v).map_err(|e| NetError::Decode(e.to_string()))
-}
+use super::{NetError, decode, enc, encode, request_json};
 
 /// The devices in a `GET /v1/push/subscriptions` answer (`{"subscriptions": [...]}`).
 fn parse_push_devices(v: Value) -> Result<Vec<PushDevice>, NetError> {
@@ -39,8 +33,7 @@ pub async fn register_push(
         ..serde_json::from_value::<PushSubscribeRequest>(subscription.clone())
             .map_err(|e| NetError::Decode(format!("the browser's push subscription: {e}")))?
     };
-    let body = serde_json::to_value(&body).map_err(|e| NetError::Decode(e.to_string()))?;
-    let v = request_json("POST", "/v1/push/subscriptions", Some(&body)).await?;
+    let v = request_json("POST", "/v1/push/subscriptions", Some(&encode(&body)?)).await?;
     decode::<PushSubscribeAnswer>(v).map(|a| a.id)
 }
 
