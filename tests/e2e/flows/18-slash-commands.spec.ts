@@ -27,9 +27,13 @@ test('flow 18: slash commands are offered, completed and sent', async ({ page, b
   await input.press('Enter');
   await expect(input).toHaveValue('');
 
-  const events = await api.events(sid);
-  const sent = events.filter((e) => e.source === 'client' && e.payload.type === 'user').map((e) => e.payload.message.content);
-  expect(sent.at(-1)).toBe('/compact');
+  // The composer clears as it sends; the POST reaches the relay a moment later.
+  const lastSent = async () =>
+    (await api.events(sid))
+      .filter((e) => e.source === 'client' && e.payload.type === 'user')
+      .map((e) => e.payload.message.content)
+      .at(-1);
+  await expect.poll(lastSent).toBe('/compact');
   await waitForTurns(page, 2);
   {
     // Compacted (the demo agent answers /compact as CLI 2.1.332 does): a boundary row, the summary folded
