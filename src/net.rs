@@ -60,7 +60,7 @@ impl std::fmt::Display for NetError {
 pub use bridge_protocol::api::Me;
 
 /// `POST /v1/auth/login`'s body and answer, and `GET /v1/embed/config`.
-use bridge_protocol::api::{EmbedConfig, LoginAnswer, LoginRequest};
+use bridge_protocol::api::{EmbedConfig, LoginAnswer, LoginRequest, NewSession, SessionCreated};
 
 /// One entry of `GET /v1/code/sessions` and where a session's worktree is: bridge-protocol's REST
 /// shapes, the ones the relay writes.
@@ -68,23 +68,6 @@ pub use bridge_protocol::api::{SessionSummary, WorktreeInfo};
 
 /// The answer to `POST /v1/code/sessions/{id}/archive`.
 pub use bridge_protocol::api::ArchiveAnswer;
-
-/// `POST /v1/code/sessions` body.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct NewSession {
-    /// Working directory (relay default when absent).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Model.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Permission mode.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub permission_mode: Option<String>,
-    /// Title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
 
 /// One frame from the session stream.
 #[derive(Clone, Debug, PartialEq)]
@@ -404,12 +387,8 @@ pub async fn list_sessions() -> Result<Vec<SessionSummary>, NetError> {
 
 /// `POST /v1/code/sessions`; returns the new session id.
 pub async fn create_session(req: &NewSession) -> Result<String, NetError> {
-    let body = serde_json::to_value(req).map_err(|e| NetError::Decode(e.to_string()))?;
-    let v = request_json("POST", "/v1/code/sessions", Some(&body)).await?;
-    v.get("session_id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| NetError::Decode("no session_id in the answer".into()))
+    let v = request_json("POST", "/v1/code/sessions", Some(&encode(req)?)).await?;
+    decode::<SessionCreated>(v).map(|c| c.session_id)
 }
 
 /// `POST /v1/code/sessions/{id}/archive`; with `discard_worktree` its worktree is removed even

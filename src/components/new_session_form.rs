@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use crate::components::permission_mode_select::MODES;
 use crate::nav::Nav;
-use crate::net::NewSession;
 use crate::store::SessionList;
+use bridge_protocol::api::NewSession;
 
 fn opt(s: String) -> Option<String> {
     let t = s.trim().to_string();

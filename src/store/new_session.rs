@@ -1,7 +1,9 @@
 //! Starting a session from the console (`POST /v1/code/sessions`).
 
 use super::SessionList;
-use crate::net::{self, NetError, NewSession};
+use bridge_protocol::api::NewSession;
+
+use crate::net::{self, NetError};
 
 impl SessionList {
     /// Asks the relay to start a session; once it has, the session list is reloaded. `done` gets

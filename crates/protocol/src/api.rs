@@ -294,6 +294,40 @@ pub struct SessionDetail {
     pub pending_requests: Vec<PendingRequest>,
 }
 
+/// The body of `POST /v1/code/sessions`: a new session. Each field absent: the relay's default
+/// (`--cwd`, `--model`, `--permission-mode`; no title).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSession {
+    /// Working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Permission mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// Title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// The answer of `POST /v1/code/sessions` (201): the new session and where to reach it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCreated {
+    /// Its id.
+    pub session_id: String,
+    /// Its event stream (SSE).
+    pub stream_url: String,
+    /// Where its client events are posted.
+    pub send_url: String,
+    /// Its WebSocket.
+    pub ws_url: String,
+    /// On a scale-out gateway: the agents node that runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::path_segment;
@@ -303,5 +337,37 @@ mod tests {
         assert_eq!(path_segment("cse_01-AZ.z~"), "cse_01-AZ.z~");
         assert_eq!(path_segment("src/a b.rs"), "src%2Fa%20b.rs");
         assert_eq!(path_segment("é?#%"), "%C3%A9%3F%23%25");
+    }
+
+    #[test]
+    fn a_new_session_and_its_answer_keep_their_json() {
+        use super::{NewSession, SessionCreated};
+        let req = NewSession {
+            model: Some("opus".into()),
+            ..NewSession::default()
+        };
+        assert_eq!(serde_json::to_string(&req).unwrap(), r#"{"model":"opus"}"#);
+        let read: NewSession = serde_json::from_str(r#"{"title":"t","other":1}"#).unwrap();
+        assert_eq!(read.title.as_deref(), Some("t"));
+        let created = SessionCreated {
+            session_id: "cse_1".into(),
+            stream_url: "http://r/s".into(),
+            send_url: "http://r/e".into(),
+            ws_url: "ws://r/w".into(),
+            host: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&created).unwrap(),
+            r#"{"session_id":"cse_1","stream_url":"http://r/s","send_url":"http://r/e","ws_url":"ws://r/w"}"#
+        );
+        let on_gateway = SessionCreated {
+            host: Some("node-a".into()),
+            ..created
+        };
+        assert!(
+            serde_json::to_string(&on_gateway)
+                .unwrap()
+                .ends_with(r#","host":"node-a"}"#)
+        );
     }
 }

@@ -421,16 +421,9 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
             "the agents node answered without a session id",
         ));
     };
-    let base = format!("/v1/code/sessions/{id}");
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "session_id": id,
-            "stream_url": ext.url(&format!("{base}/events/stream")),
-            "send_url": ext.url(&format!("{base}/events")),
-            "ws_url": ext.ws_url(&format!("{base}/ws")),
-            "host": node,
-        })),
+        Json(ext.session_created(id.to_owned(), Some(node.to_string()))),
     )
         .into_response())
 }

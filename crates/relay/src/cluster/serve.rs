@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::core::relay::{CreateSession, Relay};
 use crate::edge::error::ApiError;
+use bridge_protocol::api::NewSession;
 
 use super::Cluster;
 use super::wire::{self, CliAsk, Input};
@@ -344,8 +345,8 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let req: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("malformed session request: {e}")))?;
-    let req: CreateSession = crate::edge::extract::parse_body(req, "session request")?;
-    let s = relay.create_session(req).await?;
+    let req: NewSession = crate::edge::extract::parse_body(req, "session request")?;
+    let s = relay.create_session(CreateSession::from(req)).await?;
     // Listed and published before the gateway hears of it.
     cluster.host(&s).await;
     Ok((

@@ -17,21 +17,31 @@ use crate::core::notice::PushHandle;
 use crate::core::session::{Session, SessionCtx, SessionMeta};
 use crate::core::store::{EventStore, SqliteStore};
 
-/// What `POST /v1/code/sessions` may set.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+/// A session to start: what `POST /v1/code/sessions` may set (its body,
+/// [`bridge_protocol::api::NewSession`]), and what only the relay sets.
+#[derive(Debug, Clone, Default)]
 pub struct CreateSession {
     pub cwd: Option<String>,
     pub model: Option<String>,
     pub permission_mode: Option<String>,
     pub title: Option<String>,
     /// Continue a CLI session (`--resume`, fork); never from a request body.
-    #[serde(skip)]
     pub resume: Option<crate::core::agent::Resume>,
     /// Frames stored before the agent starts (the history of a resumed or forked CLI session).
-    #[serde(skip)]
     pub history: Vec<Value>,
-    #[serde(skip)]
     pub cli: Option<crate::core::record::CliLink>,
+}
+
+impl From<bridge_protocol::api::NewSession> for CreateSession {
+    fn from(n: bridge_protocol::api::NewSession) -> Self {
+        Self {
+            cwd: n.cwd,
+            model: n.model,
+            permission_mode: n.permission_mode,
+            title: n.title,
+            ..Self::default()
+        }
+    }
 }
 
 pub struct Relay {

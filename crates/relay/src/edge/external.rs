@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use axum::http::{HeaderMap, header};
 
 use crate::core::config::Config;
+use bridge_protocol::api::SessionCreated;
 
 /// The scheme and host a client used, as the client sees them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,19 @@ impl External {
     }
 
     /// `ws(s)://host` + `path`.
+    /// The answer of `POST /v1/code/sessions` for session `id` (`host`: the agents node that runs
+    /// it, behind a gateway).
+    pub fn session_created(&self, id: String, host: Option<String>) -> SessionCreated {
+        let base = format!("/v1/code/sessions/{id}");
+        SessionCreated {
+            stream_url: self.url(&format!("{base}/events/stream")),
+            send_url: self.url(&format!("{base}/events")),
+            ws_url: self.ws_url(&format!("{base}/ws")),
+            session_id: id,
+            host,
+        }
+    }
+
     pub fn ws_url(&self, path: &str) -> String {
         let scheme = if self.https { "wss" } else { "ws" };
         format!("{scheme}://{}{path}", self.host)

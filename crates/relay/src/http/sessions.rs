@@ -21,6 +21,7 @@ use crate::edge::external::External;
 use crate::edge::extract::{
     AppState, Controller, JsonBody, discard_worktree, parse_body, posted_payloads,
 };
+use bridge_protocol::api::NewSession;
 
 pub(super) async fn create_session(
     State(app): State<AppState>,
@@ -28,17 +29,11 @@ pub(super) async fn create_session(
     Controller(_): Controller,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let req: CreateSession = parse_body(body, "session request")?;
-    let s = app.create_session(req).await?;
-    let base = format!("/v1/code/sessions/{}", s.id);
+    let req: NewSession = parse_body(body, "session request")?;
+    let s = app.create_session(CreateSession::from(req)).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "session_id": s.id,
-            "stream_url": ext.url(&format!("{base}/events/stream")),
-            "send_url": ext.url(&format!("{base}/events")),
-            "ws_url": ext.ws_url(&format!("{base}/ws")),
-        })),
+        Json(ext.session_created(s.id.clone(), None)),
     )
         .into_response())
 }
