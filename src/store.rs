@@ -17,8 +17,6 @@ mod inbox;
 mod info;
 mod list;
 mod new_session;
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
 pub(crate) mod split_entry;
 mod stream;
 
@@ -217,10 +215,7 @@ impl Store {
             }
             return;
         }
-        #[cfg(all(feature = "split", target_family = "wasm"))]
-        split_entry::inbox_now(*self);
-        #[cfg(not(all(feature = "split", target_family = "wasm")))]
-        self.apply_inbox();
+        split_entry::apply_inbox(*self);
     }
 
     /// [`Self::flush`] once the session part is in: applies the queued frames and does what follows

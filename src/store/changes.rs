@@ -222,10 +222,7 @@ impl Store {
                 if c.debounce.try_get_value() == Some(generation) {
                     // The list's loading is in the session part (in: the frames are applied).
                     crate::lazy::when_loaded(crate::lazy::Part::Session, move || {
-                        #[cfg(all(feature = "split", target_family = "wasm"))]
-                        super::split_entry::changes_now(c);
-                        #[cfg(not(all(feature = "split", target_family = "wasm")))]
-                        c.refresh();
+                        super::split_entry::refresh_changes(c)
                     });
                 }
             },

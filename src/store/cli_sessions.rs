@@ -153,10 +153,7 @@ impl Store {
                     if store.cli.open.get_untracked().as_deref() != Some(id.as_str()) {
                         return;
                     }
-                    #[cfg(all(feature = "split", target_family = "wasm"))]
-                    super::split_entry::cli_page_now(store, raw);
-                    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-                    store.show_cli_page(raw);
+                    super::split_entry::show_cli_page(store, raw);
                 }),
                 Err(e) => {
                     store.cli.error.set(Some(message(&e)));

@@ -297,10 +297,7 @@ impl Device {
         crate::lazy::prefetch(crate::lazy::Part::Settings);
         let device = *self;
         crate::lazy::when_loaded(crate::lazy::Part::Settings, move || {
-            #[cfg(all(feature = "split", target_family = "wasm"))]
-            super::split_entry::devices_now(device);
-            #[cfg(not(all(feature = "split", target_family = "wasm")))]
-            device.refresh_devices();
+            super::split_entry::refresh_devices(device);
         });
     }
 
