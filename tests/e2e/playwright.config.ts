@@ -1,5 +1,6 @@
 import { defineConfig, type Project } from '@playwright/test';
 import type { BackendOptions } from './support/fixtures';
+import { chromiumArgs, chromiumPath } from './support/chromium';
 
 // Which backends to run: "demo" (bridge-relay --demo, the scripted demo agent) and/or "real" (the real
 // Claude Code CLI against bridge-fake-model). E2E_BACKENDS=demo,real (default both).
@@ -7,8 +8,6 @@ const backends = (process.env.E2E_BACKENDS ?? 'demo,real')
   .split(',')
   .map((s) => s.trim())
   .filter((s): s is 'demo' | 'real' => s === 'demo' || s === 'real');
-
-const chromium = process.env.E2E_CHROMIUM ?? '/usr/bin/chromium';
 
 const forms = {
   desktop: { viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false },
@@ -55,16 +54,8 @@ export default defineConfig<BackendOptions>({
     screenshot: 'only-on-failure',
     actionTimeout: 15_000,
     launchOptions: {
-      executablePath: chromium,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      executablePath: chromiumPath,
+      args: ['--headless', ...chromiumArgs],
     },
   },
   projects,

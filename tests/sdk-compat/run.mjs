@@ -425,14 +425,7 @@ async function phaseSse(base) {
   const promptText = `sdk-compat over SSE ${randomUUID()}`;
   const seen = await runTurn(
     label,
-    {
-      sse: {
-        streamUrl: s.stream_url,
-        sendUrl: s.send_url,
-        sessionId: s.session_id,
-        headers: { Authorization: `Bearer ${TOKEN}`, 'anthropic-client-platform': 'sdk-compat-test' },
-      },
-    },
+    sseTransport(s, { headers: { 'anthropic-client-platform': 'sdk-compat-test' } }),
     promptText,
   );
   assertTurn(label, seen, promptText);
@@ -454,19 +447,7 @@ async function phaseSse(base) {
   const label2 = 'sse-resume';
   const cursor = seen.lastSeq;
   const prompt2 = `sdk-compat SSE resume ${randomUUID()}`;
-  const seen2 = await runTurn(
-    label2,
-    {
-      sse: {
-        streamUrl: s.stream_url,
-        sendUrl: s.send_url,
-        sessionId: s.session_id,
-        fromSequenceNum: cursor,
-        headers: { Authorization: `Bearer ${TOKEN}` },
-      },
-    },
-    prompt2,
-  );
+  const seen2 = await runTurn(label2, sseTransport(s, { fromSequenceNum: cursor }), prompt2);
   assertTurn(label2, seen2, prompt2);
   check(
     seen2.seqs.length > 0 && seen2.seqs.every((n) => n > cursor),
@@ -553,16 +534,23 @@ async function phaseWsNoAuth(base) {
 }
 
 // ---------------------------------------------------------------- extended checks
+/** The query() options of the SSE transport to the session `s` (as POST /v1/code/sessions gave it),
+ * with the token; a resume cursor (`fromSequenceNum`) and more `headers` when given. */
+function sseTransport(s, { fromSequenceNum, headers } = {}) {
+  return {
+    sse: {
+      streamUrl: s.stream_url,
+      sendUrl: s.send_url,
+      sessionId: s.session_id,
+      ...(fromSequenceNum === undefined ? {} : { fromSequenceNum }),
+      headers: { Authorization: `Bearer ${TOKEN}`, ...headers },
+    },
+  };
+}
+
 function transportFor(kind, s) {
   return kind === 'sse'
-    ? {
-        sse: {
-          streamUrl: s.stream_url,
-          sendUrl: s.send_url,
-          sessionId: s.session_id,
-          headers: { Authorization: `Bearer ${TOKEN}` },
-        },
-      }
+    ? sseTransport(s)
     : { websocket: { url: s.ws_url, authMessage: { type: 'auth', credential: { type: 'oauth', token: TOKEN } } } };
 }
 

@@ -18,7 +18,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
 use crate::http::{describe, post_json};
-use crate::{connect_options, create_options, login_options, permission_answer};
+use crate::{RelayAccess, connect_options, create_options, login_options, permission_answer};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("types.d.ts");
@@ -84,11 +84,10 @@ impl BridgeClient {
         future_to_promise(Box::pin(async move {
             let options = from_js(&options, "createSession")?;
             let o = create_options(&options).map_err(error)?;
-            let base = resolve_base(o.base_url, "createSession")?;
-            let secret = login_secret_for(&base, &o.token, o.login_secret);
+            let (base, token, secret) = resolve(o.relay, "createSession")?;
             let answer = post_json(
                 &format!("{base}/v1/code/sessions"),
-                o.token.as_deref(),
+                token.as_deref(),
                 secret.as_deref(),
                 &o.body,
             )
@@ -113,16 +112,15 @@ impl BridgeClient {
         future_to_promise(Box::pin(async move {
             let options = from_js(&options, "connect")?;
             let o = connect_options(&options).map_err(error)?;
-            let base = resolve_base(o.base_url, "connect")?;
+            let (base, token, secret) = resolve(o.relay, "connect")?;
             if o.transport.read_mode() == ReadMode::WebSocket && !has_global("WebSocket") {
                 return Err(error(
                     "connect: this runtime has no global WebSocket (Node 20 has one only with \
                      --experimental-websocket; Node 22+ and browsers have it): use transport: 'sse'",
                 ));
             }
-            let secret = login_secret_for(&base, &o.token, o.login_secret);
             let endpoint =
-                Endpoint::new(base, o.session_id.clone(), o.token).with_login_secret(secret);
+                Endpoint::new(base, o.session_id.clone(), token).with_login_secret(secret);
             let config = Config::new(o.transport, o.session_id.clone());
             let resume = Resume {
                 from_sequence_num: o.from_seq,
@@ -393,6 +391,17 @@ fn login_secret_for(base: &str, token: &Option<String>, given: Option<String>) -
             .flatten()
             .filter(|s| !s.is_empty())
     })
+}
+
+/// What `connect` and `createSession` send to the relay: its origin ([`resolve_base`]), the token,
+/// and the login secret to send beside the cookie ([`login_secret_for`]).
+fn resolve(
+    access: RelayAccess,
+    what: &str,
+) -> Result<(String, Option<String>, Option<String>), JsValue> {
+    let base = resolve_base(access.base_url, what)?;
+    let secret = login_secret_for(&base, &access.token, access.login_secret);
+    Ok((base, access.token, secret))
 }
 
 /// The relay's origin: the given one, or the page's own.

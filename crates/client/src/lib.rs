@@ -23,7 +23,8 @@ mod options;
 mod permissions;
 
 pub use options::{
-    ConnectOptions, CreateOptions, LoginOptions, connect_options, create_options, login_options,
+    ConnectOptions, CreateOptions, LoginOptions, RelayAccess, connect_options, create_options,
+    login_options,
 };
 pub use permissions::{
     SeenPermission, permission_answer, permission_request, permission_updates, set_permission_mode,

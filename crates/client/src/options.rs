@@ -4,15 +4,22 @@
 use bridge_transport::TransportKind;
 use serde_json::{Map, Value};
 
-/// Options of `BridgeClient.connect`.
+/// Where the relay is and what to show it: the options `baseUrl`, `token` and `loginSecret` of
+/// `connect` and `createSession`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConnectOptions {
+pub struct RelayAccess {
     /// The relay's origin; empty means the page's own origin.
     pub base_url: String,
-    /// The controller (or observer) token; `None` uses the login cookie.
+    /// The controller token (or, to connect, an observer token); `None` uses the login cookie.
     pub token: Option<String>,
     /// The login secret that goes with the login cookie (`None`: the one kept at login, if any).
     pub login_secret: Option<String>,
+}
+
+/// Options of `BridgeClient.connect`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectOptions {
+    pub relay: RelayAccess,
     /// The session (`cse_…`).
     pub session_id: String,
     /// Which transport.
@@ -24,12 +31,7 @@ pub struct ConnectOptions {
 /// Options of `BridgeClient.createSession`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateOptions {
-    /// The relay's origin; empty means the page's own origin.
-    pub base_url: String,
-    /// The controller token; `None` uses the login cookie.
-    pub token: Option<String>,
-    /// The login secret that goes with the login cookie (`None`: the one kept at login, if any).
-    pub login_secret: Option<String>,
+    pub relay: RelayAccess,
     /// The body of `POST /v1/code/sessions` (`cwd`, `model`, `permission_mode`, `title`).
     pub body: Value,
 }
@@ -70,8 +72,12 @@ fn token(map: &Map<String, Value>, what: &str) -> Result<Option<String>, String>
     Ok(opt_string(map, "token", what)?.filter(|t| !t.is_empty()))
 }
 
-fn login_secret(map: &Map<String, Value>, what: &str) -> Result<Option<String>, String> {
-    Ok(opt_string(map, "loginSecret", what)?.filter(|t| !t.is_empty()))
+fn relay_access(map: &Map<String, Value>, what: &str) -> Result<RelayAccess, String> {
+    Ok(RelayAccess {
+        base_url: base_url(map, what)?,
+        token: token(map, what)?,
+        login_secret: opt_string(map, "loginSecret", what)?.filter(|t| !t.is_empty()),
+    })
 }
 
 /// Options of `BridgeClient.login`.
@@ -127,9 +133,7 @@ pub fn connect_options(options: &Value) -> Result<ConnectOptions, String> {
         })?,
     };
     Ok(ConnectOptions {
-        base_url: base_url(map, WHAT)?,
-        token: token(map, WHAT)?,
-        login_secret: login_secret(map, WHAT)?,
+        relay: relay_access(map, WHAT)?,
         session_id,
         transport,
         from_seq,
@@ -154,9 +158,7 @@ pub fn create_options(options: &Value) -> Result<CreateOptions, String> {
         }
     }
     Ok(CreateOptions {
-        base_url: base_url(map, WHAT)?,
-        token: token(map, WHAT)?,
-        login_secret: login_secret(map, WHAT)?,
+        relay: relay_access(map, WHAT)?,
         body: Value::Object(body),
     })
 }
@@ -171,9 +173,11 @@ mod tests {
         assert_eq!(
             o,
             ConnectOptions {
-                base_url: "http://127.0.0.1:9".into(),
-                token: Some("t".into()),
-                login_secret: Some("ls".into()),
+                relay: RelayAccess {
+                    base_url: "http://127.0.0.1:9".into(),
+                    token: Some("t".into()),
+                    login_secret: Some("ls".into()),
+                },
                 session_id: "cse_1".into(),
                 transport: TransportKind::Hybrid,
                 from_seq: 7,
@@ -181,7 +185,12 @@ mod tests {
         );
         let d = connect_options(&json!({"sessionId":"cse_1"})).unwrap();
         assert_eq!(
-            (d.transport, d.from_seq, d.token, d.base_url.as_str()),
+            (
+                d.transport,
+                d.from_seq,
+                d.relay.token,
+                d.relay.base_url.as_str()
+            ),
             (TransportKind::SsePost, 0, None, "")
         );
         for (bad, says) in [
@@ -208,7 +217,7 @@ mod tests {
     #[test]
     fn create_options_map_to_the_relay_body() {
         let o = create_options(&json!({"baseUrl":"https://r.example","cwd":"/w","model":"sonnet","permissionMode":"plan","extra":1})).unwrap();
-        assert_eq!(o.base_url, "https://r.example");
+        assert_eq!(o.relay.base_url, "https://r.example");
         assert_eq!(
             o.body,
             json!({"cwd":"/w","model":"sonnet","permission_mode":"plan"})

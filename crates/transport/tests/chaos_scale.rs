@@ -13,18 +13,12 @@
 //! Needs the relay binary: `cargo build -p bridge-relay` first.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bridge_transport::{TransportEvent, TransportKind};
+use bridge_transport::TransportKind;
 use serde_json::Value;
-use tokio::net::TcpListener;
 
-use crate::common::answer::allow_if_asked;
-use crate::common::{
-    ChaosEnd, Pacer, Quiet, Relay, Transcript, check_event, connect_through, posts_applied, quiet,
-    relay_binary, send_turn, start_proxy,
-};
+use crate::common::{Chaos, ChaosClient, Pacer, Relay, posts_applied, relay_binary};
 
 /// Every message gets a turn of 20 quick tool calls that need no answer, then one that asks.
 const SCENARIO: &str = r#"{
@@ -81,86 +75,20 @@ async fn chaos_at_scale() {
         _ => TransportKind::Hybrid,
     };
     let started = Instant::now();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy_addr = listener.local_addr().unwrap();
-    let relay = start_relay_with(&["--allowed-host".into(), proxy_addr.to_string()]);
-    let session = relay.create_session().await;
-    // Cuts are spread by bytes: the same ratio of bytes per cut as the 10,000-event CI test.
-    let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
-    let mut t = connect_through(&proxy, kind, &session);
+    let mut run = Chaos::start(kind, seed, start_relay_with).await;
     let deadline = started + Duration::from_secs(env_u64("BRIDGE_CHAOS_TIMEOUT_S", 3_000));
-
-    let mut prompts: Vec<String> = Vec::new();
-    let mut answers: HashMap<String, String> = HashMap::new(); // request_id → our answer's uuid
-    let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
-    let mut received: Vec<(u64, Value)> = Vec::new();
-    let mut shown_twice_prompts = 0usize;
-    for _ in 0..2 {
-        send_turn(&mut t, &mut prompts);
-    }
-    let sent =
-        |prompts: &Vec<String>, answers: &HashMap<String, String>| prompts.len() + answers.len();
-    let mut pacer = Pacer::new(started, deadline);
-    loop {
-        let enough = t.cursor() >= target_events && proxy.cuts.load(Ordering::Relaxed) >= min_cuts;
-        let counts = (sent(&prompts, &answers), delivered.len());
-        let progress = || {
-            format!(
-                "turns {}, prompts answered {}",
-                prompts.len(),
-                answers.len()
-            )
-        };
-        let Some(e) = pacer.next(&mut t, kind, &proxy, counts, progress).await else {
-            let confirmed = delivered.len() == sent(&prompts, &answers);
-            match quiet(&relay, &session, t.cursor(), enough, confirmed).await {
-                Quiet::Settled => {
-                    if pacer.settled() {
-                        break;
-                    }
-                }
-                Quiet::WantsTurn => send_turn(&mut t, &mut prompts),
-                Quiet::Wait => {}
-            }
-            continue;
-        };
-        match e {
-            TransportEvent::Message(m) => {
-                let Some(seq) = m.seq else { continue };
-                let v = serde_json::to_value(&m.message).unwrap();
-                if let Some(allow) = allow_if_asked(&v) {
-                    let rid = v["request_id"].as_str().unwrap().to_owned();
-                    match answers.entry(rid) {
-                        std::collections::hash_map::Entry::Occupied(_) => shown_twice_prompts += 1,
-                        std::collections::hash_map::Entry::Vacant(slot) => {
-                            slot.insert(t.send(allow).unwrap());
-                        }
-                    }
-                }
-                if v["type"] == "result" && !enough {
-                    send_turn(&mut t, &mut prompts);
-                }
-                received.push((seq, v));
-            }
-            other => check_event(kind, other, &mut delivered),
-        }
-    }
-    let end = ChaosEnd::close(t, &proxy, &relay, &session).await;
-    let ChaosEnd {
-        cuts,
-        connections,
-        counters,
-        log,
-    } = &end;
-    let mine: HashSet<String> = prompts.iter().chain(answers.values()).cloned().collect();
-    let transcript = Transcript::compare(log, &received, &mine);
-    let Transcript {
-        got,
-        lost,
-        shown_twice,
-        mismatched,
+    let client = run
+        .run(Pacer::new(started, deadline), (target_events, min_cuts))
+        .await;
+    let ChaosClient {
+        prompts,
+        answers,
+        prompts_shown_twice: shown_twice_prompts,
+        delivered,
         ..
-    } = &transcript;
+    } = &client;
+    let (end, relay) = run.end(&client).await;
+    let (log, mine) = (&end.log, client.mine());
     // Every post applied exactly once: once in the log as a client event.
     let (posts_lost, posts_twice) = posts_applied(log, mine.iter());
     // At the agent: what it read on stdin, per prompt and per posted message.
@@ -206,34 +134,27 @@ async fn chaos_at_scale() {
         .count();
 
     println!(
-        "chaos at scale {kind:?} (seed {seed:#x}): cuts {cuts}, connections {connections}, durable \
-         events {}, delivered {}, lost {lost}, shown twice {shown_twice}, mismatched {mismatched}, \
-         turns {turns}, prompts {} answered {}, control responses at the agent {} (duplicates \
-         {responses_twice}, missing {responses_missing}), posts {} (lost {posts_lost}, applied twice \
-         {posts_twice}, not read exactly once by the agent {users_twice_at_agent}), prompt shown \
-         twice {shown_twice_prompts}, reconnects {}, gap fetches {}, duplicates dropped {}, echoes \
-         dropped {}, {:.1} s",
-        log.len(),
-        got.len(),
+        "chaos at scale {kind:?} (seed {seed:#x}): {}, turns {turns}, prompts {} answered {}, \
+         control responses at the agent {} (duplicates {responses_twice}, missing \
+         {responses_missing}), posts {} (lost {posts_lost}, applied twice {posts_twice}, not read \
+         exactly once by the agent {users_twice_at_agent}), prompt shown twice \
+         {shown_twice_prompts}, {:.1} s",
+        end.figures(),
         prompts_in_log.len(),
         answers.len(),
         responses_read.values().sum::<usize>(),
         mine.len(),
-        counters.reconnects,
-        counters.gap_fetches,
-        counters.duplicates,
-        counters.echoes,
         started.elapsed().as_secs_f64()
     );
     end.assert_enough(kind, target_events, min_cuts);
-    transcript.assert_exact(kind);
+    end.transcript.assert_exact(kind);
     assert_eq!(
         (posts_lost, posts_twice, users_twice_at_agent),
         (0, 0, 0),
         "{kind:?}"
     );
     assert_eq!((responses_twice, responses_missing), (0, 0), "{kind:?}");
-    assert_eq!(shown_twice_prompts, 0);
+    assert_eq!(*shown_twice_prompts, 0);
     assert_eq!(
         delivered.len(),
         mine.len(),

@@ -12,7 +12,6 @@
 //!   applied exactly once. Run with `--nocapture` to see the figures.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bridge_transport::{
@@ -20,13 +19,9 @@ use bridge_transport::{
 };
 use futures::StreamExt as _;
 use serde_json::Value;
-use tokio::net::TcpListener;
 
 use crate::common::answer::allow_if_asked;
-use crate::common::{
-    ChaosEnd, Pacer, Quiet, Relay, TOKEN, Transcript, check_event, connect_through, expected_seqs,
-    posts_applied, quiet, send_turn, start_proxy, user_message,
-};
+use crate::common::{Chaos, Pacer, Relay, TOKEN, expected_seqs, posts_applied, user_message};
 
 // ---------------------------------------------------------------- the relay
 
@@ -182,72 +177,14 @@ const MIN_CUTS: u64 = 200;
 
 async fn chaos(kind: TransportKind, seed: u64) {
     let started = Instant::now();
-    // The relay checks the Host header: it must accept the proxy's address.
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let proxy_addr = listener.local_addr().unwrap();
-    let relay = start_relay_with("many", &["--allowed-host".into(), proxy_addr.to_string()]);
-    let session = relay.create_session().await;
-    let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
-    let mut t = connect_through(&proxy, kind, &session);
+    let mut run = Chaos::start(kind, seed, |extra| start_relay_with("many", extra)).await;
     let deadline = started + Duration::from_secs(600);
-
-    let mut sent: Vec<String> = Vec::new();
-    let mut delivered: HashMap<String, Option<u64>> = HashMap::new();
-    let mut received: Vec<(u64, Value)> = Vec::new();
-    // Two turns queued at once, then one more per finished turn until the
-    // session has 10,000 durable events and the proxy has cut 200 times.
-    for _ in 0..2 {
-        send_turn(&mut t, &mut sent);
-    }
-    let mut pacer = Pacer::new(started, deadline);
-    loop {
-        let enough = t.cursor() >= TARGET_EVENTS && proxy.cuts.load(Ordering::Relaxed) >= MIN_CUTS;
-        let counts = (sent.len(), delivered.len());
-        let progress = || format!("sent {}, confirmed {}", sent.len(), delivered.len());
-        let Some(e) = pacer.next(&mut t, kind, &proxy, counts, progress).await else {
-            // Quiet. Done once everything is confirmed, the agent is idle
-            // and the transport has applied the relay's whole log.
-            let confirmed = delivered.len() == sent.len();
-            match quiet(&relay, &session, t.cursor(), enough, confirmed).await {
-                Quiet::Settled => {
-                    if pacer.settled() {
-                        break;
-                    }
-                }
-                // idle but not done: another turn makes traffic to cut
-                Quiet::WantsTurn => send_turn(&mut t, &mut sent),
-                Quiet::Wait => {}
-            }
-            continue;
-        };
-        match e {
-            TransportEvent::Message(m) => {
-                let Some(seq) = m.seq else { continue };
-                let v = payload(&m);
-                if v["type"] == "result" && !enough {
-                    send_turn(&mut t, &mut sent);
-                }
-                received.push((seq, v));
-            }
-            other => check_event(kind, other, &mut delivered),
-        }
-    }
-    let end = ChaosEnd::close(t, &proxy, &relay, &session).await;
-    let ChaosEnd {
-        cuts,
-        connections,
-        counters,
-        log,
-    } = &end;
-    let mine: HashSet<String> = sent.iter().cloned().collect();
-    let transcript = Transcript::compare(log, &received, &mine);
-    let Transcript {
-        got,
-        lost,
-        shown_twice: duplicated,
-        mismatched,
-        ..
-    } = &transcript;
+    // The scenario asks no permission: every post is a prompt.
+    let client = run
+        .run(Pacer::new(started, deadline), (TARGET_EVENTS, MIN_CUTS))
+        .await;
+    let (end, _relay) = run.end(&client).await;
+    let (sent, log, mine) = (&client.prompts, &end.log, client.mine());
     // every posted message was applied exactly once (once in the log as a
     // client event) and was answered by exactly one turn
     let (posts_lost, posts_twice) = posts_applied(log, sent.iter());
@@ -268,28 +205,21 @@ async fn chaos(kind: TransportKind, seed: u64) {
         .count();
 
     println!(
-        "chaos {kind:?} (seed {seed}): cuts {cuts}, connections {connections}, durable events {}, \
-         delivered {}, lost {lost}, duplicated {duplicated}, mismatched {mismatched}, posted {}, \
-         posts lost {posts_lost}, posts applied twice {posts_twice}, turns {results_in_log}, \
-         reconnects {}, gap fetches {}, duplicates dropped {}, echoes dropped {}, {:.1} s",
-        log.len(),
-        got.len(),
+        "chaos {kind:?} (seed {seed}): {}, posted {}, posts lost {posts_lost}, posts applied twice \
+         {posts_twice}, turns {results_in_log}, {:.1} s",
+        end.figures(),
         sent.len(),
-        counters.reconnects,
-        counters.gap_fetches,
-        counters.duplicates,
-        counters.echoes,
         started.elapsed().as_secs_f64()
     );
     end.assert_enough(kind, TARGET_EVENTS, MIN_CUTS);
-    transcript.assert_exact(kind);
+    end.transcript.assert_exact(kind);
     assert_eq!((posts_lost, posts_twice), (0, 0), "{kind:?}");
     assert!(
         sent.iter().all(|u| consumed.get(u.as_str()) == Some(&1)),
         "{kind:?}: every posted message reached the agent exactly once"
     );
     assert_eq!(
-        delivered.len(),
+        client.delivered.len(),
         sent.len(),
         "{kind:?}: every send confirmed"
     );

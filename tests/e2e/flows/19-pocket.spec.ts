@@ -15,6 +15,7 @@ import { test, expect } from '../support/fixtures';
 import { dialog, press, sendMessage, tid } from '../support/console';
 import { PushReceiver, deliver, stubPushManager, swRegistrationId, type ReceivedPush } from '../support/push';
 import { startRelay, type OwnRelay } from '../support/relay';
+import { chromiumArgs, chromiumPath } from '../support/chromium';
 import { readState } from '../support/state';
 
 interface Shown {
@@ -70,14 +71,9 @@ test('flow 19: HTTPS, installable offline app, and a permission prompt answered 
     const use = testInfo.project.use;
     const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bridge-e2e-profile-'));
     ctx = await chromium.launchPersistentContext(userDir, {
-      executablePath: process.env.E2E_CHROMIUM ?? '/usr/bin/chromium',
+      executablePath: chromiumPath,
       args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
+        ...chromiumArgs,
         // The relay's self-signed certificate, pinned by its key (what comparing the fingerprint does).
         `--ignore-certificate-errors-spki-list=${relay.spki}`,
       ],

@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FullConfig } from '@playwright/test';
 import type { BackendInfo, E2EState } from './state';
+import { untilListening } from './listening';
 
 const E2E_DIR = path.resolve(__dirname, '..');
 const REPO = path.resolve(E2E_DIR, '../..');
@@ -46,43 +47,10 @@ function startProcess(
   out.write(`$ ${cmd} ${args.join(' ')}\n`);
   const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push({ name, child, log });
+  child.stderr!.on('data', (chunk: Buffer) => out.write(chunk));
+  child.on('exit', (code, signal) => out.write(`\n[exited code=${code} signal=${signal}]\n`));
   const lines: string[] = [];
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    let done = false;
-    const timer = setTimeout(() => {
-      if (!done) {
-        done = true;
-        reject(new Error(`${name} did not print "listening on" within 30 s; see ${log}`));
-      }
-    }, 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      // Never copy the login line into the log: it carries the token.
-      buf += chunk.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        out.write(line.includes('#login=') ? '[stdout] console: <login URL withheld>\n' : `[stdout] ${line}\n`);
-        const m = /^listening on (\S+)/.exec(line);
-        if (m && !done) {
-          done = true;
-          clearTimeout(timer);
-          resolve({ addr: m[1], lines, log });
-        }
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => out.write(chunk));
-    child.on('exit', (code, signal) => {
-      out.write(`\n[exited code=${code} signal=${signal}]\n`);
-      if (!done) {
-        done = true;
-        clearTimeout(timer);
-        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
-      }
-    });
-  });
+  return untilListening(child, name, out, log, lines, 30_000).then((addr) => ({ addr, lines, log }));
 }
 
 function resolveClaude(): { bin?: string; version?: string; reason?: string } {

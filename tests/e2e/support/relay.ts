@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readState, type BackendInfo } from './state';
+import { untilListening } from './listening';
 
 const E2E_DIR = path.resolve(__dirname, '..');
 const REPO = path.resolve(E2E_DIR, '../..');
@@ -80,29 +81,7 @@ export async function startRelay(backend: BackendInfo, name: string, extra: stri
     const child = spawn(relay, args, { env, cwd: backend.workDir, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stderr!.on('data', (c: Buffer) => out.write(c));
     const lines: string[] = [];
-    const addr = await new Promise<string>((resolve, reject) => {
-      let buf = '';
-      const timer = setTimeout(() => reject(new Error(`${name} did not start within 60 s; see ${log}`)), 60_000);
-      child.stdout!.on('data', (c: Buffer) => {
-        buf += c.toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          lines.push(line);
-          out.write(line.includes('#login=') ? '[stdout] <login URL withheld>\n' : `[stdout] ${line}\n`);
-          const m = /^listening on (\S+)/.exec(line);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        }
-      });
-      child.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening; see ${log}`));
-      });
-    });
+    const addr = await untilListening(child, name, out, log, lines, 60_000);
     return { child, addr, lines };
   };
   const first = await launch(args);

@@ -279,13 +279,29 @@ mod tests {
     use crate::core::store::MemoryStore;
     use futures::StreamExt as _;
 
-    fn session(dir: &std::path::Path) -> Arc<Session> {
+    /// A session with its audit log in a fresh directory (removed when the rig drops), and a
+    /// shutdown signal that does not fire while the rig lives.
+    struct Rig {
+        _dir: tempfile::TempDir,
+        s: Arc<Session>,
+        _tx: tokio::sync::watch::Sender<bool>,
+        shutdown: tokio::sync::watch::Receiver<bool>,
+    }
+
+    fn rig() -> Rig {
+        let dir = tempfile::tempdir().unwrap();
         let ctx = Arc::new(SessionCtx {
-            audit: Arc::new(AuditLog::open(&dir.join("audit.jsonl")).unwrap()),
+            audit: Arc::new(AuditLog::open(&dir.path().join("audit.jsonl")).unwrap()),
             ..SessionCtx::for_tests(Arc::new(MemoryStore::default()))
         });
         let meta = SessionMeta::new("cse_sse".into(), "/tmp".into(), None, None, None);
-        Session::with_test_agent(meta, ctx, 16).0
+        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        Rig {
+            _dir: dir,
+            s: Session::with_test_agent(meta, ctx, 16).0,
+            _tx,
+            shutdown,
+        }
     }
 
     /// The [`frames`] of `s` from its start, with keepalives a minute apart and the window
@@ -320,11 +336,9 @@ mod tests {
 
     #[tokio::test]
     async fn frames_close_together_share_one_write_and_the_stream_ends_after_the_exit() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = session(dir.path());
-        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let Rig { s, shutdown, .. } = &rig();
         let coalesce = Duration::from_millis(300);
-        let body = body_of(&s, coalesce, shutdown);
+        let body = body_of(s, coalesce, shutdown.clone());
         // The connection's side: every chunk with the time it was produced.
         let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
@@ -375,10 +389,8 @@ mod tests {
     /// unless a single frame is, nothing lost.
     #[tokio::test]
     async fn a_large_batch_is_written_in_bounded_chunks() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = session(dir.path());
-        let (_tx, shutdown) = tokio::sync::watch::channel(false);
-        let mut body = Box::pin(body_of(&s, Duration::ZERO, shutdown));
+        let Rig { s, shutdown, .. } = &rig();
+        let mut body = Box::pin(body_of(s, Duration::ZERO, shutdown.clone()));
         body.next().await;
         let text = "x".repeat(1000);
         for n in 1..=300 {
@@ -402,10 +414,8 @@ mod tests {
 
     #[tokio::test]
     async fn without_coalescing_each_wakeup_writes() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = session(dir.path());
-        let (_tx, shutdown) = tokio::sync::watch::channel(false);
-        let mut body = Box::pin(body_of(&s, Duration::ZERO, shutdown));
+        let Rig { s, shutdown, .. } = &rig();
+        let mut body = Box::pin(body_of(s, Duration::ZERO, shutdown.clone()));
         body.next().await;
         s.on_line(&line(1));
         assert_eq!(ids(&body.next().await.unwrap().unwrap()), vec![1]);
@@ -442,9 +452,7 @@ mod tests {
     /// `streams` subscribers of a session that gets one frame a millisecond for 200 ms (time is
     /// paused: the figures are exact): the writes they made in all, and the longest a frame waited.
     async fn burst(streams: usize, widen: bool) -> (usize, Duration) {
-        let dir = tempfile::tempdir().unwrap();
-        let s = session(dir.path());
-        let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let Rig { s, shutdown, .. } = &rig();
         let (out_tx, mut out) = tokio::sync::mpsc::unbounded_channel();
         for _ in 0..streams {
             let (follower, _) = Follower::new(s.clone(), 0);

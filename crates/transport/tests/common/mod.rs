@@ -539,28 +539,211 @@ pub fn send_turn(t: &mut Transport, sent: &mut Vec<String>) {
     );
 }
 
+/// A chaos run: the relay (started by the test), a session on it, the chaos proxy in front of it
+/// and a transport of `kind` through the proxy.
+pub struct Chaos {
+    pub kind: TransportKind,
+    pub relay: Relay,
+    pub session: String,
+    pub proxy: Proxy,
+    pub t: Transport,
+}
+
+/// What the client of a chaos run sent and received.
+#[derive(Default)]
+pub struct ChaosClient {
+    /// The prompts sent (their uuids).
+    pub prompts: Vec<String>,
+    /// The permission prompts answered: request_id → the answer's uuid.
+    pub answers: HashMap<String, String>,
+    /// Permission prompts delivered again after they were answered.
+    pub prompts_shown_twice: usize,
+    /// The confirmed sends: uuid → seq.
+    pub delivered: HashMap<String, Option<u64>>,
+    /// The messages received: `(seq, payload)`, in order.
+    pub received: Vec<(u64, Value)>,
+}
+
+impl ChaosClient {
+    /// How many posts were sent: prompts and answers.
+    pub fn sent(&self) -> usize {
+        self.prompts.len() + self.answers.len()
+    }
+
+    /// The uuids of every post sent.
+    pub fn mine(&self) -> HashSet<String> {
+        self.prompts
+            .iter()
+            .chain(self.answers.values())
+            .cloned()
+            .collect()
+    }
+}
+
+impl Chaos {
+    /// Starts a chaos run: `start_relay` starts the relay with the extra flags it gets (they let
+    /// the relay accept the proxy's address in the Host header); the proxy cuts each connection
+    /// after a random number of bytes up to 48 KiB, drawn from `seed`.
+    pub async fn start(
+        kind: TransportKind,
+        seed: u64,
+        start_relay: impl FnOnce(&[String]) -> Relay,
+    ) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_addr = listener.local_addr().unwrap();
+        let relay = start_relay(&["--allowed-host".into(), proxy_addr.to_string()]);
+        let session = relay.create_session().await;
+        let proxy = start_proxy(listener, relay.addr, seed, 48 * 1024).await;
+        let t = connect_through(&proxy, kind, &session);
+        Chaos {
+            kind,
+            relay,
+            session,
+            proxy,
+            t,
+        }
+    }
+
+    /// Runs the client: two turns queued at once, then one more per finished turn until the
+    /// session has `events` durable events and the proxy has cut `cuts` times, answering every
+    /// permission prompt (once); then until everything sent is confirmed, the agent is idle and
+    /// the transport has applied the relay's whole log.
+    pub async fn run(&mut self, mut pacer: Pacer, (events, cuts): (u64, u64)) -> ChaosClient {
+        let Chaos {
+            kind,
+            relay,
+            session,
+            proxy,
+            t,
+        } = self;
+        let kind = *kind;
+        let mut c = ChaosClient::default();
+        for _ in 0..2 {
+            send_turn(t, &mut c.prompts);
+        }
+        loop {
+            let enough = t.cursor() >= events && proxy.cuts.load(Ordering::Relaxed) >= cuts;
+            let counts = (c.sent(), c.delivered.len());
+            let progress = || {
+                format!(
+                    "turns {}, prompts answered {}, confirmed {}",
+                    c.prompts.len(),
+                    c.answers.len(),
+                    c.delivered.len()
+                )
+            };
+            let Some(e) = pacer.next(t, kind, proxy, counts, progress).await else {
+                let confirmed = c.delivered.len() == c.sent();
+                match quiet(relay, session, t.cursor(), enough, confirmed).await {
+                    Quiet::Settled => {
+                        if pacer.settled() {
+                            return c;
+                        }
+                    }
+                    // idle but not done: another turn makes traffic to cut
+                    Quiet::WantsTurn => send_turn(t, &mut c.prompts),
+                    Quiet::Wait => {}
+                }
+                continue;
+            };
+            match e {
+                TransportEvent::Message(m) => {
+                    let Some(seq) = m.seq else { continue };
+                    let v = serde_json::to_value(&m.message).unwrap();
+                    if let Some(allow) = answer::allow_if_asked(&v) {
+                        let rid = v["request_id"].as_str().unwrap().to_owned();
+                        match c.answers.entry(rid) {
+                            std::collections::hash_map::Entry::Occupied(_) => {
+                                c.prompts_shown_twice += 1
+                            }
+                            std::collections::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(t.send(allow).unwrap());
+                            }
+                        }
+                    }
+                    if v["type"] == "result" && !enough {
+                        send_turn(t, &mut c.prompts);
+                    }
+                    c.received.push((seq, v));
+                }
+                other => check_event(kind, other, &mut c.delivered),
+            }
+        }
+    }
+
+    /// Closes the transport and reads the figures, the transcript of what `client` received
+    /// among them.
+    pub async fn end(self, client: &ChaosClient) -> (ChaosEnd, Relay) {
+        let Chaos {
+            relay,
+            session,
+            proxy,
+            t,
+            ..
+        } = self;
+        let end = ChaosEnd::close(t, &proxy, &relay, &session, client).await;
+        (end, relay)
+    }
+}
+
 /// What a chaos run ends with, once its transport is closed: the proxy's cuts and connections,
-/// the transport's counters, and the relay's log read directly (not through the proxy).
+/// the transport's counters, the relay's log read directly (not through the proxy), and what the
+/// client received against it.
 pub struct ChaosEnd {
     pub cuts: u64,
     pub connections: u64,
     pub counters: bridge_transport::Counters,
     pub log: Vec<Value>,
+    pub transcript: Transcript,
 }
 
 impl ChaosEnd {
     /// Closes `t` and reads the figures.
-    pub async fn close(t: Transport, proxy: &Proxy, relay: &Relay, session: &str) -> Self {
+    async fn close(
+        t: Transport,
+        proxy: &Proxy,
+        relay: &Relay,
+        session: &str,
+        client: &ChaosClient,
+    ) -> Self {
         let cuts = proxy.cuts.load(Ordering::Relaxed);
         let connections = proxy.connections.load(Ordering::Relaxed);
         let counters = t.counters();
         t.close();
+        let log = relay.log(session).await;
+        let transcript = Transcript::compare(&log, &client.received, &client.mine());
         ChaosEnd {
             cuts,
             connections,
             counters,
-            log: relay.log(session).await,
+            log,
+            transcript,
         }
+    }
+
+    /// The figures every chaos run prints: the proxy's, the transcript's and the transport's.
+    pub fn figures(&self) -> String {
+        let ChaosEnd {
+            cuts,
+            connections,
+            counters,
+            log,
+            transcript,
+        } = self;
+        format!(
+            "cuts {cuts}, connections {connections}, durable events {}, delivered {}, lost {}, \
+             shown twice {}, mismatched {}, reconnects {}, gap fetches {}, duplicates dropped {}, \
+             echoes dropped {}",
+            log.len(),
+            transcript.got.len(),
+            transcript.lost,
+            transcript.shown_twice,
+            transcript.mismatched,
+            counters.reconnects,
+            counters.gap_fetches,
+            counters.duplicates,
+            counters.echoes,
+        )
     }
 
     /// Asserts that the run made its traffic: at least `events` durable events and `cuts` cuts.

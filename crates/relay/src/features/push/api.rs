@@ -174,22 +174,23 @@ async fn subscribe(
 
 /// A subscription as the device list shows it: no keys, only its push service's origin.
 fn device(s: &Subscription) -> PushDevice {
-    let origin = reqwest::Url::parse(&s.endpoint)
+    let r = &s.registration;
+    let origin = reqwest::Url::parse(&r.endpoint)
         .map(|u| endpoint::origin(&u))
         .unwrap_or_default();
     PushDevice {
         id: s.id.clone(),
-        label: s.label.clone(),
+        label: r.label.clone(),
         endpoint_origin: origin,
-        events: s.events.iter().map(|e| e.as_str().to_owned()).collect(),
-        expiration_time: s.expiration_time,
+        events: r.events.iter().map(|e| e.as_str().to_owned()).collect(),
+        expiration_time: r.expiration_time,
         created_at: s.created_at.clone(),
         updated_at: s.updated_at.clone(),
         last_success_at: s.last_success_at.clone(),
         last_error: s.last_error.clone(),
         last_error_at: s.last_error_at.clone(),
         // Absent means every session (clients read a missing list as "no filter").
-        session_ids: s.session_ids.clone(),
+        session_ids: r.session_ids.clone(),
     }
 }
 
@@ -304,7 +305,7 @@ pub async fn read_answer(app: &AppState, body: Value) -> Result<Answer, ApiError
             })?;
             Some(Device {
                 id: sub.id,
-                label: sub.label,
+                label: sub.registration.label,
             })
         }
         None => None,
@@ -399,19 +400,20 @@ mod tests {
 
     /// The device list's entry as the relay wrote it with `json!` before it was a protocol type.
     fn written_before(s: &Subscription, origin: &str) -> Value {
+        let r = &s.registration;
         let mut v = json!({
             "id": s.id,
-            "label": s.label,
+            "label": r.label,
             "endpoint_origin": origin,
-            "events": s.events,
-            "expiration_time": s.expiration_time,
+            "events": r.events,
+            "expiration_time": r.expiration_time,
             "created_at": s.created_at,
             "updated_at": s.updated_at,
             "last_success_at": s.last_success_at,
             "last_error": s.last_error,
             "last_error_at": s.last_error_at,
         });
-        if let Some(ids) = &s.session_ids {
+        if let Some(ids) = &r.session_ids {
             v["session_ids"] = json!(ids);
         }
         v
@@ -421,19 +423,25 @@ mod tests {
     fn a_device_is_written_byte_for_byte_as_before() {
         let fresh = Subscription {
             id: "psub_1".into(),
-            endpoint: "https://fcm.googleapis.com:443/fcm/send/abc".into(),
-            p256dh: "never shown".into(),
-            auth: "never shown".into(),
-            events: EventKind::ALL.to_vec(),
+            registration: NewSubscription {
+                endpoint: "https://fcm.googleapis.com:443/fcm/send/abc".into(),
+                p256dh: "never shown".into(),
+                auth: "never shown".into(),
+                events: EventKind::ALL.to_vec(),
+                ..NewSubscription::default()
+            },
             created_at: "2025-01-01T00:00:00.000Z".into(),
             updated_at: "2025-01-01T00:00:00.000Z".into(),
             ..Subscription::default()
         };
         let used = Subscription {
-            label: Some("Phone \"A\"".into()),
-            events: vec![EventKind::TurnDone],
-            session_ids: Some(vec!["cse_a".into(), "cse_b".into()]),
-            expiration_time: Some(1_700_000_000_000),
+            registration: NewSubscription {
+                label: Some("Phone \"A\"".into()),
+                events: vec![EventKind::TurnDone],
+                session_ids: Some(vec!["cse_a".into(), "cse_b".into()]),
+                expiration_time: Some(1_700_000_000_000),
+                ..fresh.registration.clone()
+            },
             last_success_at: Some("2025-01-02T00:00:00.000Z".into()),
             last_error: Some("the push service answered 400".into()),
             last_error_at: Some("2025-01-03T00:00:00.000Z".into()),

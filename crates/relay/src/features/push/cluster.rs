@@ -321,7 +321,7 @@ impl ClusterSubs {
     /// Puts `sub` (from a relay's own table, made before it joined the cluster) into the bucket
     /// unless its endpoint is there already: `true` when it was added.
     pub async fn import(&self, sub: &Subscription) -> Result<bool, StoreError> {
-        let key = endpoint_key(&sub.endpoint);
+        let key = endpoint_key(&sub.registration.endpoint);
         let body = self.encode(&key, sub);
         match tokio::time::timeout(NATS_TIMEOUT, self.kv.create(&key, body)).await {
             Ok(Ok(revision)) => {

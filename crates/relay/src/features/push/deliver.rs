@@ -167,7 +167,7 @@ impl Sender {
     /// One attempt, signed with `vapid`. The endpoint is checked again (flags may have changed since
     /// it was registered): a refused endpoint is never contacted.
     pub async fn send(&self, vapid: &VapidKey, sub: &Subscription, msg: &Message) -> Attempt {
-        let url = match endpoint::check(&sub.endpoint, &self.allowed) {
+        let url = match endpoint::check(&sub.registration.endpoint, &self.allowed) {
             Ok(u) => u,
             Err(e) => {
                 return Attempt::Status {
@@ -251,8 +251,8 @@ pub fn b64url(s: &str) -> Option<Vec<u8>> {
 }
 
 fn encrypt_for(sub: &Subscription, plaintext: &[u8]) -> Result<Vec<u8>, crypto::CryptoError> {
-    let key = b64url(&sub.p256dh).ok_or(crypto::CryptoError::BadPublicKey)?;
-    let auth = b64url(&sub.auth).ok_or(crypto::CryptoError::BadAuthSecret(0))?;
+    let key = b64url(&sub.registration.p256dh).ok_or(crypto::CryptoError::BadPublicKey)?;
+    let auth = b64url(&sub.registration.auth).ok_or(crypto::CryptoError::BadAuthSecret(0))?;
     crypto::encrypt(plaintext, &crypto::parse_public_key(&key)?, &auth)
 }
 

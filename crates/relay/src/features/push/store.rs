@@ -45,21 +45,14 @@ impl EventKind {
     }
 }
 
-/// A stored subscription (keys included; the API never shows them). In a cluster it is the value
-/// of its entry in the subscriptions bucket ([`super::cluster`]), as JSON.
+/// A stored subscription: its registration (keys included; the API never shows them), its id and
+/// its delivery record. In a cluster it is the value of its entry in the subscriptions bucket
+/// ([`super::cluster`]), as JSON (the registration's fields beside the others).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Subscription {
     pub id: String,
-    pub endpoint: String,
-    /// base64url, as the browser gave them.
-    pub p256dh: String,
-    pub auth: String,
-    pub label: Option<String>,
-    pub events: Vec<EventKind>,
-    /// `None`: every session.
-    pub session_ids: Option<Vec<String>>,
-    /// The browser's `expirationTime` (ms since the epoch), if any.
-    pub expiration_time: Option<i64>,
+    #[serde(flatten)]
+    pub registration: NewSubscription,
     pub created_at: String,
     pub updated_at: String,
     pub last_success_at: Option<String>,
@@ -70,8 +63,9 @@ pub struct Subscription {
 impl Subscription {
     /// Whether this device wants `kind` for `session_id`.
     pub fn wants(&self, kind: EventKind, session_id: &str) -> bool {
-        self.events.contains(&kind)
+        self.registration.events.contains(&kind)
             && self
+                .registration
                 .session_ids
                 .as_ref()
                 .is_none_or(|ids| ids.iter().any(|s| s == session_id))
@@ -79,39 +73,40 @@ impl Subscription {
 }
 
 /// What a registration sets.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NewSubscription {
     pub endpoint: String,
+    /// base64url, as the browser gave them.
     pub p256dh: String,
     pub auth: String,
     pub label: Option<String>,
     pub events: Vec<EventKind>,
+    /// `None`: every session.
     pub session_ids: Option<Vec<String>>,
+    /// The browser's `expirationTime` (ms since the epoch), if any.
     pub expiration_time: Option<i64>,
 }
 
 impl NewSubscription {
     /// The subscription this registration makes: `id`, registered `now`, nothing delivered yet.
     pub fn subscription(&self, id: String, now: String) -> Subscription {
-        let blank = Subscription {
+        Subscription {
             id,
-            endpoint: self.endpoint.clone(),
+            registration: self.clone(),
             created_at: now.clone(),
+            updated_at: now,
             ..Subscription::default()
-        };
-        self.applied_to(blank, now)
+        }
     }
 
     /// `old` with what this registration sets, updated `now` (its id, endpoint, creation time and
     /// delivery record kept).
     pub fn applied_to(&self, old: Subscription, now: String) -> Subscription {
         Subscription {
-            p256dh: self.p256dh.clone(),
-            auth: self.auth.clone(),
-            label: self.label.clone(),
-            events: self.events.clone(),
-            session_ids: self.session_ids.clone(),
-            expiration_time: self.expiration_time,
+            registration: NewSubscription {
+                endpoint: old.registration.endpoint.clone(),
+                ..self.clone()
+            },
             updated_at: now,
             ..old
         }
@@ -144,17 +139,19 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Subscription> {
     let session_ids: Option<String> = r.get(6)?;
     Ok(Subscription {
         id: r.get(0)?,
-        endpoint: r.get(1)?,
-        p256dh: r.get(2)?,
-        auth: r.get(3)?,
-        label: r.get(4)?,
-        events: serde_json::from_str::<Vec<String>>(&events)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|e| EventKind::parse(e))
-            .collect(),
-        session_ids: session_ids.and_then(|s| serde_json::from_str(&s).ok()),
-        expiration_time: r.get(7)?,
+        registration: NewSubscription {
+            endpoint: r.get(1)?,
+            p256dh: r.get(2)?,
+            auth: r.get(3)?,
+            label: r.get(4)?,
+            events: serde_json::from_str::<Vec<String>>(&events)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|e| EventKind::parse(e))
+                .collect(),
+            session_ids: session_ids.and_then(|s| serde_json::from_str(&s).ok()),
+            expiration_time: r.get(7)?,
+        },
         created_at: r.get(8)?,
         updated_at: r.get(9)?,
         last_success_at: r.get(10)?,
@@ -214,48 +211,43 @@ impl PushStore {
                 |r| r.get(0),
             )
             .optional()?;
-        let out = if let Some(id) = existing {
-            tx.execute(
-                "UPDATE push_subscriptions SET p256dh = ?2, auth = ?3, label = ?4, events = ?5, session_ids = ?6,
-                   expiration_time = ?7, updated_at = ?8 WHERE id = ?1",
-                params![
-                    id,
-                    s.p256dh,
-                    s.auth,
-                    s.label,
-                    events_json(&s.events),
-                    session_ids,
-                    s.expiration_time,
-                    now
-                ],
-            )?;
-            (id, false)
+        // Both statements take the same parameters: id, endpoint, the registration, now.
+        let (sql, id, created) = if let Some(id) = existing {
+            (
+                "UPDATE push_subscriptions SET p256dh = ?3, auth = ?4, label = ?5, events = ?6, session_ids = ?7,
+                   expiration_time = ?8, updated_at = ?9 WHERE id = ?1 AND endpoint = ?2",
+                id,
+                false,
+            )
         } else {
             let count: i64 =
                 tx.query_row("SELECT COUNT(*) FROM push_subscriptions", [], |r| r.get(0))?;
             if count >= MAX_SUBSCRIPTIONS as i64 {
                 return Err(StoreError::Full);
             }
-            let id = format!("psub_{}", uuid::Uuid::new_v4().simple());
-            tx.execute(
+            (
                 "INSERT INTO push_subscriptions (id, endpoint, p256dh, auth, label, events, session_ids,
                    expiration_time, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-                params![
-                    id,
-                    s.endpoint,
-                    s.p256dh,
-                    s.auth,
-                    s.label,
-                    events_json(&s.events),
-                    session_ids,
-                    s.expiration_time,
-                    now
-                ],
-            )?;
-            (id, true)
+                format!("psub_{}", uuid::Uuid::new_v4().simple()),
+                true,
+            )
         };
+        tx.execute(
+            sql,
+            params![
+                id,
+                s.endpoint,
+                s.p256dh,
+                s.auth,
+                s.label,
+                events_json(&s.events),
+                session_ids,
+                s.expiration_time,
+                now
+            ],
+        )?;
         tx.commit()?;
-        Ok(out)
+        Ok((id, created))
     }
 
     /// All subscriptions, oldest first.
@@ -334,7 +326,7 @@ mod tests {
         let (id2, created) = s.upsert(&again).unwrap();
         assert_eq!((id2.as_str(), created), (id.as_str(), false));
         let got = s.get(&id).unwrap().unwrap();
-        assert_eq!(got.p256dh, "k2");
+        assert_eq!(got.registration.p256dh, "k2");
         assert!(got.wants(EventKind::NeedsYou, "cse_a"));
         assert!(!got.wants(EventKind::NeedsYou, "cse_b"));
         assert!(!got.wants(EventKind::TurnDone, "cse_a"));
