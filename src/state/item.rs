@@ -349,6 +349,17 @@ pub enum SystemKind {
     },
 }
 
+impl SystemKind {
+    /// A [`SystemKind::Notice`].
+    pub fn notice(title: impl Into<String>, text: String, level: &str) -> Self {
+        SystemKind::Notice {
+            title: title.into(),
+            text,
+            level: level.to_string(),
+        }
+    }
+}
+
 /// The turn footer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultRow {

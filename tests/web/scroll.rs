@@ -17,15 +17,25 @@ fn at_bottom(el: &web_sys::HtmlElement) -> bool {
     el.scroll_top() as f64 + el.client_height() as f64 >= el.scroll_height() as f64 - 60.0
 }
 
-/// Scrolls up the way a person does: a wheel turn, then the scroll it causes.
-fn scroll_to_top(el: &web_sys::HtmlElement) {
+/// A wheel turn upwards (what a person scrolling does first).
+fn wheel_up(el: &web_sys::HtmlElement) {
     let init = web_sys::WheelEventInit::new();
     init.set_delta_y(-400.0);
     el.dispatch_event(&web_sys::WheelEvent::new_with_event_init_dict("wheel", &init).unwrap())
         .unwrap();
+}
+
+/// The scroll position moves to the top, with its scroll event.
+fn move_to_top(el: &web_sys::HtmlElement) {
     el.set_scroll_top(0);
     el.dispatch_event(&web_sys::Event::new("scroll").unwrap())
         .unwrap();
+}
+
+/// Scrolls up the way a person does: a wheel turn, then the scroll it causes.
+fn scroll_to_top(el: &web_sys::HtmlElement) {
+    wheel_up(el);
+    move_to_top(el);
 }
 
 fn fill_transcript(m: &Mounted, n: usize) {
@@ -67,19 +77,7 @@ async fn sending_while_scrolled_up_brings_the_new_message_into_view() {
 #[wasm_bindgen_test]
 async fn new_content_while_scrolled_up_offers_jump_to_latest() {
     let style = scroll_box_style();
-    let m = mount(false, || view! { <Transcript /> });
-    fill_transcript(&m, 200);
-    frames(4).await;
-    let scroller = m.one("[data-testid=transcript]");
-    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
-    scroll_to_top(&scroller);
-    frames(3).await;
-    m.store.apply_now(assistant(
-        "msg_new",
-        "a-new",
-        json!({"type": "text", "text": "Something new"}),
-    ));
-    frames(3).await;
+    let (m, scroller) = a_new_row_after_a_move_up(wheel_up).await;
     assert!(!at_bottom(&scroller), "reading position is kept");
     let jump = m.one("[data-testid=jump-to-latest]");
     jump.click();
@@ -90,34 +88,37 @@ async fn new_content_while_scrolled_up_offers_jump_to_latest() {
     style.remove();
 }
 
-/// A 200-row transcript following the bottom: `before` runs, the scroll position moves to the top
-/// (with its scroll event), then a new row arrives. Returns (back at the bottom, "jump to latest"
-/// offered); the new row is rendered either way once the list is at the bottom.
-async fn after_a_move_up(before: impl FnOnce()) -> (bool, bool) {
-    let style = scroll_box_style();
+/// A 200-row transcript following the bottom, with no "jump to latest": `before` runs, the scroll
+/// position moves to the top (with its scroll event), then a new row (`a-new`) arrives.
+async fn a_new_row_after_a_move_up(
+    before: impl FnOnce(&web_sys::HtmlElement),
+) -> (Mounted, web_sys::HtmlElement) {
     let m = mount(false, || view! { <Transcript /> });
     fill_transcript(&m, 200);
     frames(4).await;
     let scroller = m.one("[data-testid=transcript]");
     assert!(at_bottom(&scroller), "starts at the bottom");
-    before();
-    scroller.set_scroll_top(0);
-    scroller
-        .dispatch_event(&web_sys::Event::new("scroll").unwrap())
-        .unwrap();
+    assert!(m.all("[data-testid=jump-to-latest]").is_empty());
+    before(&scroller);
+    move_to_top(&scroller);
     frames(3).await;
     m.store.apply_now(assistant(
-        "msg_after_move",
-        "a-after-move",
+        "msg_new",
+        "a-new",
         json!({"type": "text", "text": "Something new"}),
     ));
     frames(6).await;
+    (m, scroller)
+}
+
+/// [`a_new_row_after_a_move_up`]: (back at the bottom, "jump to latest" offered); the new row is
+/// rendered either way once the list is at the bottom.
+async fn after_a_move_up(before: impl FnOnce()) -> (bool, bool) {
+    let style = scroll_box_style();
+    let (m, scroller) = a_new_row_after_a_move_up(|_| before()).await;
     let followed = at_bottom(&scroller);
     if followed {
-        assert_eq!(
-            m.all("[data-testid=message][data-uuid=a-after-move]").len(),
-            1
-        );
+        assert_eq!(m.all("[data-testid=message][data-uuid=a-new]").len(), 1);
     }
     let offered = !m.all("[data-testid=jump-to-latest]").is_empty();
     style.remove();

@@ -254,12 +254,18 @@ impl<M: SerializeMap> SerializeStruct for AppendStruct<'_, M> {
     }
 }
 
+/// The `Serializer` methods [`Append`] refuses (it writes structs only): `method<T>(args) -> Ok`,
+/// the generic parameter and the return type (`S::Ok` when left out) as the trait declares them.
 macro_rules! only_structs {
-    ($($method:ident($($arg:ty),*)),+ $(,)?) => {$(
-        fn $method(self, $(_: $arg),*) -> Result<S::Ok, S::Error> {
+    ($($method:ident $(<$t:ident>)? ($($arg:ty),*) $(-> $ret:ty)?),+ $(,)?) => {$(
+        fn $method $(<$t: ?Sized + ser::Serialize>)? (self, $(_: $arg),*)
+            -> Result<only_structs!(@ok $($ret)?), S::Error>
+        {
             Err(ser::Error::custom("with_extra: only a struct can carry extra fields"))
         }
     )+};
+    (@ok) => { S::Ok };
+    (@ok $ret:ty) => { $ret };
 }
 
 impl<'a, S: Serializer> Serializer for Append<'a, S> {
@@ -292,86 +298,16 @@ impl<'a, S: Serializer> Serializer for Append<'a, S> {
         serialize_str(&str), serialize_bytes(&[u8]), serialize_none(), serialize_unit(),
         serialize_unit_struct(&'static str),
         serialize_unit_variant(&'static str, u32, &'static str),
-    }
-
-    fn serialize_some<T: ?Sized + ser::Serialize>(self, _: &T) -> Result<S::Ok, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_newtype_struct<T: ?Sized + ser::Serialize>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<S::Ok, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_newtype_variant<T: ?Sized + ser::Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<S::Ok, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, S::Error> {
-        Err(ser::Error::custom(
-            "with_extra: only a struct can carry extra fields",
-        ))
+        serialize_some<T>(&T), serialize_newtype_struct<T>(&'static str, &T),
+        serialize_newtype_variant<T>(&'static str, u32, &'static str, &T),
+        serialize_seq(Option<usize>) -> Self::SerializeSeq,
+        serialize_tuple(usize) -> Self::SerializeTuple,
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
+        serialize_tuple_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeTupleVariant,
+        serialize_map(Option<usize>) -> Self::SerializeMap,
+        serialize_struct_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeStructVariant,
     }
 }
 

@@ -100,11 +100,7 @@ impl Session {
             CliMessage::ToolUseSummary(t) => self.push_system(
                 Some(&t.uuid),
                 None,
-                SystemKind::Notice {
-                    title: "summary".into(),
-                    text: t.summary.clone(),
-                    level: "info".into(),
-                },
+                SystemKind::notice("summary", t.summary.clone(), "info"),
             ),
             CliMessage::RateLimitEvent(r) => self.on_rate_limit(r),
             CliMessage::PromptSuggestion(p) => {
@@ -116,11 +112,11 @@ impl Session {
                 self.push_system(
                     Some(&r.uuid),
                     None,
-                    SystemKind::Notice {
-                        title: "conversation reset".into(),
-                        text: format!("The conversation was reset ({trigger})."),
-                        level: "notice".into(),
-                    },
+                    SystemKind::notice(
+                        "conversation reset",
+                        format!("The conversation was reset ({trigger})."),
+                        "notice",
+                    ),
                 );
             }
             CliMessage::ActiveGoal(g) => {
@@ -131,11 +127,7 @@ impl Session {
                 self.push_system(
                     Some(&g.uuid),
                     None,
-                    SystemKind::Notice {
-                        title: "goal".into(),
-                        text,
-                        level: "info".into(),
-                    },
+                    SystemKind::notice("goal", text, "info"),
                 );
             }
             CliMessage::AuthStatus(a) => {
@@ -145,11 +137,7 @@ impl Session {
                 self.push_system(
                     Some(&a.uuid),
                     None,
-                    SystemKind::Notice {
-                        title: "authentication".into(),
-                        text: text.join("\n"),
-                        level: level.into(),
-                    },
+                    SystemKind::notice("authentication", text.join("\n"), level),
                 );
             }
             CliMessage::CommandLifecycle(l) => self.on_lifecycle(&l.command_uuid, l.state.as_str()),
@@ -171,15 +159,7 @@ impl Session {
                     text.push_str("\n\n");
                     text.extend(raw.chars().take(400));
                 }
-                self.push_system(
-                    uuid,
-                    None,
-                    SystemKind::Notice {
-                        title: "relay error".into(),
-                        text,
-                        level: "error".into(),
-                    },
-                );
+                self.push_system(uuid, None, SystemKind::notice("relay error", text, "error"));
             }
             (Some(MessageType::System), Some(sub))
                 if *source == Source::Relay && !sub.is_empty() =>
@@ -188,11 +168,7 @@ impl Session {
                 self.push_system(
                     uuid,
                     None,
-                    SystemKind::Notice {
-                        title: sub.replace('_', " "),
-                        text,
-                        level: "info".into(),
-                    },
+                    SystemKind::notice(sub.replace('_', " "), text, "info"),
                 );
             }
             _ => self.push_raw(v, None),

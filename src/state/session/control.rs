@@ -48,8 +48,9 @@ struct Asked {
 }
 
 impl Asked {
-    /// From a typed request: `None` for the subtypes no person answers. The list is exhaustive, so
-    /// a subtype added to bridge-protocol does not compile until it is decided here.
+    /// From a typed request: `None` for the subtypes no person answers. Which those are is decided
+    /// once, exhaustively, by [`ControlRequestBody::person_prompt`]; a new kind of prompt there
+    /// does not compile here until [`Asked::from_json`] reads it.
     fn of(body: &ControlRequestBody) -> Option<Self> {
         use ControlRequestBody as B;
         match body {
@@ -97,47 +98,12 @@ impl Asked {
                 asked.input = d.payload.clone();
                 Some(asked)
             }
-            // Nothing a person answers here: hook callbacks and MCP messages (the relay's business),
-            // the client-to-CLI requests, and subtypes bridge-protocol does not model.
-            B::HookCallback(_)
-            | B::McpMessage(_)
-            | B::Initialize(_)
-            | B::Interrupt(_)
-            | B::SetPermissionMode(_)
-            | B::SetModel(_)
-            | B::SetMaxThinkingTokens(_)
-            | B::RewindFiles(_)
-            | B::CancelAsyncMessage(_)
-            | B::StopTask(_)
-            | B::GetTaskOutput(_)
-            | B::BackgroundTasks(_)
-            | B::RenameSession(_)
-            | B::SetColor(_)
-            | B::McpStatus(_)
-            | B::McpSetServers(_)
-            | B::McpReconnect(_)
-            | B::McpToggle(_)
-            | B::McpCall(_)
-            | B::McpReadResource(_)
-            | B::GetContextUsage(_)
-            | B::GetSessionCost(_)
-            | B::ListModels(_)
-            | B::GetUsage(_)
-            | B::GetBinaryVersion(_)
-            | B::FileSuggestions(_)
-            | B::ReadFile(_)
-            | B::SeedReadState(_)
-            | B::RegisterRepoRoot(_)
-            | B::ReloadPlugins(_)
-            | B::ReloadSkills(_)
-            | B::ReloadOutputStyles(_)
-            | B::SetHasSubscribers(_)
-            | B::ApplyFlagSettings(_)
-            | B::GetSettings(_)
-            | B::GetHooksListing(_)
-            | B::UpdateSettings(_)
-            | B::ListPermissionRules(_)
-            | B::Other(_) => None,
+            // Nothing a person answers (hook callbacks and MCP messages are the relay's business):
+            // `person_prompt` decides which requests those are, exhaustively.
+            _ => {
+                debug_assert_eq!(body.person_prompt(), None, "{}", body.subtype());
+                None
+            }
         }
     }
 
@@ -503,11 +469,7 @@ impl Session {
             parent: None,
             kind: ItemKind::System(SystemRow {
                 uuid: None,
-                kind: SystemKind::Notice {
-                    title: format!("form · {}", prompt.tool_name),
-                    text,
-                    level: level.into(),
-                },
+                kind: SystemKind::notice(format!("form · {}", prompt.tool_name), text, level),
             }),
         });
     }

@@ -1,7 +1,9 @@
 //! `system` frames by subtype, and the background tasks they report. The fields shown are read
 //! from the typed message; a key bridge-protocol does not model is read from its `extra`.
 
-use bridge_protocol::{SystemMessage, SystemPermissionDenied};
+use bridge_protocol::{
+    SystemMessage, SystemModelRefusalFallback, SystemModelRefusalNoFallback, SystemPermissionDenied,
+};
 use serde_json::{Map, Value};
 
 use super::decode::Raw;
@@ -116,8 +118,6 @@ impl Session {
     /// message (`v`, the frame as it came, is only shown raw).
     pub(super) fn on_system(&mut self, source: &Source, sys: &SystemMessage, v: Raw<'_>) {
         let sub = sys.subtype();
-        let empty = Map::new();
-        let extra = sys.extra().unwrap_or(&empty);
         match sys {
             SystemMessage::Init(init) => {
                 let model = init.model.clone();
@@ -163,14 +163,7 @@ impl Session {
                         .as_deref()
                         .unwrap_or("Compaction failed.")
                         .to_string();
-                    self.push_system_row(
-                        sys,
-                        SystemKind::Notice {
-                            title: "compaction".into(),
-                            text,
-                            level: "error".into(),
-                        },
-                    );
+                    self.push_system_row(sys, SystemKind::notice("compaction", text, "error"));
                 }
                 self.bump();
             }
@@ -226,11 +219,7 @@ impl Session {
                 let text = text_in(&[("content", Some(&i.content))], &i.extra);
                 self.push_system_row(
                     sys,
-                    SystemKind::Notice {
-                        title: "information".into(),
-                        text,
-                        level: i.level.as_str().to_string(),
-                    },
+                    SystemKind::notice("information", text, i.level.as_str()),
                 );
             }
             SystemMessage::PermissionDenied(d) => self.on_permission_denied(sys, d),
@@ -255,62 +244,30 @@ impl Session {
                 } else {
                     "warning"
                 };
-                self.push_system_row(
-                    sys,
-                    SystemKind::Notice {
-                        title: "hook".into(),
-                        text,
-                        level: level.into(),
-                    },
-                );
+                self.push_system_row(sys, SystemKind::notice("hook", text, level));
             }
-            SystemMessage::LocalCommandOutput(_)
-            | SystemMessage::Notification(_)
-            | SystemMessage::WorkerShuttingDown(_)
-            | SystemMessage::ModelRefusalFallback(_)
-            | SystemMessage::ModelRefusalNoFallback(_)
-            | SystemMessage::MirrorError(_)
-            | SystemMessage::SessionWritesLost(_)
-            | SystemMessage::PluginInstall(_) => {
-                let (level, known): (&str, Vec<(&str, Option<&str>)>) = match sys {
-                    SystemMessage::LocalCommandOutput(m) => {
-                        ("info", vec![("content", Some(&m.content))])
-                    }
-                    SystemMessage::PluginInstall(m) => {
-                        ("info", vec![("error", m.error.as_deref())])
-                    }
-                    SystemMessage::Notification(m) => {
-                        let urgent = m.priority == "high" || m.priority == "immediate";
-                        (
-                            if urgent { "warning" } else { "info" },
-                            vec![("text", Some(&m.text))],
-                        )
-                    }
-                    SystemMessage::WorkerShuttingDown(m) => {
-                        ("warning", vec![("reason", Some(&m.reason))])
-                    }
-                    SystemMessage::ModelRefusalFallback(m) => {
-                        ("warning", vec![("content", Some(&m.content))])
-                    }
-                    SystemMessage::ModelRefusalNoFallback(m) => {
-                        ("warning", vec![("content", Some(&m.content))])
-                    }
-                    SystemMessage::MirrorError(m) => ("warning", vec![("error", Some(&m.error))]),
-                    _ => ("warning", vec![]),
-                };
-                let mut text = text_in(&known, extra);
-                if text.is_empty() {
-                    text = sub.replace('_', " ");
-                }
-                self.push_system_row(
-                    sys,
-                    SystemKind::Notice {
-                        title: sub.replace('_', " "),
-                        text,
-                        level: level.into(),
-                    },
-                );
+            SystemMessage::LocalCommandOutput(m) => {
+                self.push_subtype_notice(sys, "info", &[("content", Some(&m.content))]);
             }
+            SystemMessage::PluginInstall(m) => {
+                self.push_subtype_notice(sys, "info", &[("error", m.error.as_deref())]);
+            }
+            SystemMessage::Notification(m) => {
+                let urgent = m.priority == "high" || m.priority == "immediate";
+                let level = if urgent { "warning" } else { "info" };
+                self.push_subtype_notice(sys, level, &[("text", Some(&m.text))]);
+            }
+            SystemMessage::WorkerShuttingDown(m) => {
+                self.push_subtype_notice(sys, "warning", &[("reason", Some(&m.reason))]);
+            }
+            SystemMessage::ModelRefusalFallback(SystemModelRefusalFallback { content, .. })
+            | SystemMessage::ModelRefusalNoFallback(SystemModelRefusalNoFallback {
+                content, ..
+            }) => self.push_subtype_notice(sys, "warning", &[("content", Some(content))]),
+            SystemMessage::MirrorError(m) => {
+                self.push_subtype_notice(sys, "warning", &[("error", Some(&m.error))]);
+            }
+            SystemMessage::SessionWritesLost(_) => self.push_subtype_notice(sys, "warning", &[]),
             SystemMessage::CommandsChanged(c) => {
                 self.info.commands = c
                     .commands
@@ -336,11 +293,7 @@ impl Session {
                     let text = text_of(raw);
                     self.push_system_row(
                         sys,
-                        SystemKind::Notice {
-                            title: sub.replace('_', " "),
-                            text,
-                            level: "info".into(),
-                        },
+                        SystemKind::notice(sub.replace('_', " "), text, "info"),
                     );
                 } else {
                     self.push_raw(&v.value(), None);
@@ -363,12 +316,25 @@ impl Session {
         );
         self.push_system_row(
             sys,
-            SystemKind::Notice {
-                title: "permission denied".into(),
-                text,
-                level: "warning".into(),
-            },
+            SystemKind::notice("permission denied", text, "warning"),
         );
+    }
+
+    /// A notice titled by the subtype of `sys` ("local command output"): its text is found as
+    /// [`text_in`] finds it (`known`, the text keys its type models), else it is the title.
+    fn push_subtype_notice(
+        &mut self,
+        sys: &SystemMessage,
+        level: &str,
+        known: &[(&str, Option<&str>)],
+    ) {
+        let title = sys.subtype().replace('_', " ");
+        let empty = Map::new();
+        let mut text = text_in(known, sys.extra().unwrap_or(&empty));
+        if text.is_empty() {
+            text.clone_from(&title);
+        }
+        self.push_system_row(sys, SystemKind::notice(title, text, level));
     }
 
     /// Adds a system row for the message `sys` (its uuid, and the `parent_tool_use_id` a subagent's
@@ -411,24 +377,10 @@ impl Session {
             let st = status.unwrap_or_else(|| "finished".into());
             let text = summary.unwrap_or_default();
             let level = if st == "completed" { "info" } else { "warning" };
-            self.push_system_row(
-                sys,
-                SystemKind::Notice {
-                    title: format!("task {st}"),
-                    text,
-                    level: level.into(),
-                },
-            );
+            self.push_system_row(sys, SystemKind::notice(format!("task {st}"), text, level));
         } else if tool_id.is_none() && frame.started {
             let text = description.unwrap_or_default();
-            self.push_system_row(
-                sys,
-                SystemKind::Notice {
-                    title: "task started".into(),
-                    text,
-                    level: "info".into(),
-                },
-            );
+            self.push_system_row(sys, SystemKind::notice("task started", text, "info"));
         } else {
             self.bump();
         }
