@@ -86,6 +86,8 @@ pub fn register_lazy_parts() {
         }
         prompt_dock::split_entry::register();
         notifications_settings::split_entry::register();
+        new_session_form::split_entry::register();
+        session_list::worktree_details::split_entry::register();
         session_view::split_entry::register();
         crate::store::split_entry::register();
     }

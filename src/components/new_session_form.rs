@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::components::permission_mode_select::MODES;
+use crate::lazy::{self, Part};
 use crate::nav::Nav;
 use crate::store::SessionList;
 use bridge_protocol::api::NewSession;
@@ -12,18 +13,92 @@ fn opt(s: String) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
+/// What the form holds, kept while it is closed (typed values come back when it opens again).
+#[derive(Clone, Copy)]
+pub struct FormState {
+    cwd: RwSignal<String>,
+    model: RwSignal<String>,
+    mode: RwSignal<String>,
+    title: RwSignal<String>,
+    busy: RwSignal<bool>,
+    error: RwSignal<Option<String>>,
+    open: RwSignal<bool>,
+}
+
 /// Starts a session (working directory, model, permission mode, title) and opens it.
+///
+/// The button is on the list's first paint; the form and what starts a session are the actions
+/// part (src/lazy.rs): pointing at the button starts loading it, and the form shows once it is in.
 #[component]
 pub fn NewSessionForm() -> impl IntoView {
+    let open = RwSignal::new(false);
+    let state = FormState {
+        cwd: RwSignal::new(String::new()),
+        model: RwSignal::new(String::new()),
+        mode: RwSignal::new("default".to_string()),
+        title: RwSignal::new(String::new()),
+        busy: RwSignal::new(false),
+        error: RwSignal::new(None::<String>),
+        open,
+    };
+    view! {
+        <div class="new-session">
+            <button class="primary wide" data-testid="new-session" aria-expanded=move || open.get().to_string()
+                on:pointerenter=move |_| lazy::prefetch(Part::Actions)
+                on:focus=move |_| lazy::prefetch(Part::Actions)
+                on:click=move |_| open.update(|o| *o = !*o)>
+                "+ New session"
+            </button>
+            {move || (open.get() && lazy::ready(Part::Actions)).then(move || lazy_form(state)).flatten()}
+        </div>
+    }
+}
+
+/// The form ([`form_view`]), or `None` while the actions part is not loaded.
+fn lazy_form(state: FormState) -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split_entry::form_now(state);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(form_view(state))
+}
+
+/// The actions part's entry point for the form (src/lazy.rs says how parts load).
+#[cfg(all(feature = "split", target_family = "wasm"))]
+#[allow(unsafe_code)]
+pub(crate) mod split_entry {
+    use leptos::prelude::AnyView;
+    use leptos::wasm_split::SplitLoaderError;
+
+    use super::FormState;
+    use crate::lazy::{self, Part};
+
+    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_form), fallible)]
+    fn form(state: FormState) -> Result<AnyView, SplitLoaderError> {
+        Ok(super::form_view(state))
+    }
+
+    pub fn form_now(state: FormState) -> Option<AnyView> {
+        lazy::now(form(state))
+    }
+
+    pub fn register() {
+        lazy::register(Part::Actions, || Box::pin(preload_form()));
+    }
+}
+
+/// The open form: starts the session and opens it.
+fn form_view(state: FormState) -> AnyView {
+    let FormState {
+        cwd,
+        model,
+        mode,
+        title,
+        busy,
+        error,
+        open,
+    } = state;
     let list = SessionList::expect();
     let nav = Nav::expect();
-    let open = RwSignal::new(false);
-    let cwd = RwSignal::new(String::new());
-    let model = RwSignal::new(String::new());
-    let mode = RwSignal::new("default".to_string());
-    let title = RwSignal::new(String::new());
-    let busy = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
     let create = move || {
         busy.set(true);
         error.set(None);
@@ -48,36 +123,29 @@ pub fn NewSessionForm() -> impl IntoView {
         });
     };
     view! {
-        <div class="new-session">
-            <button class="primary wide" data-testid="new-session" aria-expanded=move || open.get().to_string()
-                on:click=move |_| open.update(|o| *o = !*o)>
-                "+ New session"
-            </button>
-            {move || open.get().then(|| view! {
-                <form class="new-session-form" aria-label="New session" on:submit=move |ev| { ev.prevent_default(); create(); }>
-                    <label class="field"><span>"Working directory"</span>
-                        <input class="mono" data-testid="new-session-cwd" placeholder="relay default" prop:value=move || cwd.get()
-                            on:input=move |ev| cwd.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Model"</span>
-                        <input data-testid="new-session-model" placeholder="default" prop:value=move || model.get()
-                            on:input=move |ev| model.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Permission mode"</span>
-                        <select data-testid="new-session-permission-mode" prop:value=move || mode.get()
-                            on:change=move |ev| mode.set(event_target_value(&ev))>
-                            {MODES.iter().map(|(v, l)| view! { <option value=*v>{*l}</option> }).collect_view()}
-                        </select></label>
-                    {move || (mode.get() == "bypassPermissions").then(|| view! {
-                        <p class="field-error" role="alert">"Every tool will run without asking. Use only in a disposable sandbox."</p>
-                    })}
-                    <label class="field"><span>"Title"</span>
-                        <input data-testid="new-session-title" placeholder="optional" prop:value=move || title.get()
-                            on:input=move |ev| title.set(event_target_value(&ev)) /></label>
-                    <button type="submit" class="primary" data-testid="new-session-create" disabled=move || busy.get()>
-                        {move || if busy.get() { "Starting…" } else { "Start session" }}
-                    </button>
-                    {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
-                </form>
+        <form class="new-session-form" aria-label="New session" on:submit=move |ev| { ev.prevent_default(); create(); }>
+            <label class="field"><span>"Working directory"</span>
+                <input class="mono" data-testid="new-session-cwd" placeholder="relay default" prop:value=move || cwd.get()
+                    on:input=move |ev| cwd.set(event_target_value(&ev)) /></label>
+            <label class="field"><span>"Model"</span>
+                <input data-testid="new-session-model" placeholder="default" prop:value=move || model.get()
+                    on:input=move |ev| model.set(event_target_value(&ev)) /></label>
+            <label class="field"><span>"Permission mode"</span>
+                <select data-testid="new-session-permission-mode" prop:value=move || mode.get()
+                    on:change=move |ev| mode.set(event_target_value(&ev))>
+                    {MODES.iter().map(|(v, l)| view! { <option value=*v>{*l}</option> }).collect_view()}
+                </select></label>
+            {move || (mode.get() == "bypassPermissions").then(|| view! {
+                <p class="field-error" role="alert">"Every tool will run without asking. Use only in a disposable sandbox."</p>
             })}
-        </div>
+            <label class="field"><span>"Title"</span>
+                <input data-testid="new-session-title" placeholder="optional" prop:value=move || title.get()
+                    on:input=move |ev| title.set(event_target_value(&ev)) /></label>
+            <button type="submit" class="primary" data-testid="new-session-create" disabled=move || busy.get()>
+                {move || if busy.get() { "Starting…" } else { "Start session" }}
+            </button>
+            {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+        </form>
     }
+    .into_any()
 }

@@ -180,10 +180,29 @@ fn snapshot(store: Store) -> Snapshot {
     }
 }
 
+/// What [`install`] hands to the bridge once its code is in.
+struct Pending {
+    store: Store,
+    nav: Nav,
+    on_auth: Rc<dyn Fn(String)>,
+    owner: Option<Owner>,
+}
+
+thread_local! {
+    /// The bridge waiting for its part (taken when it starts).
+    static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+    /// Native messages (`window.bridgeConsole.receive`) that came before the bridge was in, in order.
+    static EARLY: RefCell<Vec<JsValue>> = const { RefCell::new(Vec::new()) };
+}
+
 /// Installs the host bridge: applies the switches' theme and layout, defines
 /// `window.bridgeConsole.receive`, and — in a frame or a native webview — reads the allowed
 /// origins from the relay, says `ready`, then reports state, prompts, turns, height and links.
 /// `on_auth` gets a token the host hands over.
+///
+/// The bridge's code is the embed part (src/lazy.rs): it loads at once in embed mode, a frame or a
+/// native webview; in a plain tab only when `window.bridgeConsole.receive` is called. Until it is
+/// in, `receive` keeps what it is given and the bridge handles it, in order, once it starts.
 pub fn install(switches: &Switches, store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>) {
     if let Some(t) = switches.theme {
         apply_theme(t);
@@ -194,6 +213,50 @@ pub fn install(switches: &Switches, store: Store, nav: Nav, on_auth: Rc<dyn Fn(S
     {
         let _ = root.set_attribute("data-embed", "1");
     }
+    PENDING.set(Some(Pending {
+        store,
+        nav,
+        on_auth,
+        owner: Owner::current(),
+    }));
+    let receive = Closure::<dyn Fn(JsValue)>::new(move |data: JsValue| {
+        EARLY.with_borrow_mut(|e| e.push(data));
+        start();
+    });
+    let obj = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&obj, &"receive".into(), receive.as_ref());
+    let _ = js_sys::Reflect::set(&js_sys::global(), &"bridgeConsole".into(), &obj);
+    receive.forget();
+    if switches.embed || framed() || !native_targets().is_empty() {
+        start();
+    }
+}
+
+/// Loads the embed part (once) and starts the bridge in it.
+fn start() {
+    thread_local! {
+        static STARTED: Cell<bool> = const { Cell::new(false) };
+    }
+    if STARTED.replace(true) {
+        return;
+    }
+    crate::lazy::when_loaded(crate::lazy::Part::Embed, || {
+        if let Some(p) = PENDING.take() {
+            crate::lazy::start_embed(p.store, p.nav, p.on_auth, p.owner);
+        }
+    });
+}
+
+/// The bridge itself ([`install`]; the embed part's code).
+pub(crate) fn run(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>, owner: Option<Owner>) {
+    match owner {
+        Some(owner) => owner.with(|| bridge(store, nav, on_auth)),
+        None => bridge(store, nav, on_auth),
+    }
+}
+
+fn bridge(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>) {
+    let doc = web_sys::window().and_then(|w| w.document());
     let link = Rc::new(Link::default());
     link.framed.set(framed());
     *link.parent.borrow_mut() = parent_origin();
@@ -224,6 +287,13 @@ pub fn install(switches: &Switches, store: Store, nav: Nav, on_auth: Rc<dyn Fn(S
         let _ = js_sys::Reflect::set(&obj, &"receive".into(), receive.as_ref());
         let _ = js_sys::Reflect::set(&js_sys::global(), &"bridgeConsole".into(), &obj);
         receive.forget();
+    }
+    // What came before the bridge was in.
+    for data in EARLY.take() {
+        match parse_host_message(&data_value(&data)) {
+            Ok(m) => handle(m),
+            Err(e) => debug(&format!("ignored a native message: {e}")),
+        }
     }
     // Frames: only listed origins.
     {

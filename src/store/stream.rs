@@ -8,7 +8,7 @@ use bridge_protocol::api::SessionDetail;
 use leptos::prelude::*;
 
 use super::inbox::Inbox;
-use super::{HIDDEN_SUSPEND_MS, Store, TAIL_EVENTS, cli_sessions};
+use super::{HIDDEN_SUSPEND_MS, Store, TAIL_EVENTS, cli_sessions, split_entry};
 use crate::lazy::{self, Part};
 use crate::net::{self, ConnState, NetError, StreamEvent};
 use crate::state::Session;
@@ -30,7 +30,11 @@ impl Store {
         self.max_seq.set_value(0);
         self.history_end.set_value(None);
         self.caught_up.set(false);
-        self.load_unsent();
+        // Prompts an earlier page left unsent: read (the session part's code) once that part is
+        // in — before the detail says where they go (below, in the order asked).
+        let store = *self;
+        let sid = id.clone();
+        lazy::when_loaded(Part::Session, move || split_entry::load_unsent(store, sid));
         self.truncated.set(false);
         self.conn.set(ConnState::Connecting);
         self.history_from.set(None);
@@ -122,6 +126,20 @@ impl Store {
         }
         let store = *self;
         leptos::task::spawn_local(async move {
+            // The first read goes out at once, while the live part (which reads the answer and
+            // polls on) loads.
+            let answer = net::get_session(&sid).await;
+            lazy::when_loaded(Part::Live, move || {
+                split_entry::follow_detail(store, sid, answer)
+            });
+        });
+    }
+
+    /// [`Self::poll_detail`] once the first read of the detail has answered (`answer`): the live
+    /// part's code ([`split_entry`]).
+    pub(crate) fn follow_detail(&self, sid: String, answer: Result<serde_json::Value, NetError>) {
+        let store = *self;
+        leptos::task::spawn_local(async move {
             let current = |store: &Store| {
                 store.session_id.get_untracked().as_deref() == Some(sid.as_str())
                     && store
@@ -131,8 +149,13 @@ impl Store {
             };
             let mut delays = net::detail_retry_delays();
             let mut first = true;
+            let mut answer = Some(answer);
             while current(&store) {
-                match net::get_session(&sid).await {
+                let read = match answer.take() {
+                    Some(a) => a,
+                    None => net::get_session(&sid).await,
+                };
+                match read {
                     Ok(raw) if current(&store) => {
                         // The decoder is in the live part (what connects next).
                         let detail = lazy::session_detail(&raw).await;
@@ -152,7 +175,10 @@ impl Store {
                             let last = detail.summary.last_sequence_num;
                             store.history_end.try_set_value(Some(last.unwrap_or(0)));
                             store.check_caught_up();
-                            store.restore_unsent_after(last.unwrap_or(0));
+                            let open = sid.clone();
+                            lazy::when_loaded(Part::Session, move || {
+                                split_entry::restore_unsent_after(store, open, last.unwrap_or(0))
+                            });
                             if store.take_connect_after_detail(&sid) {
                                 let from = Self::tail_start(&detail);
                                 store.history_from.try_set((from > 0).then_some(from));
@@ -207,8 +233,13 @@ impl Store {
             && self.caught_up.try_get_untracked() == Some(false)
         {
             self.caught_up.set(true);
-            // Live now: ask what the header shows (if the log does not hold it already).
-            self.refresh_agent_info(false);
+            // Live now: ask what the header shows (if the log does not hold it already). The
+            // session part's code: the history is applied, so it is in — unless the history was
+            // empty; then it runs once the part is in (the session view needs it anyway).
+            let store = *self;
+            lazy::when_loaded(Part::Session, move || {
+                split_entry::refresh_agent_info(store)
+            });
         }
     }
 

@@ -3,12 +3,14 @@
 use leptos::prelude::*;
 
 use crate::components::busy_button::BusyButton;
+use crate::lazy::{self, Part};
 use crate::store::{KeptWorktree, SessionList};
 
 /// A kept worktree (`data-testid="worktree-kept"`, `data-session-id`): why it was kept
 /// (`worktree-why`), its path (`worktree-path`) and branch (`worktree-branch`), and for
 /// controllers "Discard worktree" (`worktree-discard`), which first asks
-/// (`worktree-discard-confirm`: `worktree-discard-yes` / `worktree-discard-no`).
+/// (`worktree-discard-confirm`: `worktree-discard-yes` / `worktree-discard-no`; the actions
+/// part's code, src/lazy.rs: it shows once that is in).
 #[component]
 pub fn WorktreeDetails(
     /// The kept worktree.
@@ -53,46 +55,106 @@ pub fn WorktreeDetails(
                     data-testid="worktree-discard"
                     aria-label=label.clone()
                     disabled=move || discarding.get()
+                    on:pointerenter=move |_| lazy::prefetch(Part::Actions)
                     on:click=move |_| confirming.set(true)
                 >
                     "Discard worktree"
                 </button>
             })}
-            {move || confirming.get().then(|| {
-                let kept = kept_discard.clone();
-                view! {
-                    <div
-                        class="discard-confirm"
-                        role="alertdialog"
-                        aria-label="Confirm discarding the worktree"
-                        data-testid="worktree-discard-confirm"
-                    >
-                        <strong>"Discard this worktree?"</strong>
-                        <span>{question.clone()}</span>
-                        <div class="actions">
-                            <BusyButton
-                                class="danger"
-                                test_id="worktree-discard-yes"
-                                busy=discarding
-                                label="Discard worktree"
-                                on_click=move || {
-                                    discarding.set(true);
-                                    list.discard_worktree(&kept, move || {
-                                        discarding.try_set(false);
-                                        confirming.try_set(false);
-                                    });
-                                }
-                            />
-                            <button
-                                data-testid="worktree-discard-no"
-                                on:click=move |_| confirming.set(false)
-                            >
-                                "Keep it"
-                            </button>
-                        </div>
-                    </div>
-                }
-            })}
+            {move || (confirming.get() && lazy::ready(Part::Actions)).then(|| {
+                lazy_confirm(Confirm {
+                    list,
+                    kept: kept_discard.clone(),
+                    question: question.clone(),
+                    discarding,
+                    confirming,
+                })
+            }).flatten()}
         </div>
     }
+}
+
+/// What the confirmation needs.
+pub struct Confirm {
+    list: SessionList,
+    kept: KeptWorktree,
+    question: String,
+    discarding: RwSignal<bool>,
+    confirming: RwSignal<bool>,
+}
+
+/// The confirmation ([`confirm_view`]), or `None` while the actions part is not loaded.
+fn lazy_confirm(confirm: Confirm) -> Option<AnyView> {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    return split_entry::confirm_now(confirm);
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    Some(confirm_view(confirm))
+}
+
+/// The actions part's entry point for the confirmation (src/lazy.rs says how parts load).
+#[cfg(all(feature = "split", target_family = "wasm"))]
+#[allow(unsafe_code)]
+pub(crate) mod split_entry {
+    use leptos::prelude::AnyView;
+    use leptos::wasm_split::SplitLoaderError;
+
+    use super::Confirm;
+    use crate::lazy::{self, Part};
+
+    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_confirm), fallible)]
+    fn confirm(c: Confirm) -> Result<AnyView, SplitLoaderError> {
+        Ok(super::confirm_view(c))
+    }
+
+    pub fn confirm_now(c: Confirm) -> Option<AnyView> {
+        lazy::now(confirm(c))
+    }
+
+    pub fn register() {
+        lazy::register(Part::Actions, || Box::pin(preload_confirm()));
+    }
+}
+
+/// "Discard this worktree?" with its answers (the actions part's code).
+fn confirm_view(confirm: Confirm) -> AnyView {
+    let Confirm {
+        list,
+        kept,
+        question,
+        discarding,
+        confirming,
+    } = confirm;
+    view! {
+        <div
+            class="discard-confirm"
+            role="alertdialog"
+            aria-label="Confirm discarding the worktree"
+            data-testid="worktree-discard-confirm"
+        >
+            <strong>"Discard this worktree?"</strong>
+            <span>{question}</span>
+            <div class="actions">
+                <BusyButton
+                    class="danger"
+                    test_id="worktree-discard-yes"
+                    busy=discarding
+                    label="Discard worktree"
+                    on_click=move || {
+                        discarding.set(true);
+                        list.discard_worktree(&kept, move || {
+                            discarding.try_set(false);
+                            confirming.try_set(false);
+                        });
+                    }
+                />
+                <button
+                    data-testid="worktree-discard-no"
+                    on:click=move |_| confirming.set(false)
+                >
+                    "Keep it"
+                </button>
+            </div>
+        </div>
+    }
+    .into_any()
 }
