@@ -49,7 +49,9 @@ pub enum Part {
     /// The prompt dialogs (permission with its input editor and suggestions, question, plan,
     /// elicitation, user dialog).
     Dialogs,
-    /// The notification settings panel.
+    /// What the session list does when asked, not on its first paint: the notification settings
+    /// panel (and notifications the page shows itself), the new-session form and starting a
+    /// session, archiving, discarding a kept worktree.
     Settings,
     /// The open session's view (header and its menus, transcript, message rows, tool cards,
     /// changes panel, task list, prompt dock, composer) and what decodes and applies its frames:
@@ -58,9 +60,6 @@ pub enum Part {
     /// The open session's live connection (bridge-transport's SSE/WebSocket driver and outbox):
     /// small, so it connects while the session part is still loading.
     Live,
-    /// What the session list does when asked, not on its first paint: the new-session form and
-    /// starting a session, archiving, discarding a kept worktree.
-    Actions,
     /// The bridge with a host page or a native webview (`crate::embed::host`): loaded at once when
     /// the console is embedded, in a frame or a webview, never by [`prefetch_all`] otherwise.
     Embed,
@@ -69,14 +68,13 @@ pub enum Part {
 impl Part {
     /// Every part [`prefetch_all`] loads (all but the embed part), in that order (the session view
     /// first: opening a session waits for it).
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 6] = [
         Part::Session,
         Part::Live,
         Part::Markdown,
         Part::Dialogs,
         Part::Diff,
         Part::Settings,
-        Part::Actions,
     ];
 }
 
@@ -264,7 +262,7 @@ mod split {
             Part::Session => vec![|| Box::pin(preload_apply()), || Box::pin(preload_summary())],
             Part::Embed => vec![|| Box::pin(preload_embed())],
             Part::Settings => vec![|| Box::pin(preload_notify())],
-            Part::Dialogs | Part::Actions => Vec::new(),
+            Part::Dialogs => Vec::new(),
         };
         PRELOADS.with_borrow(|p| {
             steps.extend(p.iter().filter(|(q, _)| *q == part).map(|(_, f)| *f));

@@ -27,7 +27,7 @@ pub struct FormState {
 
 /// Starts a session (working directory, model, permission mode, title) and opens it.
 ///
-/// The button is on the list's first paint; the form and what starts a session are the actions
+/// The button is on the list's first paint; the form and what starts a session are the settings
 /// part (src/lazy.rs): pointing at the button starts loading it, and the form shows once it is in.
 #[component]
 pub fn NewSessionForm() -> impl IntoView {
@@ -44,17 +44,17 @@ pub fn NewSessionForm() -> impl IntoView {
     view! {
         <div class="new-session">
             <button class="primary wide" data-testid="new-session" aria-expanded=move || open.get().to_string()
-                on:pointerenter=move |_| lazy::prefetch(Part::Actions)
-                on:focus=move |_| lazy::prefetch(Part::Actions)
+                on:pointerenter=move |_| lazy::prefetch(Part::Settings)
+                on:focus=move |_| lazy::prefetch(Part::Settings)
                 on:click=move |_| open.update(|o| *o = !*o)>
                 "+ New session"
             </button>
-            {move || (open.get() && lazy::ready(Part::Actions)).then(move || lazy_form(state)).flatten()}
+            {move || (open.get() && lazy::ready(Part::Settings)).then(move || lazy_form(state)).flatten()}
         </div>
     }
 }
 
-/// The form ([`form_view`]), or `None` while the actions part is not loaded.
+/// The form ([`form_view`]), or `None` while the settings part is not loaded.
 fn lazy_form(state: FormState) -> Option<AnyView> {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     return split_entry::form_now(state);
@@ -62,7 +62,7 @@ fn lazy_form(state: FormState) -> Option<AnyView> {
     Some(form_view(state))
 }
 
-/// The actions part's entry point for the form (src/lazy.rs says how parts load).
+/// The settings part's entry point for the form (src/lazy.rs says how parts load).
 #[cfg(all(feature = "split", target_family = "wasm"))]
 #[allow(unsafe_code)]
 pub(crate) mod split_entry {
@@ -72,7 +72,7 @@ pub(crate) mod split_entry {
     use super::FormState;
     use crate::lazy::{self, Part};
 
-    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_form), fallible)]
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_form), fallible)]
     fn form(state: FormState) -> Result<AnyView, SplitLoaderError> {
         Ok(super::form_view(state))
     }
@@ -82,7 +82,7 @@ pub(crate) mod split_entry {
     }
 
     pub fn register() {
-        lazy::register(Part::Actions, || Box::pin(preload_form()));
+        lazy::register(Part::Settings, || Box::pin(preload_form()));
     }
 }
 

@@ -104,17 +104,17 @@ impl SessionList {
     /// When the relay kept its worktree, the notice says where and why. `done` runs when the
     /// relay has answered.
     ///
-    /// Its code is the actions part (src/lazy.rs): it runs once that is in (at once when it is).
+    /// Its code is the settings part (src/lazy.rs): it runs once that is in (at once when it is).
     pub fn archive_session(&self, id: &str, name: &str, done: impl FnOnce() + 'static) {
         let list = *self;
         let (id, name) = (id.to_owned(), name.to_owned());
         let done: Box<dyn FnOnce()> = Box::new(done);
-        lazy::when_loaded(Part::Actions, move || {
+        lazy::when_loaded(Part::Settings, move || {
             split_entry::archive_session(list, id, name, done)
         });
     }
 
-    /// [`Self::archive_session`] (the actions part's code).
+    /// [`Self::archive_session`] (the settings part's code).
     pub(crate) fn archive_now(&self, id: String, name: String, done: Box<dyn FnOnce()>) {
         let list = *self;
         leptos::task::spawn_local(async move {
@@ -134,17 +134,17 @@ impl SessionList {
     /// Discards a kept worktree: the relay removes its directory and its branch, work included.
     /// Call it only after the person confirmed. `done` runs when the relay has answered.
     ///
-    /// Its code is the actions part (src/lazy.rs): it runs once that is in (at once when it is).
+    /// Its code is the settings part (src/lazy.rs): it runs once that is in (at once when it is).
     pub fn discard_worktree(&self, kept: &KeptWorktree, done: impl FnOnce() + 'static) {
         let list = *self;
         let kept = kept.clone();
         let done: Box<dyn FnOnce()> = Box::new(done);
-        lazy::when_loaded(Part::Actions, move || {
+        lazy::when_loaded(Part::Settings, move || {
             split_entry::discard_worktree(list, kept, done)
         });
     }
 
-    /// [`Self::discard_worktree`] (the actions part's code).
+    /// [`Self::discard_worktree`] (the settings part's code).
     pub(crate) fn discard_now(&self, kept: KeptWorktree, done: Box<dyn FnOnce()>) {
         let list = *self;
         leptos::task::spawn_local(async move {

@@ -2,7 +2,7 @@
 //! session part: what follows applied frames, the changes panel's loading, a CLI session's history
 //! page, the prompts an earlier page left unsent (read and restored), asking the agent's info once
 //! the session is live. The live part: following the open session's detail after its first read.
-//! The actions part: archiving a session, discarding a kept worktree. The settings part: the
+//! The settings part: archiving a session, discarding a kept worktree. The settings part: the
 //! Notifications panel's device list. The session list never runs them. Callers call these as they
 //! are once the part is in (`lazy::loaded` / `lazy::when_loaded`); without the split build
 //! (`trunk serve`, tests) they call the code directly.
@@ -85,7 +85,7 @@ pub fn follow_detail(store: Store, sid: String, answer: Result<Value, NetError>)
     store.follow_detail(sid, answer);
 }
 
-/// [`SessionList::archive_now`], once the actions part is in.
+/// [`SessionList::archive_now`], once the settings part is in.
 pub fn archive_session(list: SessionList, id: String, name: String, done: Box<dyn FnOnce()>) {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     crate::lazy::now(split::archive(list, id, name, done));
@@ -93,7 +93,7 @@ pub fn archive_session(list: SessionList, id: String, name: String, done: Box<dy
     list.archive_now(id, name, done);
 }
 
-/// [`SessionList::discard_now`], once the actions part is in.
+/// [`SessionList::discard_now`], once the settings part is in.
 pub fn discard_worktree(list: SessionList, kept: KeptWorktree, done: Box<dyn FnOnce()>) {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     crate::lazy::now(split::discard(list, kept, done));
@@ -121,8 +121,8 @@ pub fn register() {
     register(Part::Session, || Box::pin(split::preload_agent_info()));
     register(Part::Live, || Box::pin(split::preload_follow()));
     register(Part::Settings, || Box::pin(split::preload_devices()));
-    register(Part::Actions, || Box::pin(split::preload_archive()));
-    register(Part::Actions, || Box::pin(split::preload_discard()));
+    register(Part::Settings, || Box::pin(split::preload_archive()));
+    register(Part::Settings, || Box::pin(split::preload_discard()));
 }
 
 #[cfg(all(feature = "split", target_family = "wasm"))]
@@ -185,7 +185,7 @@ mod split {
         Ok(())
     }
 
-    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_archive), fallible)]
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_archive), fallible)]
     pub(super) fn archive(
         list: SessionList,
         id: String,
@@ -196,7 +196,7 @@ mod split {
         Ok(())
     }
 
-    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_discard), fallible)]
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_discard), fallible)]
     pub(super) fn discard(
         list: SessionList,
         kept: KeptWorktree,

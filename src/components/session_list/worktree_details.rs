@@ -9,7 +9,7 @@ use crate::store::{KeptWorktree, SessionList};
 /// A kept worktree (`data-testid="worktree-kept"`, `data-session-id`): why it was kept
 /// (`worktree-why`), its path (`worktree-path`) and branch (`worktree-branch`), and for
 /// controllers "Discard worktree" (`worktree-discard`), which first asks
-/// (`worktree-discard-confirm`: `worktree-discard-yes` / `worktree-discard-no`; the actions
+/// (`worktree-discard-confirm`: `worktree-discard-yes` / `worktree-discard-no`; the settings
 /// part's code, src/lazy.rs: it shows once that is in).
 #[component]
 pub fn WorktreeDetails(
@@ -55,13 +55,13 @@ pub fn WorktreeDetails(
                     data-testid="worktree-discard"
                     aria-label=label.clone()
                     disabled=move || discarding.get()
-                    on:pointerenter=move |_| lazy::prefetch(Part::Actions)
+                    on:pointerenter=move |_| lazy::prefetch(Part::Settings)
                     on:click=move |_| confirming.set(true)
                 >
                     "Discard worktree"
                 </button>
             })}
-            {move || (confirming.get() && lazy::ready(Part::Actions)).then(|| {
+            {move || (confirming.get() && lazy::ready(Part::Settings)).then(|| {
                 lazy_confirm(Confirm {
                     list,
                     kept: kept_discard.clone(),
@@ -83,7 +83,7 @@ pub struct Confirm {
     confirming: RwSignal<bool>,
 }
 
-/// The confirmation ([`confirm_view`]), or `None` while the actions part is not loaded.
+/// The confirmation ([`confirm_view`]), or `None` while the settings part is not loaded.
 fn lazy_confirm(confirm: Confirm) -> Option<AnyView> {
     #[cfg(all(feature = "split", target_family = "wasm"))]
     return split_entry::confirm_now(confirm);
@@ -91,7 +91,7 @@ fn lazy_confirm(confirm: Confirm) -> Option<AnyView> {
     Some(confirm_view(confirm))
 }
 
-/// The actions part's entry point for the confirmation (src/lazy.rs says how parts load).
+/// The settings part's entry point for the confirmation (src/lazy.rs says how parts load).
 #[cfg(all(feature = "split", target_family = "wasm"))]
 #[allow(unsafe_code)]
 pub(crate) mod split_entry {
@@ -101,7 +101,7 @@ pub(crate) mod split_entry {
     use super::Confirm;
     use crate::lazy::{self, Part};
 
-    #[leptos::wasm_split::wasm_split(actions, wasm_split_path = ::leptos::wasm_split, preload(preload_confirm), fallible)]
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_confirm), fallible)]
     fn confirm(c: Confirm) -> Result<AnyView, SplitLoaderError> {
         Ok(super::confirm_view(c))
     }
@@ -111,11 +111,11 @@ pub(crate) mod split_entry {
     }
 
     pub fn register() {
-        lazy::register(Part::Actions, || Box::pin(preload_confirm()));
+        lazy::register(Part::Settings, || Box::pin(preload_confirm()));
     }
 }
 
-/// "Discard this worktree?" with its answers (the actions part's code).
+/// "Discard this worktree?" with its answers (the settings part's code).
 fn confirm_view(confirm: Confirm) -> AnyView {
     let Confirm {
         list,
