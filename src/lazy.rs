@@ -60,7 +60,7 @@ pub enum Part {
     /// The open session's live connection (bridge-transport's SSE/WebSocket driver and outbox):
     /// small, so it connects while the session part is still loading.
     Live,
-    /// The bridge with a host page or a native webview (`crate::embed::host`): loaded at once when
+    /// The bridge with a host page or a native webview (`src/embed/host.rs`): loaded at once when
     /// the console is embedded, in a frame or a webview, never by [`prefetch_all`] otherwise.
     Embed,
 }
@@ -98,10 +98,8 @@ mod split {
     use super::Part;
     use crate::diff::DiffLine;
     use crate::markdown::MdNode;
-    use crate::nav::Nav;
     use crate::net::{StreamEvent, Subscription};
     use crate::state::{Session, Source};
-    use crate::store::Store;
 
     #[leptos::wasm_split::wasm_split(markdown, wasm_split_path = ::leptos::wasm_split, preload(preload_md_blocks), fallible)]
     fn md_blocks(text: String) -> Result<Vec<String>, SplitLoaderError> {
@@ -161,26 +159,6 @@ mod split {
     #[leptos::wasm_split::wasm_split(live, wasm_split_path = ::leptos::wasm_split, preload(preload_detail), fallible)]
     fn detail(raw: &Value) -> Result<Option<SessionDetail>, SplitLoaderError> {
         Ok(super::decode_detail(raw))
-    }
-
-    /// Starts the host bridge (`crate::embed::host::install` waits for this part).
-    #[leptos::wasm_split::wasm_split(embed, wasm_split_path = ::leptos::wasm_split, preload(preload_embed), fallible)]
-    fn embed(
-        store: Store,
-        nav: Nav,
-        on_auth: Rc<dyn Fn(String)>,
-        owner: Option<Owner>,
-    ) -> Result<(), SplitLoaderError> {
-        crate::embed::host::run(store, nav, on_auth, owner);
-        Ok(())
-    }
-
-    /// Shows a notification from the page (`crate::pwa::show_local_notification` waits for this
-    /// part).
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_notify), fallible)]
-    fn notify(note: super::Notification) -> Result<(), SplitLoaderError> {
-        note.show();
-        Ok(())
     }
 
     struct Flag {
@@ -260,9 +238,7 @@ mod split {
                 Box::pin(preload_detail())
             }],
             Part::Session => vec![|| Box::pin(preload_apply()), || Box::pin(preload_summary())],
-            Part::Embed => vec![|| Box::pin(preload_embed())],
-            Part::Settings => vec![|| Box::pin(preload_notify())],
-            Part::Dialogs => Vec::new(),
+            Part::Dialogs | Part::Settings | Part::Embed => Vec::new(),
         };
         PRELOADS.with_borrow(|p| {
             steps.extend(p.iter().filter(|(q, _)| *q == part).map(|(_, f)| *f));
@@ -385,14 +361,6 @@ mod split {
     pub fn detail_now(raw: &Value) -> Option<Option<SessionDetail>> {
         now(detail(raw))
     }
-
-    pub fn notify_now(note: super::Notification) {
-        now(notify(note));
-    }
-
-    pub fn embed_now(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>, owner: Option<Owner>) {
-        now(embed(store, nav, on_auth, owner));
-    }
 }
 
 /// Whether `part` is loaded; reactive in the split build (a view that reads it re-renders once the
@@ -494,55 +462,6 @@ pub fn subscribe(id: &str, from: u64, sink: Rc<dyn Fn(StreamEvent)>) -> Option<R
     return split::subscribe_now(id, from, sink);
     #[cfg(not(all(feature = "split", target_family = "wasm")))]
     Some(crate::net::subscribe(id, from, sink))
-}
-
-/// Starts the host bridge (`crate::embed::host::run`, the embed part's code: call it once that
-/// part is in) under `owner`.
-pub fn start_embed(
-    store: crate::store::Store,
-    nav: crate::nav::Nav,
-    on_auth: Rc<dyn Fn(String)>,
-    owner: Option<leptos::prelude::Owner>,
-) {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    split::embed_now(store, nav, on_auth, owner);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    crate::embed::host::run(store, nav, on_auth, owner);
-}
-
-/// A notification the page shows itself (`crate::pwa::show_local_notification`).
-pub struct Notification {
-    /// Its title.
-    pub title: String,
-    /// Its text.
-    pub body: String,
-    /// A newer notification with the same tag replaces it.
-    pub tag: String,
-    /// The page a click opens.
-    pub url: String,
-    /// Called with `url` when a notification shown without the service worker is clicked.
-    pub on_click: Rc<dyn Fn(String)>,
-}
-
-impl Notification {
-    fn show(self) {
-        crate::pwa::show_notification_now(
-            &self.title,
-            &self.body,
-            &self.tag,
-            &self.url,
-            self.on_click,
-        );
-    }
-}
-
-/// Shows `note` (`crate::pwa::show_notification_now`, the settings part's code: call it
-/// once that part is in).
-pub fn show_notification(note: Notification) {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    split::notify_now(note);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    note.show();
 }
 
 /// Starts loading `part` (once; later calls do nothing).

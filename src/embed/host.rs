@@ -240,15 +240,52 @@ fn start() {
     if STARTED.replace(true) {
         return;
     }
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    split_entry::register();
     crate::lazy::when_loaded(crate::lazy::Part::Embed, || {
         if let Some(p) = PENDING.take() {
-            crate::lazy::start_embed(p.store, p.nav, p.on_auth, p.owner);
+            #[cfg(all(feature = "split", target_family = "wasm"))]
+            split_entry::run_now(p.store, p.nav, p.on_auth, p.owner);
+            #[cfg(not(all(feature = "split", target_family = "wasm")))]
+            run(p.store, p.nav, p.on_auth, p.owner);
         }
     });
 }
 
+/// The embed part's entry point (src/lazy.rs says how parts load; [`start`] registers it).
+#[cfg(all(feature = "split", target_family = "wasm"))]
+mod split_entry {
+    use std::rc::Rc;
+
+    use leptos::prelude::Owner;
+    use leptos::wasm_split::SplitLoaderError;
+
+    use crate::nav::Nav;
+    use crate::store::Store;
+
+    #[leptos::wasm_split::wasm_split(embed, wasm_split_path = ::leptos::wasm_split, preload(preload_embed), fallible)]
+    fn embed(
+        store: Store,
+        nav: Nav,
+        on_auth: Rc<dyn Fn(String)>,
+        owner: Option<Owner>,
+    ) -> Result<(), SplitLoaderError> {
+        super::run(store, nav, on_auth, owner);
+        Ok(())
+    }
+
+    pub fn run_now(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>, owner: Option<Owner>) {
+        crate::lazy::now(embed(store, nav, on_auth, owner));
+    }
+
+    /// Says how the embed part loads ([`super::start`] calls it once, before it asks for the part).
+    pub fn register() {
+        crate::lazy::register(crate::lazy::Part::Embed, || Box::pin(preload_embed()));
+    }
+}
+
 /// The bridge itself ([`install`]; the embed part's code).
-pub(crate) fn run(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>, owner: Option<Owner>) {
+fn run(store: Store, nav: Nav, on_auth: Rc<dyn Fn(String)>, owner: Option<Owner>) {
     match owner {
         Some(owner) => owner.with(|| bridge(store, nav, on_auth)),
         None => bridge(store, nav, on_auth),

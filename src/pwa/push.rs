@@ -189,9 +189,6 @@ pub async fn forget_device() {
 /// Shows a notification from the page (the fallback where push cannot work): through the service
 /// worker when one is active (its click handler focuses this window on `url`), else with
 /// `new Notification` (a click focuses this window and calls `on_click`).
-///
-/// The code that shows it is the settings part (src/lazy.rs, beside the panel that turns these
-/// notifications on): it runs once that is in (at once when it is).
 pub fn show_local_notification(
     title: &str,
     body: &str,
@@ -202,26 +199,6 @@ pub fn show_local_notification(
     if permission() != Permission::Granted {
         return;
     }
-    let note = crate::lazy::Notification {
-        title: title.to_string(),
-        body: body.to_string(),
-        tag: tag.to_string(),
-        url: url.to_string(),
-        on_click,
-    };
-    crate::lazy::when_loaded(crate::lazy::Part::Settings, move || {
-        crate::lazy::show_notification(note)
-    });
-}
-
-/// [`show_local_notification`] (the settings part's code).
-pub(crate) fn show_notification_now(
-    title: &str,
-    body: &str,
-    tag: &str,
-    url: &str,
-    on_click: Rc<dyn Fn(String)>,
-) {
     let opts = web_sys::NotificationOptions::new();
     opts.set_body(body);
     opts.set_tag(tag);

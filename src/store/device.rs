@@ -145,13 +145,10 @@ impl Device {
         }
         for s in pwa::newly_waiting(old, new) {
             let name = crate::format::session_name(s.title.as_deref(), s.cwd.as_deref(), &s.id);
-            let open = self.open_path_callback();
-            pwa::show_local_notification(
-                "Claude needs you",
-                &format!("{name} waits for your answer."),
-                &format!("bridge:{}:inpage", s.id),
-                &crate::nav::session_path(&s.id),
-                open,
+            notify_in_page(
+                format!("{name} waits for your answer."),
+                &s.id,
+                self.open_path_callback(),
             );
         }
     }
@@ -566,16 +563,26 @@ impl Store {
                 return;
             }
             if let Some((_, body)) = fresh.last() {
-                pwa::show_local_notification(
-                    "Claude needs you",
-                    body,
-                    &format!("bridge:{sid}:inpage"),
-                    &crate::nav::session_path(&sid),
-                    open.clone(),
-                );
+                notify_in_page(body.clone(), &sid, open.clone());
             }
         });
     }
+}
+
+/// "Claude needs you" from the page itself for session `sid` (one notification a session: a newer one
+/// replaces it); `open` is called with the session's path when it is clicked. The code that shows it
+/// is the settings part's (`split_entry::show_in_page`): it runs once that is in.
+fn notify_in_page(body: String, sid: &str, open: Rc<dyn Fn(String)>) {
+    let note = super::split_entry::InPageNote {
+        title: "Claude needs you".to_string(),
+        body,
+        tag: format!("bridge:{sid}:inpage"),
+        url: crate::nav::session_path(sid),
+        on_click: open,
+    };
+    crate::lazy::when_loaded(crate::lazy::Part::Settings, move || {
+        super::split_entry::show_in_page(note)
+    });
 }
 
 /// What a test push did, from the relay's answer (the push service's status; a refusal is an

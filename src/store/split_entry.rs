@@ -2,10 +2,12 @@
 //! session part: what follows applied frames, the changes panel's loading, a CLI session's history
 //! page, the prompts an earlier page left unsent (read and restored), asking the agent's info once
 //! the session is live. The live part: following the open session's detail after its first read.
-//! The settings part: archiving a session, discarding a kept worktree. The settings part: the
-//! Notifications panel's device list. The session list never runs them. Callers call these as they
+//! The settings part: archiving a session, discarding a kept worktree, the Notifications panel's
+//! device list, notifications the page shows itself. The session list never runs them. Callers call these as they
 //! are once the part is in (`lazy::loaded` / `lazy::when_loaded`); without the split build
 //! (`trunk serve`, tests) they call the code directly.
+
+use std::rc::Rc;
 
 use leptos::prelude::GetUntracked as _;
 use serde_json::Value;
@@ -109,6 +111,38 @@ pub fn refresh_devices(device: Device) {
     device.refresh_devices();
 }
 
+/// A notification the page shows itself ([`crate::pwa::show_local_notification`]).
+pub struct InPageNote {
+    pub title: String,
+    pub body: String,
+    /// A newer notification with the same tag replaces it.
+    pub tag: String,
+    /// The page a click opens.
+    pub url: String,
+    /// Called with `url` when a notification shown without the service worker is clicked.
+    pub on_click: Rc<dyn Fn(String)>,
+}
+
+impl InPageNote {
+    fn show(self) {
+        crate::pwa::show_local_notification(
+            &self.title,
+            &self.body,
+            &self.tag,
+            &self.url,
+            self.on_click,
+        );
+    }
+}
+
+/// Shows `note`, once the settings part is in.
+pub fn show_in_page(note: InPageNote) {
+    #[cfg(all(feature = "split", target_family = "wasm"))]
+    crate::lazy::now(split::in_page(note));
+    #[cfg(not(all(feature = "split", target_family = "wasm")))]
+    note.show();
+}
+
 /// Says how these entry points load (`crate::components::register_lazy_parts`).
 #[cfg(all(feature = "split", target_family = "wasm"))]
 pub fn register() {
@@ -123,6 +157,7 @@ pub fn register() {
     register(Part::Settings, || Box::pin(split::preload_devices()));
     register(Part::Settings, || Box::pin(split::preload_archive()));
     register(Part::Settings, || Box::pin(split::preload_discard()));
+    register(Part::Settings, || Box::pin(split::preload_in_page()));
 }
 
 #[cfg(all(feature = "split", target_family = "wasm"))]
@@ -209,6 +244,12 @@ mod split {
     #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_devices), fallible)]
     pub(super) fn devices(device: Device) -> Result<(), SplitLoaderError> {
         device.refresh_devices();
+        Ok(())
+    }
+
+    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_in_page), fallible)]
+    pub(super) fn in_page(note: super::InPageNote) -> Result<(), SplitLoaderError> {
+        note.show();
         Ok(())
     }
 }
