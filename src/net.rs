@@ -165,7 +165,7 @@ impl Sender for HttpSender {
         payload: Value,
     ) -> LocalBoxFuture<'static, Result<(), NetError>> {
         let url = format!("/v1/code/sessions/{}/events", enc(session_id));
-        let body = serde_json::json!({"session_id": session_id, "events": [{"payload": payload}]});
+        let body = bridge_transport::outbox::post_body(session_id, vec![payload]);
         Box::pin(async move { request_json("POST", &url, Some(&body)).await.map(|_| ()) })
     }
 }
