@@ -290,8 +290,8 @@ impl Device {
             p.caps = caps;
             p.test_result = None;
         });
-        // The device list is read by the settings part (the panel's own code), once it is in.
-        crate::lazy::prefetch(crate::lazy::Part::Settings);
+        // The device list is read by the settings part (the panel's own code): `when_loaded` starts
+        // loading it and reads the list once it is in.
         let device = *self;
         crate::lazy::when_loaded(crate::lazy::Part::Settings, move || {
             super::split_entry::refresh_devices(device);

@@ -3,9 +3,9 @@
 //! page, the prompts an earlier page left unsent (read and restored), asking the agent's info once
 //! the session is live. The live part: following the open session's detail after its first read.
 //! The settings part: archiving a session, discarding a kept worktree, the Notifications panel's
-//! device list, notifications the page shows itself. The session list never runs them. Callers call these as they
-//! are once the part is in (`lazy::loaded` / `lazy::when_loaded`); without the split build
-//! (`trunk serve`, tests) they call the code directly.
+//! device list, notifications the page shows itself. The session list never runs them. Callers
+//! call these once the part is in (`lazy::loaded` / `lazy::when_loaded`); without the split
+//! build (`trunk serve`, tests) they call the code directly.
 
 use std::rc::Rc;
 
