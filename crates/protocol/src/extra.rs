@@ -142,23 +142,40 @@ struct CollectMap<'a, A> {
     extra: &'a mut Map<String, Value>,
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for CollectMap<'_, A> {
-    type Error = A::Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
+impl<'de, A: MapAccess<'de>> CollectMap<'_, A> {
+    /// The index in `fields` of the next key the struct names; the keys before it that it does
+    /// not name go into `extra`. One copy per input, not one per struct.
+    #[inline(never)]
+    fn next_field(&mut self) -> Result<Option<usize>, A::Error> {
         while let Some(key) = self.inner.next_key::<Key<'de>>()? {
             let name = key.as_str();
-            if let Some(field) = self.fields.iter().find(|f| **f == name) {
-                let field: &'static str = field;
-                return seed.deserialize(field.into_deserializer()).map(Some);
+            if let Some(index) = self.fields.iter().position(|f| *f == name) {
+                return Ok(Some(index));
             }
             let value: Value = self.inner.next_value()?;
             self.extra.insert(key.into_string(), value);
         }
         Ok(None)
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for CollectMap<'_, A> {
+    type Error = A::Error;
+
+    /// Hands the derived visitor the field's index in `fields`, not its name: serde's derived
+    /// field identifier maps an index with a jump table (the `fields` serde passes are the
+    /// deserialized fields in that order), so the names are compared once, here, instead of again
+    /// in every struct's own identifier code.
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.next_field()? {
+            Some(index) => seed
+                .deserialize((index as u64).into_deserializer())
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
