@@ -33,14 +33,17 @@ pub(crate) trait TaggedUnion: Sized {
     /// wrapper, so the variants' decoders are linked once, not once per wrapper.
     const BODY_OF: Option<&'static str> = None;
 
-    /// The tag's own spelling when `tag` has a typed variant.
-    fn known_tag(tag: &str) -> Option<&'static str>;
+    /// The tags with a typed variant, in the variants' order.
+    const TAGS: &'static [&'static str];
 
-    /// Decodes the variant of the known `tag` from the rest of the object.
-    fn decode_variant<'de, D: Deserializer<'de>>(
-        tag: &'static str,
-        body: D,
-    ) -> Result<Self, D::Error>;
+    /// The index in [`Self::TAGS`] of `tag`, when it has a typed variant.
+    fn known_tag(tag: &str) -> Option<usize> {
+        Self::TAGS.iter().position(|known| *known == tag)
+    }
+
+    /// Decodes the variant of the known tag at `index` in [`Self::TAGS`] from the rest of the
+    /// object.
+    fn decode_variant<'de, D: Deserializer<'de>>(index: usize, body: D) -> Result<Self, D::Error>;
 
     /// The catch-all variant: an object whose tag this crate does not know, kept whole.
     fn other(value: Value) -> Self;
@@ -172,11 +175,11 @@ impl<'de, T: TaggedUnion> Visitor<'de> for TagFirst<T> {
             Some(key) if key.as_str() == T::TAG => {
                 let tag: Tag<'de> = map.next_value()?;
                 if let Tag::Str(ref text) = tag
-                    && let Some(known) = T::known_tag(text.as_str())
+                    && let Some(index) = T::known_tag(text.as_str())
                 {
                     let body = MapAccessDeserializer::new(RestOf { map, tag: T::TAG });
-                    return T::decode_variant(known, body)
-                        .map_err(|err| variant_error(T::TAG, known, err));
+                    return T::decode_variant(index, body)
+                        .map_err(|err| variant_error(T::TAG, T::TAGS[index], err));
                 }
                 object.insert(T::TAG.to_owned(), tag.into_value());
             }
