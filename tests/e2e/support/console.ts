@@ -57,12 +57,26 @@ export async function sendMessage(page: Page, text: string): Promise<void> {
     .then(() => true)
     .catch(() => false);
   if (quick) return;
+  // A session's newest user row is usually near the top of what was pushed out: look there first.
+  await scrollTranscriptToTop(page);
+  const atTop = await shown
+    .first()
+    .waitFor({ state: 'attached', timeout: 3_000 })
+    .then(() => true)
+    .catch(() => false);
+  if (atTop) {
+    await scrollTranscriptToBottom(page); // back where the console follows the newest rows
+    return;
+  }
+  // Else walk the whole transcript. One walk can take many seconds on a phone when an answer holds a
+  // very long line (flow 11's 100 KB line wraps into tens of thousands of pixels), so the wait is
+  // longer than one walk.
   await expect
     .poll(
       async () =>
         (await shown.count()) > 0 ||
         (await snapshot(page)).some((r) => r.role === 'user' && r.text.includes(text.slice(0, 40))),
-      { timeout: 10_000, message: `the sent message "${text.slice(0, 40)}" is in the transcript` },
+      { timeout: 40_000, message: `the sent message "${text.slice(0, 40)}" is in the transcript` },
     )
     .toBe(true);
 }
