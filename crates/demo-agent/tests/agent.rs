@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 #[test]
 fn default_turn_has_every_feature_in_order() {
     let mut a = start("default");
-    a.send(&control(
+    let (init, _) = request(
+        &mut a,
         "init_1",
         json!({"subtype": "initialize", "hooks": null}),
-    ));
-    let (init, _) = a.until(T, is_response_to("init_1"));
+    );
     let body = &init["response"]["response"];
     assert_eq!(body["claude_code_version"], "2.1.332-demo");
     assert_eq!(body["current_permission_mode"], "default");
@@ -211,30 +211,23 @@ fn default_turn_has_every_feature_in_order() {
 
 #[test]
 fn edited_updated_input_is_what_runs() {
-    let (mut a, req, _) = asked("default", "go");
     let edited = json!({"command": "touch edited_by_host.txt", "description": "edited"});
-    a.send(&allow(&req, Some(edited), None));
-    let (result, after) = a.until(T, is_result);
+    let (a, _, result, after) = answered("default", "go", |req| allow(req, Some(edited), None));
     let trs = tool_results(&after);
     assert_eq!(trs.len(), 1);
     let text = user_content_text(trs[0]);
     assert!(text.starts_with("$ touch edited_by_host.txt"), "{text}");
     assert!(!text.contains("demo-output.txt"));
     // the final text shows the tool result
-    assert!(
-        result["result"]
-            .as_str()
-            .unwrap()
-            .contains("touch edited_by_host.txt")
-    );
+    assert!(result_text(&result).contains("touch edited_by_host.txt"));
     a.finish(T).0.unwrap();
 }
 
 #[test]
 fn deny_message_is_echoed_and_recorded() {
-    let (mut a, req, _) = asked("default", "go");
-    a.send(&deny(&req, "Not in my home directory, thanks", false));
-    let (result, after) = a.until(T, is_result);
+    let (a, req, result, after) = answered("default", "go", |req| {
+        deny(req, "Not in my home directory, thanks", false)
+    });
     let trs = tool_results(&after);
     assert_eq!(trs.len(), 1);
     assert_eq!(
@@ -258,20 +251,14 @@ fn deny_message_is_echoed_and_recorded() {
     assert_eq!(denials[0]["tool_name"], "Bash");
     assert_eq!(denials[0]["tool_use_id"], req["request"]["tool_use_id"]);
     assert_eq!(denials[0]["tool_input"], req["request"]["input"]);
-    assert!(
-        result["result"]
-            .as_str()
-            .unwrap()
-            .contains("Not in my home directory")
-    );
+    assert!(result_text(&result).contains("Not in my home directory"));
     a.finish(T).0.unwrap();
 }
 
 #[test]
 fn deny_with_interrupt_ends_the_turn() {
-    let (mut a, req, _) = asked("default", "go");
-    a.send(&deny(&req, "Stop right there", true));
-    let (result, after) = a.until(T, is_result);
+    let (a, _, result, after) =
+        answered("default", "go", |req| deny(req, "Stop right there", true));
     assert_eq!(
         user_content_text(tool_results(&after)[0]),
         "Stop right there"
@@ -332,8 +319,7 @@ fn interrupt_mid_stream_cleans_up_like_the_cli() {
     let mut a = InProcess::start(Scenario::builtin("long").unwrap(), opts);
     a.send(&user("write a lot", U1));
     a.until(T, |f| f["event"]["delta"]["type"] == "text_delta");
-    a.send(&control("int_1", json!({"subtype": "interrupt"})));
-    let (resp, _) = a.until(T, is_response_to("int_1"));
+    let (resp, _) = request(&mut a, "int_1", json!({"subtype": "interrupt"}));
     assert_eq!(resp["response"]["subtype"], "success");
     assert_eq!(resp["response"]["response"], json!({"still_queued": []}));
     let (result, after) = a.until(T, is_result);
@@ -393,8 +379,7 @@ fn interrupt_mid_stream_cleans_up_like_the_cli() {
 #[test]
 fn interrupt_during_a_prompt_withdraws_it() {
     let (mut a, req, _) = asked("default", "go");
-    a.send(&control("int_1", json!({"subtype": "interrupt"})));
-    let (_, _) = a.until(T, is_response_to("int_1"));
+    let (_, _) = request(&mut a, "int_1", json!({"subtype": "interrupt"}));
     let (result, after) = a.until(T, is_result);
     assert_eq!(kind(&after[0]), "control_cancel_request");
     assert_eq!(after[0]["request_id"], req["request_id"]);
@@ -405,8 +390,7 @@ fn interrupt_during_a_prompt_withdraws_it() {
     assert_eq!(result["terminal_reason"], "aborted_tools");
     // a late answer to the withdrawn prompt changes nothing
     a.send(&allow(&req, None, None));
-    a.send(&control("m", json!({"subtype": "mcp_status"})));
-    let (_, between) = a.until(T, is_response_to("m"));
+    let (_, between) = request(&mut a, "m", json!({"subtype": "mcp_status"}));
     assert!(
         between
             .iter()
@@ -417,8 +401,7 @@ fn interrupt_during_a_prompt_withdraws_it() {
 #[test]
 fn reinitialize_reports_the_pending_prompt() {
     let (mut a, req, _) = asked("default", "go");
-    a.send(&control("init_2", json!({"subtype": "initialize"})));
-    let (init, _) = a.until(T, is_response_to("init_2"));
+    let (init, _) = request(&mut a, "init_2", json!({"subtype": "initialize"}));
     assert_eq!(
         init["response"]["pending_permission_requests"],
         json!([req])
@@ -430,11 +413,11 @@ fn reinitialize_reports_the_pending_prompt() {
 #[test]
 fn set_model_changes_the_next_init() {
     let mut a = start("default");
-    a.send(&control(
+    let (resp, _) = request(
+        &mut a,
         "m1",
         json!({"subtype": "set_model", "model": "opus"}),
-    ));
-    let (resp, _) = a.until(T, is_response_to("m1"));
+    );
     assert_eq!(resp["response"]["subtype"], "success");
     a.send(&user("hi", U1));
     let (init, _) = a.until(T, is("system/init"));
@@ -446,11 +429,7 @@ fn set_model_changes_the_next_init() {
     let (result, _) = a.until(T, is_result);
     assert!(result["modelUsage"]["claude-opus-4-1"].is_object());
 
-    a.send(&control(
-        "m2",
-        json!({"subtype": "set_model", "model": null}),
-    ));
-    a.until(T, is_response_to("m2"));
+    request(&mut a, "m2", json!({"subtype": "set_model", "model": null}));
     a.send(&user("hi", U2));
     let (init, _) = a.until(T, is("system/init"));
     assert_eq!(init["model"], "claude-sonnet-4-5");
@@ -491,11 +470,11 @@ fn total_cost_is_the_running_total_of_the_session() {
 #[test]
 fn set_permission_mode_is_answered_and_applied() {
     let mut a = start("edit");
-    a.send(&control(
+    let (resp, _) = request(
+        &mut a,
         "p1",
         json!({"subtype": "set_permission_mode", "mode": "acceptEdits"}),
-    ));
-    let (resp, _) = a.until(T, is_response_to("p1"));
+    );
     assert_eq!(resp["response"]["response"], json!({"mode": "acceptEdits"}));
     let (status, _) = a.until(T, is("system/status"));
     assert!(status["status"].is_null());
@@ -509,19 +488,18 @@ fn set_permission_mode_is_answered_and_applied() {
     assert_eq!(tool_results(&frames).len(), 2);
     assert_eq!(result["subtype"], "success");
 
-    a.send(&control(
+    let (resp, _) = request(
+        &mut a,
         "p2",
         json!({"subtype": "set_permission_mode", "mode": "yolo"}),
-    ));
-    let (resp, _) = a.until(T, is_response_to("p2"));
+    );
     assert_eq!(resp["response"]["subtype"], "error");
 }
 
 #[test]
 fn unknown_control_subtype_is_an_error_response() {
     let mut a = start("default");
-    a.send(&control("bogus_1", json!({"subtype": "no_such_subtype"})));
-    let (resp, before) = a.until(T, is_response_to("bogus_1"));
+    let (resp, before) = request(&mut a, "bogus_1", json!({"subtype": "no_such_subtype"}));
     assert!(before.is_empty());
     assert_eq!(
         resp,
@@ -568,8 +546,7 @@ fn queued_messages_are_coalesced_into_one_turn() {
         kind(f) == "command_lifecycle/queued" && f["command_uuid"] == U3
     });
     assert_eq!(q["command_uuid"], U3);
-    a.send(&control("int", json!({"subtype": "interrupt"})));
-    let (resp, _) = a.until(T, is_response_to("int"));
+    let (resp, _) = request(&mut a, "int", json!({"subtype": "interrupt"}));
     assert_eq!(
         resp["response"]["response"]["still_queued"],
         json!([U2, U3])

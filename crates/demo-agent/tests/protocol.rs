@@ -108,8 +108,7 @@ fn script(a: &mut InProcess, scenario: &str) {
         "t",
         json!({"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 1000}),
     ));
-    a.send(&control("s", json!({"subtype": "mcp_status"})));
-    a.until(T, is_response_to("s"));
+    request(a, "s", json!({"subtype": "mcp_status"}));
     // turn 1: allow everything (edited input; a session rule and a mode change on the first prompt)
     a.send(&user("first", "11111111-2222-4333-8444-555555555555"));
     let mut first = true;

@@ -45,7 +45,7 @@ fn hostile_scenario_is_delivered_verbatim_and_on_one_line_each() {
         .find(|t| t.len() >= 100 * 1024)
         .expect("a 100 KB text");
     assert!(!long.contains('\n'), "single line");
-    assert!(result["result"].as_str().unwrap().len() >= 100 * 1024);
+    assert!(result_text(&result).len() >= 100 * 1024);
     // U+2028 is escaped on the wire, the text itself is intact
     assert!(all.contains('\u{2028}'));
     assert!(
@@ -73,7 +73,7 @@ fn ask_user_question_round_trip() {
     let tr = tool_results(&frames)[0];
     assert!(user_content_text(tr).contains(&format!("\"{question}\"=\"Green\"")));
     assert_eq!(tr["tool_use_result"]["answers"][&question], "Green");
-    assert!(result["result"].as_str().unwrap().contains("Green"));
+    assert!(result_text(&result).contains("Green"));
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn mcp_scenario_asks_through_elicitation_while_the_tool_runs() {
         format!("Elicitation accept: {content}")
     );
     assert_eq!(tr["message"]["content"][0]["is_error"], false);
-    assert!(result["result"].as_str().unwrap().contains("staging"));
+    assert!(result_text(&result).contains("staging"));
 }
 
 #[test]

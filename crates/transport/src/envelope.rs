@@ -183,6 +183,40 @@ impl DecodeError {
     }
 }
 
+/// Declares a struct of the named fields of a JSON object, each kept as its JSON text
+/// (`Option<&RawValue>`, `None` when absent), with `read`: field by field where [`object`] allows,
+/// otherwise (not an object, or a key twice) as a `Value` reads it (the last one wins), the fields'
+/// text then held in `owned`.
+macro_rules! raw_fields {
+    ($(#[$attr:meta])* struct $name:ident { $($field:ident),* $(,)? }) => {
+        $(#[$attr])*
+        #[derive(Deserialize)]
+        struct $name<'a> {
+            $(
+                #[serde(borrow, default)]
+                $field: Option<&'a RawValue>,
+            )*
+        }
+
+        impl<'a> $name<'a> {
+            fn read(
+                text: &'a str,
+                owned: &'a mut Vec<Option<Box<RawValue>>>,
+            ) -> Result<Self, serde_json::Error> {
+                if let Some(fields) = object(text).and_then(|text| serde_json::from_str(text).ok()) {
+                    return Ok(fields);
+                }
+                let value: Value = serde_json::from_str(text)?;
+                *owned = fields_of(&value, &[$(stringify!($field)),*]);
+                let mut owned = owned.iter().map(|f| f.as_deref());
+                Ok($name {
+                    $($field: owned.next().flatten(),)*
+                })
+            }
+        }
+    };
+}
+
 /// Decodes one SSE event.
 pub fn decode_sse(event: &SseEvent) -> Result<Frame, DecodeError> {
     decode(
@@ -198,29 +232,11 @@ pub fn decode_ws(text: &str) -> Result<Frame, DecodeError> {
         event: "websocket".into(),
         error: e.to_string(),
     };
-    #[derive(Deserialize)]
-    struct Outer<'a> {
-        #[serde(borrow, default)]
-        event: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        data: Option<&'a RawValue>,
+    raw_fields! {
+        struct Outer { event, id, data }
     }
-    let owned;
-    let outer = match object(text).and_then(|text| serde_json::from_str::<Outer>(text).ok()) {
-        Some(outer) => outer,
-        None => {
-            // Not an object, or a key twice: read as a `Value` reads it (the last one wins).
-            let value: Value = serde_json::from_str(text).map_err(not_json)?;
-            owned = fields_of(&value, &["event", "id", "data"]);
-            Outer {
-                event: owned[0].as_deref(),
-                id: owned[1].as_deref(),
-                data: owned[2].as_deref(),
-            }
-        }
-    };
+    let mut owned = Vec::new();
+    let outer = Outer::read(text, &mut owned).map_err(not_json)?;
     let event = str_of(outer.event).unwrap_or_else(|| "message".to_owned());
     let id = match outer.id.map(|id| serde_json::from_str::<Value>(id.get())) {
         Some(Ok(Value::Number(n))) => n.as_u64(),
@@ -270,19 +286,9 @@ fn fields_of(value: &Value, keys: &[&str]) -> Vec<Option<Box<RawValue>>> {
         .collect()
 }
 
-/// The `data` of a `client_event` / `ephemeral_event`, read without building its payload.
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(borrow, default)]
-    sequence_num: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    event_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    source: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    created_at: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    payload: Option<&'a RawValue>,
+raw_fields! {
+    /// The `data` of a `client_event` / `ephemeral_event`, read without building its payload.
+    struct Data { sequence_num, event_id, source, created_at, payload }
 }
 
 fn decode(event: &str, id: Option<u64>, data: &str) -> Result<Frame, DecodeError> {
@@ -290,32 +296,10 @@ fn decode(event: &str, id: Option<u64>, data: &str) -> Result<Frame, DecodeError
         event: event.to_owned(),
         error: e.to_string(),
     };
-    let owned;
     match event {
         "client_event" | "ephemeral_event" => {
-            let data = match object(data).and_then(|data| serde_json::from_str::<Data>(data).ok()) {
-                Some(fields) => fields,
-                None => {
-                    let value: Value = serde_json::from_str(data).map_err(not_json)?;
-                    owned = fields_of(
-                        &value,
-                        &[
-                            "sequence_num",
-                            "event_id",
-                            "source",
-                            "created_at",
-                            "payload",
-                        ],
-                    );
-                    Data {
-                        sequence_num: owned[0].as_deref(),
-                        event_id: owned[1].as_deref(),
-                        source: owned[2].as_deref(),
-                        created_at: owned[3].as_deref(),
-                        payload: owned[4].as_deref(),
-                    }
-                }
-            };
+            let mut owned = Vec::new();
+            let data = Data::read(data, &mut owned).map_err(not_json)?;
             let durable = event == "client_event";
             let seq = id
                 .or_else(|| {

@@ -31,6 +31,37 @@ fn core_from(kind: TransportKind, resume: Resume) -> Core {
     Core::new(config, resume, entropy(), 0)
 }
 
+/// A core of `kind` whose first connection opened at 0.
+fn connected(kind: TransportKind) -> Core {
+    let mut c = core(kind);
+    connect(&mut c, 0);
+    c
+}
+
+/// A core of `kind` that has taken its first `Connect` action, not yet open.
+fn connecting(kind: TransportKind) -> Core {
+    let mut c = core(kind);
+    let _ = actions(&mut c);
+    c
+}
+
+/// An HTTP failure with no `Retry-After`.
+fn http(status: u16, reason: &str) -> Failure {
+    Failure::Http {
+        status,
+        retry_after_ms: None,
+        reason: reason.into(),
+    }
+}
+
+/// A WebSocket close.
+fn ws_closed(code: u16, reason: &str) -> Failure {
+    Failure::WsClosed {
+        code,
+        reason: reason.into(),
+    }
+}
+
 fn user(uuid: &str, text: &str) -> Value {
     json!({"type":"user","message":{"role":"user","content":text},"parent_tool_use_id":null,"session_id":"cse_test","uuid":uuid})
 }
@@ -83,6 +114,13 @@ fn delivered(evs: &[TransportEvent]) -> Vec<(Option<u64>, String)> {
         .collect()
 }
 
+/// What [`delivered`] reads for durable messages only: `(seq, text)` each.
+fn durable(msgs: &[(u64, &str)]) -> Vec<(Option<u64>, String)> {
+    msgs.iter()
+        .map(|&(seq, text)| (Some(seq), text.to_owned()))
+        .collect()
+}
+
 fn connect(c: &mut Core, now: u64) -> u64 {
     let conn = actions(c)
         .into_iter()
@@ -113,10 +151,14 @@ fn expect_fetch(c: &mut Core, after: u64) {
     assert_eq!(actions(c), vec![Action::FetchEvents { after, limit: 1000 }]);
 }
 
-/// A page of the REST log, as the relay answers it.
-fn page(events: Vec<Value>, truncated: bool, last: u64) -> Result<EventsPage, Failure> {
+/// A page of the REST log, as the relay answers it, of the worker's user messages `(seq, uuid)`,
+/// each saying its sequence number.
+fn page(msgs: &[(u64, &str)], truncated: bool, last: u64) -> Result<EventsPage, Failure> {
     Ok(EventsPage {
-        events,
+        events: msgs
+            .iter()
+            .map(|&(seq, uuid)| envelope(seq, "worker", &user(uuid, &seq.to_string())))
+            .collect(),
         truncated,
         last_sequence_num: last,
     })
@@ -181,8 +223,7 @@ fn connects_and_streams_in_order_split_at_every_byte() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn replayed_sequence_numbers_and_uuids_are_dropped() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     let mut s = sse_durable(1, "client", &user("a", "one"));
     s.push_str(&sse_durable(2, "worker", &user("b", "two")));
     s.push_str(&sse_durable(1, "client", &user("a", "one"))); // stale replay
@@ -194,11 +235,7 @@ fn replayed_sequence_numbers_and_uuids_are_dropped() {
     let evs = events(&mut c);
     assert_eq!(
         delivered(&evs),
-        vec![
-            (Some(1), "one".into()),
-            (Some(2), "two".into()),
-            (Some(4), "three".into())
-        ]
+        durable(&[(1, "one"), (2, "two"), (4, "three")])
     );
     assert_eq!(c.counters().duplicates, 3);
     assert_eq!(c.cursor(), 4);
@@ -219,36 +256,24 @@ fn prefill_on_resume_drops_what_the_client_already_shows() {
     s.push_str(&sse_durable(9, "client", &user("mine", "echo")));
     s.push_str(&sse_durable(10, "worker", &user("new", "fresh")));
     c.on_bytes(1, 1, s.as_bytes());
-    assert_eq!(delivered(&events(&mut c)), vec![(Some(10), "fresh".into())]);
+    assert_eq!(delivered(&events(&mut c)), durable(&[(10, "fresh")]));
     assert_eq!((c.counters().duplicates, c.counters().echoes), (1, 1));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn a_sequence_jump_fetches_the_gap_before_going_on() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     let mut s = sse_durable(1, "worker", &user("a", "1"));
     s.push_str(&sse_durable(4, "worker", &user("d", "4")));
     s.push_str(&sse_ephemeral(&json!({"type":"stream_event","event":{"type":"message_stop"},"session_id":"s","parent_tool_use_id":null,"uuid":"x"})));
     c.on_bytes(1, 1, s.as_bytes());
-    assert_eq!(delivered(&events(&mut c)), vec![(Some(1), "1".into())]);
+    assert_eq!(delivered(&events(&mut c)), durable(&[(1, "1")]));
     expect_fetch(&mut c, 1);
     // more live frames while fetching are held
     c.on_bytes(2, 1, sse_durable(5, "worker", &user("e", "5")).as_bytes());
     assert!(delivered(&events(&mut c)).is_empty());
-    c.on_events_page(
-        3,
-        page(
-            vec![
-                envelope(2, "worker", &user("b", "2")),
-                envelope(3, "worker", &user("c", "3")),
-                envelope(4, "worker", &user("d", "4")),
-            ],
-            false,
-            5,
-        ),
-    );
+    c.on_events_page(3, page(&[(2, "b"), (3, "c"), (4, "d")], false, 5));
     assert_eq!(
         delivered(&events(&mut c)),
         vec![
@@ -283,39 +308,14 @@ fn catch_up_truncated_pages_through_rest_and_reports_what_is_gone() {
     c.on_bytes(1, 1, s.as_bytes());
     expect_fetch(&mut c, 2);
     // the relay pruned 3..=5
-    c.on_events_page(
-        2,
-        page(
-            vec![
-                envelope(6, "worker", &user("f", "6")),
-                envelope(7, "worker", &user("g", "7")),
-            ],
-            true,
-            9,
-        ),
-    );
+    c.on_events_page(2, page(&[(6, "f"), (7, "g")], true, 9));
     expect_fetch(&mut c, 7);
-    c.on_events_page(
-        3,
-        page(
-            vec![
-                envelope(8, "worker", &user("h", "8")),
-                envelope(9, "worker", &user("i", "9")),
-            ],
-            false,
-            9,
-        ),
-    );
+    c.on_events_page(3, page(&[(8, "h"), (9, "i")], false, 9));
     let evs = events(&mut c);
     assert!(evs.contains(&TransportEvent::Gap { after: 2, next: 6 }));
     assert_eq!(
         delivered(&evs),
-        vec![
-            (Some(6), "6".into()),
-            (Some(7), "7".into()),
-            (Some(8), "8".into()),
-            (Some(9), "9".into())
-        ]
+        durable(&[(6, "6"), (7, "7"), (8, "8"), (9, "9")])
     );
     assert_eq!(c.counters().lost, 3);
     assert_eq!(c.cursor(), 9);
@@ -324,18 +324,10 @@ fn catch_up_truncated_pages_through_rest_and_reports_what_is_gone() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn a_failed_gap_fetch_reconnects_from_the_cursor() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     c.on_bytes(1, 1, sse_durable(3, "worker", &user("c", "3")).as_bytes());
     expect_fetch(&mut c, 0);
-    c.on_events_page(
-        2,
-        Err(Failure::Http {
-            status: 503,
-            retry_after_ms: None,
-            reason: String::new(),
-        }),
-    );
+    c.on_events_page(2, Err(http(503, "")));
     assert_eq!(actions(&mut c), vec![Action::Disconnect { conn: 1 }]);
     c.on_timer(1_002);
     expect_connect(&mut c, 2, 0);
@@ -344,8 +336,7 @@ fn a_failed_gap_fetch_reconnects_from_the_cursor() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn own_echo_confirms_the_send_and_is_not_delivered() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     let uuid = c.send(1, user("", "hello")).unwrap();
     assert_eq!(uuid, "out-1");
     let acts = actions(&mut c);
@@ -386,8 +377,7 @@ fn own_echo_confirms_the_send_and_is_not_delivered() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn sends_while_disconnected_wait_and_go_out_in_order_after_reconnect() {
-    let mut c = core(TransportKind::SsePost);
-    let _ = actions(&mut c);
+    let mut c = connecting(TransportKind::SsePost);
     // still connecting: nothing is posted
     let a = c.send(0, user("", "1")).unwrap();
     let b = c.send(0, user("", "2")).unwrap();
@@ -404,8 +394,7 @@ fn sends_while_disconnected_wait_and_go_out_in_order_after_reconnect() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn reconnect_backs_off_and_resumes_from_the_cursor() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     c.on_bytes(1, 1, sse_durable(1, "worker", &user("a", "1")).as_bytes());
     c.on_failure(2, 1, Failure::Ended);
     let evs = events(&mut c);
@@ -453,8 +442,7 @@ fn reconnect_backs_off_and_resumes_from_the_cursor() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn liveness_45s_without_a_byte_reconnects_and_comments_count() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     assert_eq!(c.next_deadline(), Some(45_000));
     c.on_bytes(30_000, 1, b": keepalive\n\n");
     c.on_timer(45_000);
@@ -470,8 +458,7 @@ fn liveness_45s_without_a_byte_reconnects_and_comments_count() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn connect_timeout_retries() {
-    let mut c = core(TransportKind::WebSocket);
-    let _ = actions(&mut c);
+    let mut c = connecting(TransportKind::WebSocket);
     assert_eq!(c.next_deadline(), Some(15_000));
     c.on_timer(15_000);
     assert_eq!(actions(&mut c), vec![Action::Disconnect { conn: 1 }]);
@@ -485,106 +472,24 @@ fn connect_timeout_retries() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn permanent_failures_close_and_fail_pending_sends() {
     for (failure, permanent) in [
+        (http(400, "cursor_beyond_end"), true),
+        (ws_closed(4400, "cursor_beyond_end"), true),
+        (http(401, "authentication_error"), true),
+        (http(403, ""), true),
+        (http(404, ""), true),
+        (http(409, ""), false),
+        (http(503, ""), false),
+        (ws_closed(1002, ""), true),
+        (ws_closed(4001, ""), true),
+        (ws_closed(4003, ""), true),
         (
-            Failure::Http {
-                status: 400,
-                retry_after_ms: None,
-                reason: "cursor_beyond_end".into(),
-            },
+            ws_closed(4404, "session_ended: nothing after sequence number 9"),
             true,
         ),
-        (
-            Failure::WsClosed {
-                code: 4400,
-                reason: "cursor_beyond_end".into(),
-            },
-            true,
-        ),
-        (
-            Failure::Http {
-                status: 401,
-                retry_after_ms: None,
-                reason: "authentication_error".into(),
-            },
-            true,
-        ),
-        (
-            Failure::Http {
-                status: 403,
-                retry_after_ms: None,
-                reason: String::new(),
-            },
-            true,
-        ),
-        (
-            Failure::Http {
-                status: 404,
-                retry_after_ms: None,
-                reason: String::new(),
-            },
-            true,
-        ),
-        (
-            Failure::Http {
-                status: 409,
-                retry_after_ms: None,
-                reason: String::new(),
-            },
-            false,
-        ),
-        (
-            Failure::Http {
-                status: 503,
-                retry_after_ms: None,
-                reason: String::new(),
-            },
-            false,
-        ),
-        (
-            Failure::WsClosed {
-                code: 1002,
-                reason: String::new(),
-            },
-            true,
-        ),
-        (
-            Failure::WsClosed {
-                code: 4001,
-                reason: String::new(),
-            },
-            true,
-        ),
-        (
-            Failure::WsClosed {
-                code: 4003,
-                reason: String::new(),
-            },
-            true,
-        ),
-        (
-            Failure::WsClosed {
-                code: 4404,
-                reason: "session_ended: nothing after sequence number 9".into(),
-            },
-            true,
-        ),
-        (
-            Failure::WsClosed {
-                code: 1006,
-                reason: String::new(),
-            },
-            false,
-        ),
-        (
-            Failure::WsClosed {
-                code: 1001,
-                reason: String::new(),
-            },
-            false,
-        ),
+        (ws_closed(1006, ""), false),
+        (ws_closed(1001, ""), false),
     ] {
-        let mut c = core(TransportKind::SsePost);
-        let _ = actions(&mut c);
+        let mut c = connecting(TransportKind::SsePost);
         let uuid = c.send(0, user("", "x")).unwrap();
         c.on_failure(1, 1, failure.clone());
         let evs = events(&mut c);
@@ -617,10 +522,9 @@ fn permanent_failures_close_and_fail_pending_sends() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn gives_up_after_ten_minutes_without_a_healthy_connection() {
-    let mut c = core(TransportKind::SsePost);
+    let mut c = connecting(TransportKind::SsePost);
     let mut now = 0;
     let mut conn = 1;
-    let _ = actions(&mut c);
     loop {
         c.on_failure(now, conn, Failure::Network("refused".into()));
         if c.is_closed() {
@@ -643,8 +547,7 @@ fn gives_up_after_ten_minutes_without_a_healthy_connection() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn suspend_and_resume_lose_nothing() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     c.on_bytes(1, 1, sse_durable(1, "worker", &user("a", "1")).as_bytes());
     c.suspend(2);
     assert_eq!(actions(&mut c), vec![Action::Disconnect { conn: 1 }]);
@@ -666,17 +569,13 @@ fn suspend_and_resume_lose_nothing() {
         2,
         sse_durable(2, "worker", &user("b", "2")).as_bytes(),
     );
-    assert_eq!(
-        delivered(&events(&mut c)),
-        vec![(Some(1), "1".into()), (Some(2), "2".into())]
-    );
+    assert_eq!(delivered(&events(&mut c)), durable(&[(1, "1"), (2, "2")]));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn close_drains_for_three_seconds_then_reports_what_is_left() {
-    let mut c = core(TransportKind::Hybrid);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::Hybrid);
     let a = c.send(1, user("", "1")).unwrap();
     let _ = actions(&mut c);
     let b = c.send(2, user("", "2")).unwrap(); // queued behind the one in flight
@@ -699,8 +598,7 @@ fn close_drains_for_three_seconds_then_reports_what_is_left() {
         }
     );
     // and a close with nothing pending is immediate
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     c.close(5);
     assert!(c.is_closed());
 }
@@ -708,8 +606,7 @@ fn close_drains_for_three_seconds_then_reports_what_is_left() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn post_refusals_fail_the_event_and_401_closes() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     let a = c
         .send(
             1,
@@ -752,8 +649,7 @@ fn post_refusals_fail_the_event_and_401_closes() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn websocket_writes_are_resent_after_a_cut_and_confirmed_by_echo() {
-    let mut c = core(TransportKind::WebSocket);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::WebSocket);
     let a = c.send(1, user("", "1")).unwrap();
     let b = c.send(1, user("", "2")).unwrap();
     let frames: Vec<_> = actions(&mut c)
@@ -767,14 +663,7 @@ fn websocket_writes_are_resent_after_a_cut_and_confirmed_by_echo() {
         })
         .collect();
     assert_eq!(frames, vec![(1, json!(a))], "one frame in flight");
-    c.on_failure(
-        2,
-        1,
-        Failure::WsClosed {
-            code: 1006,
-            reason: String::new(),
-        },
-    );
+    c.on_failure(2, 1, ws_closed(1006, ""));
     c.on_timer(1_002);
     let _ = actions(&mut c);
     assert!(c.on_connected(1_003, 2));
@@ -835,8 +724,7 @@ fn without_a_payload_check_payloads_are_delivered_raw() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn malformed_frames_are_counted_reported_and_skipped() {
-    let mut c = core(TransportKind::SsePost);
-    connect(&mut c, 0);
+    let mut c = connected(TransportKind::SsePost);
     let mut s = sse_durable(1, "worker", &user("a", "1"));
     s.push_str("id: 2\nevent: client_event\ndata: {\"sequence_num\":2,\"payload\":{\"type\":\"assistant\",\"message\":7}}\n\n");
     s.push_str("event: client_event\ndata: not json\n\n");
@@ -845,10 +733,7 @@ fn malformed_frames_are_counted_reported_and_skipped() {
     s.push_str(&sse_durable(3, "worker", &user("c", "3")));
     c.on_bytes(1, 1, s.as_bytes());
     let evs = events(&mut c);
-    assert_eq!(
-        delivered(&evs),
-        vec![(Some(1), "1".into()), (Some(3), "3".into())]
-    );
+    assert_eq!(delivered(&evs), durable(&[(1, "1"), (3, "3")]));
     assert_eq!(c.counters().malformed, 2);
     assert_eq!(c.counters().dropped, 1);
     assert!(

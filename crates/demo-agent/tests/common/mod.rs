@@ -28,6 +28,24 @@ pub fn asked(name: &str, text: &str) -> (InProcess, Value, Vec<Value>) {
     (a, req, before)
 }
 
+/// [`asked`], then the request answered with what `answer` makes of it and the turn run to its
+/// result: the agent, the `can_use_tool` request, the `result` frame and the frames before it.
+pub fn answered(
+    name: &str,
+    text: &str,
+    answer: impl FnOnce(&Value) -> Value,
+) -> (InProcess, Value, Value, Vec<Value>) {
+    let (mut a, req, _) = asked(name, text);
+    a.send(&answer(&req));
+    let (result, after) = a.until(T, is_result);
+    (a, req, result, after)
+}
+
+/// The text of a `result` frame.
+pub fn result_text(result: &Value) -> &str {
+    result["result"].as_str().unwrap()
+}
+
 pub fn user(text: &str, uuid: &str) -> Value {
     json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text},
            "parent_tool_use_id": null, "uuid": uuid})
@@ -35,6 +53,13 @@ pub fn user(text: &str, uuid: &str) -> Value {
 
 pub fn control(request_id: &str, request: Value) -> Value {
     json!({"type": "control_request", "request_id": request_id, "request": request})
+}
+
+/// Sends the control request `request` as `request_id` and waits for its response: the response
+/// and the frames before it.
+pub fn request(a: &mut InProcess, request_id: &str, request: Value) -> (Value, Vec<Value>) {
+    a.send(&control(request_id, request));
+    a.until(T, is_response_to(request_id))
 }
 
 pub fn allow(

@@ -17,6 +17,29 @@ fn push(o: &mut Outbox, now: u64, v: Value, ids: &mut impl FnMut() -> String) ->
     o.push(now, v, ids).unwrap()
 }
 
+/// A default outbox and its uuid counter, with a message of each of `types` pushed at 0.
+fn outbox_with(types: &[&str]) -> (Outbox, impl FnMut() -> String) {
+    let mut o = Outbox::new(OutboxConfig::default());
+    let mut ids = counter();
+    for t in types {
+        push(&mut o, 0, json!({ "type": t }), &mut ids);
+    }
+    (o, ids)
+}
+
+/// A retryable answer to a POST, without `Retry-After`.
+fn retryable(error: &str) -> PostOutcome {
+    PostOutcome::Retryable {
+        error: error.into(),
+        retry_after_ms: None,
+    }
+}
+
+/// Answers the POST `p` with an acceptance that names no events.
+fn accept(o: &mut Outbox, now: u64, p: &Outgoing) -> Vec<Outcome> {
+    o.on_post_result(now, id(p), PostOutcome::Accepted(vec![]), 0.0)
+}
+
 fn uuids(p: &Outgoing) -> Vec<String> {
     match p {
         Outgoing::Post { payloads, .. } => payloads
@@ -37,8 +60,7 @@ fn id(p: &Outgoing) -> u64 {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn uuid_assigned_once_and_kept_if_given() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
+    let (mut o, mut ids) = outbox_with(&[]);
     assert_eq!(push(&mut o, 0, json!({"type":"user"}), &mut ids), "u1");
     assert_eq!(
         push(&mut o, 0, json!({"type":"user","uuid":"mine"}), &mut ids),
@@ -56,15 +78,7 @@ fn uuid_assigned_once_and_kept_if_given() {
     let p = o.poll_post(0, false).unwrap();
     assert_eq!(uuids(&p), vec!["u1", "mine", "u2"]);
     // a retry resends the same bytes
-    let _ = o.on_post_result(
-        0,
-        id(&p),
-        PostOutcome::Retryable {
-            error: "503".into(),
-            retry_after_ms: None,
-        },
-        0.0,
-    );
+    let _ = o.on_post_result(0, id(&p), retryable("503"), 0.0);
     assert!(o.poll_post(100, false).is_none(), "retry waits 500 ms");
     let p2 = o.poll_post(500, false).unwrap();
     assert!(
@@ -76,9 +90,7 @@ fn uuid_assigned_once_and_kept_if_given() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn stream_events_wait_and_anything_else_flushes_in_order() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    push(&mut o, 0, json!({"type":"stream_event"}), &mut ids);
+    let (mut o, mut ids) = outbox_with(&["stream_event"]);
     push(&mut o, 30, json!({"type":"stream_event"}), &mut ids);
     assert!(o.poll_post(50, false).is_none());
     assert_eq!(o.next_deadline(), Some(100));
@@ -86,7 +98,7 @@ fn stream_events_wait_and_anything_else_flushes_in_order() {
     let p = o.poll_post(60, false).unwrap();
     assert_eq!(uuids(&p), vec!["u1", "u2", "u3"]);
     // stream events alone go out after 100 ms
-    let _ = o.on_post_result(61, id(&p), PostOutcome::Accepted(vec![]), 0.0);
+    let _ = accept(&mut o, 61, &p);
     push(&mut o, 70, json!({"type":"stream_event"}), &mut ids);
     assert!(o.poll_post(169, false).is_none());
     assert_eq!(uuids(&o.poll_post(170, false).unwrap()), vec!["u4"]);
@@ -132,30 +144,20 @@ fn batches_of_at_most_500_one_in_flight_and_queue_cap() {
     );
     let p = o.poll_post(1, false).unwrap();
     assert_eq!(uuids(&p)[0], "u501");
-    let _ = o.on_post_result(1, id(&p), PostOutcome::Accepted(vec![]), 0.0);
+    let _ = accept(&mut o, 1, &p);
     assert_eq!(uuids(&o.poll_post(1, false).unwrap()).len(), 200);
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn retries_back_off_500ms_to_8s_then_fail_loudly() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
+    let (mut o, _) = outbox_with(&["user"]);
     let mut now = 0;
     let mut delays = Vec::new();
     let mut failed = Vec::new();
     for _ in 0..8 {
         let p = o.poll_post(now, false).expect("ready");
-        let out = o.on_post_result(
-            now,
-            id(&p),
-            PostOutcome::Retryable {
-                error: "HTTP 503".into(),
-                retry_after_ms: None,
-            },
-            0.0,
-        );
+        let out = o.on_post_result(now, id(&p), retryable("HTTP 503"), 0.0);
         failed.extend(out);
         if let Some(d) = o.next_deadline() {
             delays.push(d - now);
@@ -179,12 +181,12 @@ fn retries_back_off_500ms_to_8s_then_fail_loudly() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn a_refused_batch_is_retried_one_by_one_so_only_the_offender_fails() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    for _ in 0..3 {
-        push(&mut o, 0, json!({"type":"control_response"}), &mut ids);
-    }
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
+    let (mut o, mut ids) = outbox_with(&[
+        "control_response",
+        "control_response",
+        "control_response",
+        "user",
+    ]);
     let rejected = || PostOutcome::Rejected {
         status: 409,
         kind: "request_not_pending".into(),
@@ -194,7 +196,7 @@ fn a_refused_batch_is_retried_one_by_one_so_only_the_offender_fails() {
     assert!(o.on_post_result(0, id(&p), rejected(), 0.0).is_empty());
     let p = o.poll_post(0, false).unwrap();
     assert_eq!(uuids(&p), vec!["u1"]);
-    let out = o.on_post_result(0, id(&p), PostOutcome::Accepted(vec![]), 0.0);
+    let out = accept(&mut o, 0, &p);
     assert!(matches!(&out[..], [Outcome::Delivered { uuid, .. }] if uuid == "u1"));
     let p = o.poll_post(0, false).unwrap();
     assert_eq!(uuids(&p), vec!["u2"]);
@@ -204,12 +206,12 @@ fn a_refused_batch_is_retried_one_by_one_so_only_the_offender_fails() {
     );
     let p = o.poll_post(0, false).unwrap();
     assert_eq!(uuids(&p), vec!["u3"]);
-    let _ = o.on_post_result(0, id(&p), PostOutcome::Accepted(vec![]), 0.0);
+    let _ = accept(&mut o, 0, &p);
     // u4 was in the refused batch too: it goes alone, then batching resumes
     push(&mut o, 0, json!({"type":"user"}), &mut ids);
     let p = o.poll_post(0, false).unwrap();
     assert_eq!(uuids(&p), vec!["u4"]);
-    let _ = o.on_post_result(0, id(&p), PostOutcome::Accepted(vec![]), 0.0);
+    let _ = accept(&mut o, 0, &p);
     push(&mut o, 0, json!({"type":"user"}), &mut ids);
     assert_eq!(uuids(&o.poll_post(0, false).unwrap()), vec!["u5", "u6"]);
 }
@@ -217,10 +219,7 @@ fn a_refused_batch_is_retried_one_by_one_so_only_the_offender_fails() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn echo_before_the_post_answer_confirms_once() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
+    let (mut o, _) = outbox_with(&["user", "user"]);
     let p = o.poll_post(0, false).unwrap();
     let mut out = Vec::new();
     assert!(o.on_echo("u1", Some("e1"), 4, &mut out));
@@ -228,26 +227,14 @@ fn echo_before_the_post_answer_confirms_once() {
     assert!(!o.on_echo("other", None, 5, &mut out));
     assert_eq!(out.len(), 1);
     // the POST answer was lost: the retry only resends u2
-    let _ = o.on_post_result(
-        0,
-        id(&p),
-        PostOutcome::Retryable {
-            error: "reset".into(),
-            retry_after_ms: None,
-        },
-        0.0,
-    );
+    let _ = o.on_post_result(0, id(&p), retryable("reset"), 0.0);
     assert_eq!(uuids(&o.poll_post(10_000, false).unwrap()), vec!["u2"]);
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn frames_one_in_flight_resent_after_disconnect_and_confirmed_by_echo() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
-    push(&mut o, 0, json!({"type":"keep_alive"}), &mut ids);
-    push(&mut o, 0, json!({"type":"user"}), &mut ids);
+    let (mut o, _) = outbox_with(&["user", "keep_alive", "user"]);
     let mut out = Vec::new();
     let f = o.poll_frame(0, &mut out, |_| false).unwrap();
     assert_eq!(uuids(&f), vec!["u1"]);
@@ -277,11 +264,7 @@ fn frames_one_in_flight_resent_after_disconnect_and_confirmed_by_echo() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn fail_all_reports_every_pending_message() {
-    let mut o = Outbox::new(OutboxConfig::default());
-    let mut ids = counter();
-    for _ in 0..3 {
-        push(&mut o, 0, json!({"type":"user"}), &mut ids);
-    }
+    let (mut o, mut ids) = outbox_with(&["user", "user", "user"]);
     let _ = o.poll_post(0, false);
     push(&mut o, 0, json!({"type":"user"}), &mut ids);
     assert_eq!(o.pending_uuids(), vec!["u1", "u2", "u3", "u4"]);
