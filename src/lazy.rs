@@ -36,6 +36,59 @@ use crate::state::{Session, Source};
 #[cfg(all(feature = "split", target_family = "wasm"))]
 pub use split::{Preload, now, register};
 
+/// Declares views whose code lives in a lazily loaded part, beside them: for each, a function
+/// that returns the view, or `None` while the part is not loaded (without the split: the view at
+/// once), and the module's `split_entry` — one `#[wasm_split]` entry point per view (`$entry`,
+/// loaded by `$preload`) and `register`, which `crate::components::register_lazy_parts` calls so
+/// that [`prefetch`] of the part loads them. One call per module; a view is a function of its
+/// arguments to `AnyView`.
+///
+/// ```ignore
+/// lazy_views! { settings, Settings;
+///     /// The form, or `None` while the settings part is not loaded.
+///     fn lazy_form(state: FormState) => form_view, entry form, preload preload_form;
+/// }
+/// ```
+macro_rules! lazy_views {
+    ($part:tt, $Part:ident; $(
+        $(#[$doc:meta])*
+        $vis:vis fn $lazy:ident($($arg:ident: $ty:ty),*) => $view:path,
+            entry $entry:ident, preload $preload:ident;
+    )+) => {
+        $(
+            $(#[$doc])*
+            $vis fn $lazy($($arg: $ty),*) -> Option<::leptos::prelude::AnyView> {
+                #[cfg(all(feature = "split", target_family = "wasm"))]
+                return $crate::lazy::now(split_entry::$entry($($arg),*));
+                #[cfg(not(all(feature = "split", target_family = "wasm")))]
+                Some($view($($arg),*))
+            }
+        )+
+
+        /// This module's entry points into its lazily loaded part (src/lazy.rs says how parts
+        /// load).
+        #[cfg(all(feature = "split", target_family = "wasm"))]
+        #[allow(unsafe_code)]
+        pub(crate) mod split_entry {
+            use super::*;
+
+            $(
+                #[::leptos::wasm_split::wasm_split($part, wasm_split_path = ::leptos::wasm_split, preload($preload), fallible)]
+                pub(super) fn $entry(
+                    $($arg: $ty),*
+                ) -> Result<::leptos::prelude::AnyView, ::leptos::wasm_split::SplitLoaderError> {
+                    Ok($view($($arg),*))
+                }
+            )+
+
+            pub fn register() {
+                $($crate::lazy::register($crate::lazy::Part::$Part, || Box::pin($preload()));)+
+            }
+        }
+    };
+}
+pub(crate) use lazy_views;
+
 /// True when the build is split (the `split` feature, wasm only).
 pub const SPLIT: bool = cfg!(all(feature = "split", target_family = "wasm"));
 

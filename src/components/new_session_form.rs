@@ -54,36 +54,9 @@ pub fn NewSessionForm() -> impl IntoView {
     }
 }
 
-/// The form ([`form_view`]), or `None` while the settings part is not loaded.
-fn lazy_form(state: FormState) -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::form_now(state);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(form_view(state))
-}
-
-/// The settings part's entry point for the form (src/lazy.rs says how parts load).
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
-pub(crate) mod split_entry {
-    use leptos::prelude::AnyView;
-    use leptos::wasm_split::SplitLoaderError;
-
-    use super::FormState;
-    use crate::lazy::{self, Part};
-
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_form), fallible)]
-    fn form(state: FormState) -> Result<AnyView, SplitLoaderError> {
-        Ok(super::form_view(state))
-    }
-
-    pub fn form_now(state: FormState) -> Option<AnyView> {
-        lazy::now(form(state))
-    }
-
-    pub fn register() {
-        lazy::register(Part::Settings, || Box::pin(preload_form()));
-    }
+crate::lazy::lazy_views! { settings, Settings;
+    /// The form ([`form_view`]), or `None` while the settings part is not loaded.
+    fn lazy_form(state: FormState) => form_view, entry form, preload preload_form;
 }
 
 /// The open form: starts the session and opens it.

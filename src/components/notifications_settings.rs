@@ -42,35 +42,9 @@ pub fn NotificationsSettings() -> impl IntoView {
     move || lazy::ready(Part::Settings).then(lazy_settings).flatten()
 }
 
-/// The panel ([`settings_view`]), or `None` while the settings part is not loaded.
-fn lazy_settings() -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::settings_now();
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(settings_view())
-}
-
-/// The settings part's entry point (src/lazy.rs says how parts load).
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
-pub(crate) mod split_entry {
-    use leptos::prelude::AnyView;
-    use leptos::wasm_split::SplitLoaderError;
-
-    use crate::lazy::{self, Part};
-
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_settings), fallible)]
-    fn settings() -> Result<AnyView, SplitLoaderError> {
-        Ok(super::settings_view())
-    }
-
-    pub fn settings_now() -> Option<AnyView> {
-        lazy::now(settings())
-    }
-
-    pub fn register() {
-        lazy::register(Part::Settings, || Box::pin(preload_settings()));
-    }
+crate::lazy::lazy_views! { settings, Settings;
+    /// The panel ([`settings_view`]), or `None` while the settings part is not loaded.
+    fn lazy_settings() => settings_view, entry settings, preload preload_settings;
 }
 
 /// The panel itself (in the lazily loaded settings part).

@@ -95,54 +95,12 @@ fn loading_dialog() -> AnyView {
     .into_any()
 }
 
-/// The dialog for `prompt` ([`dialog_view`]), or `None` while the dialogs part is not loaded.
-pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::dialog_now(prompt, queued);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(dialog_view(prompt, queued))
-}
-
-/// The early dialog ([`early::early_view`]), or `None` while the dialogs part is not loaded.
-pub fn lazy_early() -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::early_now();
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(early::early_view())
-}
-
-/// The dialogs part's entry points (src/lazy.rs says how parts load).
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
-pub(crate) mod split_entry {
-    use leptos::prelude::{AnyView, Signal};
-    use leptos::wasm_split::SplitLoaderError;
-
-    use crate::lazy::{self, Part};
-    use crate::state::Prompt;
-
-    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_dialog), fallible)]
-    fn dialog(prompt: Prompt, queued: Signal<usize>) -> Result<AnyView, SplitLoaderError> {
-        Ok(super::dialog_view(prompt, queued))
-    }
-
-    pub fn dialog_now(prompt: Prompt, queued: Signal<usize>) -> Option<AnyView> {
-        lazy::now(dialog(prompt, queued))
-    }
-
-    #[leptos::wasm_split::wasm_split(dialogs, wasm_split_path = ::leptos::wasm_split, preload(preload_early), fallible)]
-    fn early() -> Result<AnyView, SplitLoaderError> {
-        Ok(super::early::early_view())
-    }
-
-    pub fn early_now() -> Option<AnyView> {
-        lazy::now(early())
-    }
-
-    pub fn register() {
-        lazy::register(Part::Dialogs, || Box::pin(preload_dialog()));
-        lazy::register(Part::Dialogs, || Box::pin(preload_early()));
-    }
+crate::lazy::lazy_views! { dialogs, Dialogs;
+    /// The dialog for `prompt` ([`dialog_view`]), or `None` while the dialogs part is not loaded.
+    pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) => dialog_view,
+        entry dialog, preload preload_dialog;
+    /// The early dialog ([`early::early_view`]), or `None` while the dialogs part is not loaded.
+    pub fn lazy_early() => early::early_view, entry early, preload preload_early;
 }
 
 /// The dialog for an open prompt (in the lazily loaded dialogs part).

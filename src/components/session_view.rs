@@ -60,34 +60,8 @@ pub fn session_view() -> AnyView {
     view! { <SessionView /> }.into_any()
 }
 
-/// The open session's view ([`session_view`]), or `None` while the session part is not loaded.
-pub fn lazy_session_view() -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::session_now();
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(session_view())
-}
-
-/// The session part's view entry point (src/lazy.rs says how parts load; the frames' decoder is
-/// the part's other entry point, there).
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
-pub(crate) mod split_entry {
-    use leptos::prelude::AnyView;
-    use leptos::wasm_split::SplitLoaderError;
-
-    use crate::lazy::{self, Part};
-
-    #[leptos::wasm_split::wasm_split(session, wasm_split_path = ::leptos::wasm_split, preload(preload_session), fallible)]
-    fn session() -> Result<AnyView, SplitLoaderError> {
-        Ok(super::session_view())
-    }
-
-    pub fn session_now() -> Option<AnyView> {
-        lazy::now(session())
-    }
-
-    pub fn register() {
-        lazy::register(Part::Session, || Box::pin(preload_session()));
-    }
+crate::lazy::lazy_views! { session, Session;
+    /// The open session's view ([`session_view`]), or `None` while the session part is not
+    /// loaded (the frames' decoder is the part's other entry point, in `crate::lazy`).
+    pub fn lazy_session_view() => session_view, entry session, preload preload_session;
 }

@@ -83,36 +83,9 @@ pub struct Confirm {
     confirming: RwSignal<bool>,
 }
 
-/// The confirmation ([`confirm_view`]), or `None` while the settings part is not loaded.
-fn lazy_confirm(confirm: Confirm) -> Option<AnyView> {
-    #[cfg(all(feature = "split", target_family = "wasm"))]
-    return split_entry::confirm_now(confirm);
-    #[cfg(not(all(feature = "split", target_family = "wasm")))]
-    Some(confirm_view(confirm))
-}
-
-/// The settings part's entry point for the confirmation (src/lazy.rs says how parts load).
-#[cfg(all(feature = "split", target_family = "wasm"))]
-#[allow(unsafe_code)]
-pub(crate) mod split_entry {
-    use leptos::prelude::AnyView;
-    use leptos::wasm_split::SplitLoaderError;
-
-    use super::Confirm;
-    use crate::lazy::{self, Part};
-
-    #[leptos::wasm_split::wasm_split(settings, wasm_split_path = ::leptos::wasm_split, preload(preload_confirm), fallible)]
-    fn confirm(c: Confirm) -> Result<AnyView, SplitLoaderError> {
-        Ok(super::confirm_view(c))
-    }
-
-    pub fn confirm_now(c: Confirm) -> Option<AnyView> {
-        lazy::now(confirm(c))
-    }
-
-    pub fn register() {
-        lazy::register(Part::Settings, || Box::pin(preload_confirm()));
-    }
+crate::lazy::lazy_views! { settings, Settings;
+    /// The confirmation ([`confirm_view`]), or `None` while the settings part is not loaded.
+    fn lazy_confirm(confirm: Confirm) => confirm_view, entry confirm, preload preload_confirm;
 }
 
 /// "Discard this worktree?" with its answers (the settings part's code).
