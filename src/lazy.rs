@@ -12,7 +12,8 @@
 //!
 //! The views' own entry points (the dialogs, the settings panel, the session view, the new-session
 //! form) live beside their views and tell this module how their part loads ([`register`], called
-//! once at start by `crate::components::register_lazy_parts`): this module names no view.
+//! once at start by `crate::components::register_lazy_parts`): this module names no view. Each
+//! such module writes its entry points once, in a `lazy_entries!` call.
 //!
 //! Without the `split` feature (`trunk serve`, native tests) the same functions call the code
 //! directly, every part is ready from the start, and nothing changes.
@@ -36,39 +37,37 @@ use crate::state::{Session, Source};
 #[cfg(all(feature = "split", target_family = "wasm"))]
 pub use split::{Preload, now, register};
 
-/// Declares views whose code lives in a lazily loaded part, beside them: for each, a function
-/// that returns the view, or `None` while the part is not loaded (without the split: the view at
-/// once), and the module's `split_entry` — one `#[wasm_split]` entry point per view (`$entry`,
-/// loaded by `$preload`) and `register`, which `crate::components::register_lazy_parts` calls so
-/// that [`prefetch`] of the part loads them. One call per module; a view is a function of its
-/// arguments to `AnyView`.
+/// Declares functions whose code lives in a lazily loaded part, beside their callers: each is
+/// written once — its arguments, what it returns, its part and its body — and this writes the
+/// function the callers call (split build: the part's `#[wasm_split]` entry point `$entry`, run
+/// at once, so callers call it once the part is in — [`ready`], [`when_loaded`]; a function that
+/// returns `T` returns `Option<T>`, `None` while the part is not loaded; without the split: the
+/// body, directly), the module `split_entry` holding the entry points, and its `register`, which
+/// `crate::components::register_lazy_parts` calls so that [`prefetch`] of a part loads them (the
+/// entry's chunk is loaded by `$preload`).
 ///
 /// ```ignore
-/// lazy_views! { settings, Settings;
+/// lazy_entries! {
 ///     /// The form, or `None` while the settings part is not loaded.
-///     fn lazy_form(state: FormState) => form_view, entry form, preload preload_form;
+///     fn lazy_form(state: FormState) -> AnyView, part settings / Settings,
+///         entry form, preload preload_form { form_view(state) }
 /// }
 /// ```
-macro_rules! lazy_views {
-    ($part:tt, $Part:ident; $(
+macro_rules! lazy_entries {
+    ($(
         $(#[$doc:meta])*
-        $vis:vis fn $lazy:ident($($arg:ident: $ty:ty),*) => $view:path,
-            entry $entry:ident, preload $preload:ident;
+        $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?, part $part:tt / $Part:ident,
+            entry $entry:ident, preload $preload:ident $body:block
     )+) => {
         $(
-            $(#[$doc])*
-            $vis fn $lazy($($arg: $ty),*) -> Option<::leptos::prelude::AnyView> {
-                #[cfg(all(feature = "split", target_family = "wasm"))]
-                return $crate::lazy::now(split_entry::$entry($($arg),*));
-                #[cfg(not(all(feature = "split", target_family = "wasm")))]
-                Some($view($($arg),*))
-            }
+            $crate::lazy::lazy_entries!(@caller $(#[$doc])* $vis fn $name($($arg: $ty),*)
+                $(-> $ret)?, $entry $body);
         )+
 
-        /// This module's entry points into its lazily loaded part (src/lazy.rs says how parts
-        /// load).
+        /// This module's entry points into lazily loaded parts (src/lazy.rs says how parts load).
         #[cfg(all(feature = "split", target_family = "wasm"))]
-        #[allow(unsafe_code)]
+        // (the macro's generated code is the only `unsafe_code`; a body is a block)
+        #[allow(unsafe_code, unused_braces)]
         pub(crate) mod split_entry {
             use super::*;
 
@@ -76,8 +75,8 @@ macro_rules! lazy_views {
                 #[::leptos::wasm_split::wasm_split($part, wasm_split_path = ::leptos::wasm_split, preload($preload), fallible)]
                 pub(super) fn $entry(
                     $($arg: $ty),*
-                ) -> Result<::leptos::prelude::AnyView, ::leptos::wasm_split::SplitLoaderError> {
-                    Ok($view($($arg),*))
+                ) -> Result<$crate::lazy::lazy_entries!(@output $($ret)?), ::leptos::wasm_split::SplitLoaderError> {
+                    Ok($body)
                 }
             )+
 
@@ -86,8 +85,31 @@ macro_rules! lazy_views {
             }
         }
     };
+    (@caller $(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty,
+        $entry:ident $body:block) => {
+        $(#[$doc])*
+        #[allow(unused_braces)]
+        $vis fn $name($($arg: $ty),*) -> Option<$ret> {
+            #[cfg(all(feature = "split", target_family = "wasm"))]
+            return $crate::lazy::now(split_entry::$entry($($arg),*));
+            #[cfg(not(all(feature = "split", target_family = "wasm")))]
+            Some($body)
+        }
+    };
+    (@caller $(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*),
+        $entry:ident $body:block) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(all(feature = "split", target_family = "wasm"))]
+            $crate::lazy::now(split_entry::$entry($($arg),*));
+            #[cfg(not(all(feature = "split", target_family = "wasm")))]
+            $body
+        }
+    };
+    (@output) => { () };
+    (@output $ret:ty) => { $ret };
 }
-pub(crate) use lazy_views;
+pub(crate) use lazy_entries;
 
 /// True when the build is split (the `split` feature, wasm only).
 pub const SPLIT: bool = cfg!(all(feature = "split", target_family = "wasm"));

@@ -54,9 +54,10 @@ pub fn NewSessionForm() -> impl IntoView {
     }
 }
 
-crate::lazy::lazy_views! { settings, Settings;
+crate::lazy::lazy_entries! {
     /// The form ([`form_view`]), or `None` while the settings part is not loaded.
-    fn lazy_form(state: FormState) => form_view, entry form, preload preload_form;
+    fn lazy_form(state: FormState) -> AnyView, part settings / Settings,
+        entry form, preload preload_form { form_view(state) }
 }
 
 /// The open form: starts the session and opens it.

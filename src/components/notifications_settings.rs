@@ -42,9 +42,10 @@ pub fn NotificationsSettings() -> impl IntoView {
     move || lazy::ready(Part::Settings).then(lazy_settings).flatten()
 }
 
-crate::lazy::lazy_views! { settings, Settings;
+crate::lazy::lazy_entries! {
     /// The panel ([`settings_view`]), or `None` while the settings part is not loaded.
-    fn lazy_settings() => settings_view, entry settings, preload preload_settings;
+    fn lazy_settings() -> AnyView, part settings / Settings,
+        entry settings, preload preload_settings { settings_view() }
 }
 
 /// The panel itself (in the lazily loaded settings part).

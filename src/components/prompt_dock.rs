@@ -95,12 +95,13 @@ fn loading_dialog() -> AnyView {
     .into_any()
 }
 
-crate::lazy::lazy_views! { dialogs, Dialogs;
+crate::lazy::lazy_entries! {
     /// The dialog for `prompt` ([`dialog_view`]), or `None` while the dialogs part is not loaded.
-    pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) => dialog_view,
-        entry dialog, preload preload_dialog;
+    pub fn lazy_dialog(prompt: Prompt, queued: Signal<usize>) -> AnyView, part dialogs / Dialogs,
+        entry dialog, preload preload_dialog { dialog_view(prompt, queued) }
     /// The early dialog ([`early::early_view`]), or `None` while the dialogs part is not loaded.
-    pub fn lazy_early() => early::early_view, entry early, preload preload_early;
+    pub fn lazy_early() -> AnyView, part dialogs / Dialogs,
+        entry early, preload preload_early { early::early_view() }
 }
 
 /// The dialog for an open prompt (in the lazily loaded dialogs part).

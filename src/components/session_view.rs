@@ -60,8 +60,9 @@ pub fn session_view() -> AnyView {
     view! { <SessionView /> }.into_any()
 }
 
-crate::lazy::lazy_views! { session, Session;
+crate::lazy::lazy_entries! {
     /// The open session's view ([`session_view`]), or `None` while the session part is not
     /// loaded (the frames' decoder is the part's other entry point, in `crate::lazy`).
-    pub fn lazy_session_view() => session_view, entry session, preload preload_session;
+    pub fn lazy_session_view() -> AnyView, part session / Session,
+        entry session, preload preload_session { session_view() }
 }

@@ -83,9 +83,10 @@ pub struct Confirm {
     confirming: RwSignal<bool>,
 }
 
-crate::lazy::lazy_views! { settings, Settings;
+crate::lazy::lazy_entries! {
     /// The confirmation ([`confirm_view`]), or `None` while the settings part is not loaded.
-    fn lazy_confirm(confirm: Confirm) => confirm_view, entry confirm, preload preload_confirm;
+    fn lazy_confirm(confirm: Confirm) -> AnyView, part settings / Settings,
+        entry confirm, preload preload_confirm { confirm_view(confirm) }
 }
 
 /// "Discard this worktree?" with its answers (the settings part's code).
