@@ -298,6 +298,11 @@ fn simulate_bash_output(cmd: &str, cwd: &str) -> String {
     }
 }
 
+/// The scenario's `output` when it gives one, else the simulated `default`.
+fn given_or(output: Option<&str>, default: impl FnOnce() -> String) -> String {
+    output.map_or_else(default, str::to_owned)
+}
+
 /// Runs `name(input)` in simulation. `output` (from the scenario) overrides the simulated output.
 pub fn simulate(
     name: &str,
@@ -309,9 +314,7 @@ pub fn simulate(
     match name {
         "Bash" => {
             let cmd = str_field(input, "command");
-            let out = output
-                .map(str::to_owned)
-                .unwrap_or_else(|| simulate_bash_output(cmd, cwd));
+            let out = given_or(output, || simulate_bash_output(cmd, cwd));
             if is_error {
                 return ToolRun {
                     content: format!("Exit code 1\n$ {cmd}\n{out}"),
@@ -343,9 +346,9 @@ pub fn simulate(
             let mut lines: Vec<String> = old.lines().map(|l| format!("-{l}")).collect();
             lines.extend(new.lines().map(|l| format!("+{l}")));
             ToolRun {
-                content: output
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("The file {path} has been updated successfully.")),
+                content: given_or(output, || {
+                    format!("The file {path} has been updated successfully.")
+                }),
                 is_error,
                 tool_use_result: json!({
                     "filePath": path,
@@ -367,9 +370,7 @@ pub fn simulate(
         "Write" => {
             let path = str_field(input, "file_path");
             ToolRun {
-                content: output
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("File created successfully at: {path}")),
+                content: given_or(output, || format!("File created successfully at: {path}")),
                 is_error,
                 tool_use_result: json!({
                     "type": "create",
@@ -382,9 +383,7 @@ pub fn simulate(
         }
         "Read" => {
             let path = str_field(input, "file_path");
-            let text = output
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("(demo contents of {path})"));
+            let text = given_or(output, || format!("(demo contents of {path})"));
             let numbered: Vec<String> = text
                 .lines()
                 .enumerate()
@@ -436,9 +435,7 @@ pub fn simulate(
             }
         }
         _ => {
-            let out = output
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("(demo) {name} completed"));
+            let out = given_or(output, || format!("(demo) {name} completed"));
             ToolRun {
                 content: out.clone(),
                 is_error,

@@ -29,11 +29,7 @@ pub const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 
 /// The HTTP status of a host's answer (502 when it carries none).
 pub(super) fn status_of(m: &async_nats::Message) -> u16 {
-    m.headers
-        .as_ref()
-        .and_then(|h| h.get(wire::STATUS_HEADER))
-        .and_then(|v| v.as_str().parse::<u16>().ok())
-        .unwrap_or(502)
+    wire::reply_status(m).unwrap_or(502)
 }
 
 pub(super) fn verdict_response(status: u16, body: bytes::Bytes) -> Response {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::core::auth::Principal;
 use crate::edge::error::ApiError;
 use crate::edge::external::External;
-use crate::edge::extract::AppState;
+use crate::edge::extract::{AppState, json_created};
 
 use super::forward::{
     FORWARD_TIMEOUT, body_json, http_request, principal, status_of, verdict_response,
@@ -421,9 +421,7 @@ async fn create(app: &AppState, cluster: &Cluster, req: Request) -> Result<Respo
             "the agents node answered without a session id",
         ));
     };
-    Ok((
-        StatusCode::CREATED,
-        Json(ext.session_created(id.to_owned(), Some(node.to_string()))),
-    )
-        .into_response())
+    Ok(json_created(
+        ext.session_created(id.to_owned(), Some(node.to_string())),
+    ))
 }

@@ -373,15 +373,7 @@ fn verdict(
         (503, bytes::Bytes::from(body.to_string()))
     };
     match sent {
-        Ok(Ok(m)) => {
-            let status = m
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(wire::STATUS_HEADER))
-                .and_then(|v| v.as_str().parse().ok())
-                .unwrap_or(502);
-            (status, m.payload)
-        }
+        Ok(Ok(m)) => (super::forward::status_of(&m), m.payload),
         Ok(Err(e)) => unavailable(format!(
             "the relay running session {id} did not answer ({e}); it may have stopped"
         )),

@@ -372,12 +372,7 @@ impl Cluster {
             .headers(headers)
             .timeout(Some(timeout));
         let m = self.client.send_request(subject.clone(), request).await?;
-        let status = m
-            .headers
-            .as_ref()
-            .and_then(|h| h.get(wire::STATUS_HEADER))
-            .and_then(|v| v.as_str().parse::<u16>().ok())
-            .unwrap_or(0);
+        let status = wire::reply_status(&m).unwrap_or(0);
         match self.keys.check_reply(
             m.subject.as_str(),
             m.headers.as_ref(),

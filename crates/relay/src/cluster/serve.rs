@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::core::relay::{CreateSession, Relay};
 use crate::edge::error::ApiError;
+use crate::edge::extract::json_created;
 use bridge_protocol::api::NewSession;
 
 use super::Cluster;
@@ -349,11 +350,9 @@ async fn create(
     let s = relay.create_session(CreateSession::from(req)).await?;
     // Listed and published before the gateway hears of it.
     cluster.host(&s).await;
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(json!({"session_id": s.id, "node": cluster.config.node})),
-    )
-        .into_response())
+    Ok(json_created(
+        json!({"session_id": s.id, "node": cluster.config.node}),
+    ))
 }
 
 /// A gateway's question about the CLI's transcripts on this machine ([`CliAsk`]).

@@ -27,6 +27,14 @@ pub const SEQ_HEADER: &str = "Bridge-Seq";
 /// The HTTP status of a host's verdict.
 pub const STATUS_HEADER: &str = "Bridge-Status";
 
+/// The status a reply carries in its [`STATUS_HEADER`], if any.
+pub fn reply_status(m: &async_nats::Message) -> Option<u16> {
+    m.headers
+        .as_ref()
+        .and_then(|h| h.get(STATUS_HEADER))
+        .and_then(|v| v.as_str().parse::<u16>().ok())
+}
+
 /// A message whose body is in the object store [`OBJECTS_BUCKET`] under this name (its payload is
 /// the reference: name, size, SHA-256).
 pub const OBJECT_HEADER: &str = "Bridge-Object";

@@ -110,21 +110,25 @@ impl Keys {
         }
     }
 
-    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
-    fn message_mac(&self, subject: &str, ts: &str, nonce: &str, body: &[u8]) -> HmacSha256 {
+    /// The MAC of `parts`, each preceded by its length (so no two lists of parts read alike).
+    fn framed_mac(&self, parts: &[&[u8]]) -> HmacSha256 {
         let mut m = <HmacSha256 as hmac::Mac>::new_from_slice(&self.mac).expect("any key length");
-        for part in [
-            b"msg".as_slice(),
-            subject.as_bytes(),
-            ts.as_bytes(),
-            nonce.as_bytes(),
-        ] {
+        for part in parts {
             m.update(&(part.len() as u64).to_be_bytes());
             m.update(part);
         }
-        m.update(&(body.len() as u64).to_be_bytes());
-        m.update(body);
         m
+    }
+
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    fn message_mac(&self, subject: &str, ts: &str, nonce: &str, body: &[u8]) -> HmacSha256 {
+        self.framed_mac(&[
+            b"msg",
+            subject.as_bytes(),
+            ts.as_bytes(),
+            nonce.as_bytes(),
+            body,
+        ])
     }
 
     /// Adds the time, nonce and MAC of a message on `subject` with `body` to `headers`.
@@ -229,12 +233,7 @@ impl Keys {
     }
 
     fn value_mac(&self, bucket: &str, key: &str, value: &[u8]) -> HmacSha256 {
-        let mut m = <HmacSha256 as hmac::Mac>::new_from_slice(&self.mac).expect("any key length");
-        for part in [b"kv".as_slice(), bucket.as_bytes(), key.as_bytes(), value] {
-            m.update(&(part.len() as u64).to_be_bytes());
-            m.update(part);
-        }
-        m
+        self.framed_mac(&[b"kv", bucket.as_bytes(), key.as_bytes(), value])
     }
 
     /// `value` as stored under `bucket`/`key`: `bcv1.<mac>.` then the value.

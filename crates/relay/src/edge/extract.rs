@@ -213,6 +213,12 @@ async fn read_json(req: Request, limit: usize, why: &str) -> Result<JsonBody, Ap
         .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
 }
 
+/// `201 Created` with `body` as JSON: what a route that makes something answers.
+pub(crate) fn json_created(body: impl serde::Serialize) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (axum::http::StatusCode::CREATED, axum::Json(body)).into_response()
+}
+
 pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(
     v: Value,
     what: &str,

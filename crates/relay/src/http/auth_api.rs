@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use bridge_protocol::api::{EmbedConfig, LoginAnswer, LoginRequest};
 
-use crate::core::auth::Principal;
+use crate::core::auth::{Auth, AuthError, Principal};
 use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::{
-    AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, parse_body,
+    AppState, Controller, JsonBody, PeerIp, SmallJsonBody, cookie_value, json_created, parse_body,
 };
 
 /// Asks `POST /v1/auth/login` to answer with the first screen too (`1`, or `needs-you`).
@@ -127,11 +127,9 @@ pub(super) async fn mint_login_code(
         }
         None => app.auth.mint_login_code(ttl),
     };
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"code": code, "console_url": ext.url(&format!("/#login={code}")), "expires_in_secs": ttl})),
-    )
-        .into_response())
+    Ok(json_created(
+        json!({"code": code, "console_url": ext.url(&format!("/#login={code}")), "expires_in_secs": ttl}),
+    ))
 }
 
 /// `GET /v1/credentials`: the controller token, observer tokens and logins, without secrets.
@@ -149,18 +147,9 @@ pub(super) async fn revoke_credential(
     Controller(who): Controller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let shared = unshare(&app, &id).await?;
-    if app
-        .auth
-        .revoke(&id)
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        || shared
-    {
-        tracing::info!(id = %id, by = ?who.login_id, "credential revoked");
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found(format!("no credential {id}")))
-    }
+    revoke_everywhere(&app, &id, Auth::revoke, format!("no credential {id}")).await?;
+    tracing::info!(id = %id, by = ?who.login_id, "credential revoked");
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `Secure` (over HTTPS), `HttpOnly`, `SameSite=Strict`, `Path=/`, no `Domain`; ends with "; ".
@@ -268,11 +257,9 @@ pub(super) async fn mint_observer(
         .map_or_else(String::new, |s| format!("s/{s}"));
     let console_url = ext.url(&format!("/{path}#login={}", m.token));
     tracing::info!(id = %m.id, scope = ?body.session_id, "observer token minted");
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "transcripts": body.transcripts, "expires_at": m.expires_at})),
-    )
-        .into_response())
+    Ok(json_created(
+        json!({"id": m.id, "token": m.token, "console_url": console_url, "session_id": body.session_id, "transcripts": body.transcripts, "expires_at": m.expires_at}),
+    ))
 }
 
 pub(super) async fn list_observers(
@@ -287,25 +274,13 @@ pub(super) async fn revoke_observer(
     Controller(_): Controller,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    let missing = format!("no observer token with id {id:?}");
     if id.starts_with("lgn_") {
-        return Err(ApiError::not_found(format!(
-            "no observer token with id {id:?}"
-        )));
+        return Err(ApiError::not_found(missing));
     }
-    let shared = unshare(&app, &id).await?;
-    if app
-        .auth
-        .revoke_observer(&id)
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        || shared
-    {
-        tracing::info!(id = %id, "observer token revoked");
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found(format!(
-            "no observer token with id {id:?}"
-        )))
-    }
+    revoke_everywhere(&app, &id, Auth::revoke_observer, missing).await?;
+    tracing::info!(id = %id, "observer token revoked");
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// With `--nats`: writes a new login to the shared bucket; if NATS does not take it, the login is
@@ -341,4 +316,21 @@ async fn unshare(app: &AppState, id: &str) -> Result<bool, ApiError> {
     let any = !keys.is_empty();
     c.unshare_credentials(keys, "revoking a credential").await?;
     Ok(any)
+}
+
+/// Revokes `id` in the shared bucket (with `--nats`) and here with `revoke`; 404 with `missing`
+/// when it was found in neither.
+async fn revoke_everywhere(
+    app: &AppState,
+    id: &str,
+    revoke: fn(&Auth, &str) -> Result<bool, AuthError>,
+    missing: String,
+) -> Result<(), ApiError> {
+    let shared = unshare(app, id).await?;
+    let here = revoke(&app.auth, id).map_err(|e| ApiError::internal(e.to_string()))?;
+    if here || shared {
+        Ok(())
+    } else {
+        Err(ApiError::not_found(missing))
+    }
 }

@@ -19,7 +19,7 @@ use crate::core::session::Session;
 use crate::edge::error::ApiError;
 use crate::edge::external::External;
 use crate::edge::extract::{
-    AppState, Controller, JsonBody, discard_worktree, parse_body, posted_payloads,
+    AppState, Controller, JsonBody, discard_worktree, json_created, parse_body, posted_payloads,
 };
 use bridge_protocol::api::NewSession;
 
@@ -31,11 +31,7 @@ pub(super) async fn create_session(
 ) -> Result<Response, ApiError> {
     let req: NewSession = parse_body(body, "session request")?;
     let s = app.create_session(CreateSession::from(req)).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(ext.session_created(s.id.clone(), None)),
-    )
-        .into_response())
+    Ok(json_created(ext.session_created(s.id.clone(), None)))
 }
 
 #[derive(Deserialize)]

@@ -65,6 +65,17 @@ fn hash_of<'a>(key: &'a str, prefix: &str) -> Option<&'a str> {
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// The hash in `key` (under `prefix`) of a bucket entry whose `id` is of the kind it claims
+/// (`id_prefix`); None, and a warning for an odd id, when the entry is not to be taken.
+fn taken<'a>(key: &'a str, prefix: &str, id: &str, id_prefix: &str, what: &str) -> Option<&'a str> {
+    let hash = hash_of(key, prefix)?;
+    if !id.starts_with(id_prefix) {
+        tracing::warn!(id = %id, "ignoring a shared {what} with an odd id");
+        return None;
+    }
+    Some(hash)
+}
+
 impl Auth {
     /// The bucket entry of observer token `id`.
     pub fn shared_observer(&self, id: &str) -> Option<(String, Shared)> {
@@ -141,13 +152,9 @@ impl Auth {
                 expires_at,
                 created_at,
             } => {
-                let Some(hash) = hash_of(key, OBSERVER_KEY) else {
+                let Some(hash) = taken(key, OBSERVER_KEY, &id, "obs_", "observer token") else {
                     return;
                 };
-                if !id.starts_with("obs_") {
-                    tracing::warn!(id = %id, "ignoring a shared observer token with an odd id");
-                    return;
-                }
                 let mut tokens = self.tokens.write().unwrap_or_else(|p| p.into_inner());
                 if tokens.get(hash).is_some_and(|t| t.role == Role::Controller) {
                     return;
@@ -171,13 +178,9 @@ impl Auth {
                 created_at,
                 secret_hash,
             } => {
-                let Some(hash) = hash_of(key, LOGIN_KEY) else {
+                let Some(hash) = taken(key, LOGIN_KEY, &id, "lgn_", "login") else {
                     return;
                 };
-                if !id.starts_with("lgn_") {
-                    tracing::warn!(id = %id, "ignoring a shared login with an odd id");
-                    return;
-                }
                 let mut cookies = self.cookies.write().unwrap_or_else(|p| p.into_inner());
                 if cookies.get(hash).is_some_and(|c| c.id == id) {
                     return;

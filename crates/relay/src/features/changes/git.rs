@@ -138,6 +138,17 @@ fn failed(what: &str, o: &Out) -> ApiError {
     ApiError::internal(format!("git {what} failed: {}", o.stderr))
 }
 
+impl Out {
+    /// The output of a run that succeeded; [`failed`] for `what` otherwise.
+    fn checked(self, what: &str) -> Result<Out, ApiError> {
+        if self.ok {
+            Ok(self)
+        } else {
+            Err(failed(what, &self))
+        }
+    }
+}
+
 impl Repo {
     /// The repository holding `cwd` (None: not in one, or git is not installed).
     pub async fn find(cwd: &Path) -> Result<Option<Repo>, ApiError> {
@@ -168,10 +179,9 @@ impl Repo {
             "HEAD".to_owned()
         } else {
             // No commit yet: everything is measured against the empty tree.
-            let t = run(cwd, &["hash-object", "-t", "tree", "/dev/null"], 4096).await?;
-            if !t.ok {
-                return Err(failed("hash-object", &t));
-            }
+            let t = run(cwd, &["hash-object", "-t", "tree", "/dev/null"], 4096)
+                .await?
+                .checked("hash-object")?;
             String::from_utf8_lossy(&t.stdout).trim().to_owned()
         };
         let b = run(cwd, &["symbolic-ref", "--quiet", "--short", "HEAD"], 4096).await?;
@@ -252,10 +262,8 @@ pub async fn changes(repo: &Repo, cwd: &Path) -> Result<(Vec<ChangedFile>, bool)
         ],
         LIST_CAP,
     )
-    .await?;
-    if !st.ok {
-        return Err(failed("status", &st));
-    }
+    .await?
+    .checked("status")?;
     let mut truncated = st.truncated;
     let mut files = parse_status(repo, &st.stdout);
     let ns = run_in(
@@ -275,10 +283,8 @@ pub async fn changes(repo: &Repo, cwd: &Path) -> Result<(Vec<ChangedFile>, bool)
         ],
         LIST_CAP,
     )
-    .await?;
-    if !ns.ok {
-        return Err(failed("diff --numstat", &ns));
-    }
+    .await?
+    .checked("diff --numstat")?;
     let counts = parse_numstat(&ns.stdout);
     for f in &mut files {
         let full = cwd.join(&f.path);

@@ -28,7 +28,7 @@ use super::live::{HookSettings, Terminal, Verdict};
 use crate::core::auth::Principal;
 use crate::core::session::{Session, SessionMeta};
 use crate::edge::error::ApiError;
-use crate::edge::extract::{AppState, Controller};
+use crate::edge::extract::{AppState, Controller, json_created};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -270,11 +270,7 @@ async fn mint(
         .mint_hook()
         .map_err(|e| ApiError::internal(e.to_string()))?;
     tracing::info!(id = %m.id, by = %who.token_id, "hook credential minted");
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"id": m.id, "token": m.token})),
-    )
-        .into_response())
+    Ok(json_created(json!({"id": m.id, "token": m.token})))
 }
 
 /// `GET /v1/hooks/settings`.

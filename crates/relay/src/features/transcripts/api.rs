@@ -21,7 +21,7 @@ use super::{CliLink, ForkedFrom, Resume, Transcript, index, parse};
 use crate::core::auth::Principal;
 use crate::core::relay::CreateSession;
 use crate::edge::error::ApiError;
-use crate::edge::extract::{AppState, Controller, JsonBody};
+use crate::edge::extract::{AppState, Controller, JsonBody, json_created};
 use bridge_protocol::api::{
     AlreadyRunning, CliHistoryQuery, CliSessionDetail, ForkRequest, Origin, RewindAnswer,
     RewindRequest, SessionList, SessionStarted, SessionSummary,
@@ -318,7 +318,7 @@ fn created(session: &crate::core::session::Session, prompt: Option<Option<String
         session_id: session.id.clone(),
         prompt,
     };
-    (StatusCode::CREATED, Json(started)).into_response()
+    json_created(started)
 }
 
 /// `POST /v1/code/cli-sessions/{id}/resume`: a relay session running `claude --resume <id>` in the
