@@ -41,7 +41,7 @@ pub(super) fn verdict_response(status: u16, body: bytes::Bytes) -> Response {
 }
 
 pub(super) async fn body_bytes(app: &AppState, req: Request) -> Result<bytes::Bytes, ApiError> {
-    let limit = app.config.max_body_bytes;
+    let limit = app.config.quotas.max_body_bytes;
     axum::body::to_bytes(req.into_body(), limit)
         .await
         .map_err(|_| {

@@ -557,7 +557,7 @@ pub(super) async fn node_loop(cluster: Weak<Cluster>) {
                     .iter()
                     .filter(|s| c.hosts(&s.id) && s.agent_running())
                     .count(),
-                max_sessions: relay.config.max_sessions,
+                max_sessions: relay.config.quotas.max_sessions,
                 cwd: relay.config.cwd.display().to_string(),
                 at: wire::unix_now(),
             };

@@ -103,7 +103,7 @@ impl Relay {
             sessions.insert(s.id.clone(), s);
         }
         let relay = Arc::new(Relay {
-            limits: crate::core::limits::Limits::new(config.max_streams_per_principal),
+            limits: crate::core::limits::Limits::new(config.quotas.max_streams_per_principal),
             config,
             auth,
             ctx,
@@ -204,7 +204,7 @@ impl Relay {
             ));
         }
         let live = self.list().iter().filter(|s| s.agent_running()).count();
-        if live >= self.config.max_sessions {
+        if live >= self.config.quotas.max_sessions {
             return Err(Error::new(
                 Fault::TooMany,
                 "too_many_sessions",
@@ -212,7 +212,7 @@ impl Relay {
                     "{live} sessions already have a running agent, the most this relay allows \
                      (--max-sessions {}); archive one (POST /v1/code/sessions/{{id}}/archive) or start \
                      the relay with a larger --max-sessions",
-                    self.config.max_sessions
+                    self.config.quotas.max_sessions
                 ),
             ));
         }
@@ -341,7 +341,7 @@ impl Relay {
             cwd,
             model,
             permission_mode,
-            stdin_queue: self.config.max_stdin_queue,
+            stdin_queue: self.config.quotas.max_stdin_queue,
             resume: req.resume,
             claude_config_dir: (self.config.claude_config_dir
                 != crate::core::config::default_config_dir())

@@ -170,7 +170,7 @@ pub struct JsonBody(pub Value);
 impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
     async fn from_request(req: Request, app: &AppState) -> Result<Self, ApiError> {
-        read_json(req, app.config.max_body_bytes, "--max-body-bytes").await
+        read_json(req, app.config.quotas.max_body_bytes, "--max-body-bytes").await
     }
 }
 

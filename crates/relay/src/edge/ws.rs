@@ -104,7 +104,7 @@ pub async fn upgrade(
         None => Some(app.limits.pending_auth.acquire(peer)?),
     };
     // The same cap as a POST body; before authentication, a few KB in all.
-    let limit = app.config.max_body_bytes;
+    let limit = app.config.quotas.max_body_bytes;
     let budget = match &principal {
         Some(_) => ReadBudget::unlimited(),
         None => ReadBudget::unauthenticated(),

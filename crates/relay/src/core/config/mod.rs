@@ -37,6 +37,25 @@ pub enum SpawnMode {
     Worktree,
 }
 
+/// What one relay takes on at most: the same flags on the command line ([`Args`]) and at run time
+/// ([`Config`], where the counts are at least 1).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Quotas {
+    /// Largest accepted request body in bytes; also the largest WebSocket message.
+    #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// Most sessions with a live agent at once; creating another answers 429.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_sessions: usize,
+    /// Most SSE streams and WebSockets open at once per credential; another answers 429.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_streams_per_principal: usize,
+    /// Messages queued for one agent's stdin (it is not reading); a POST that would exceed it
+    /// answers 503 and changes nothing.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_stdin_queue: usize,
+}
+
 /// `bridge-relay`: runs Claude Code sessions over stdio and serves them to browsers (CCR v2 wire shapes).
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -116,19 +135,8 @@ pub struct Args {
     /// many days; checked at startup and hourly (default: keep them).
     #[arg(long, value_name = "DAYS")]
     pub retention_days: Option<u64>,
-    /// Largest accepted request body in bytes; also the largest WebSocket message.
-    #[arg(long, default_value_t = 8 * 1024 * 1024, value_name = "BYTES")]
-    pub max_body_bytes: usize,
-    /// Most sessions with a live agent at once; creating another answers 429.
-    #[arg(long, default_value_t = 32, value_name = "N")]
-    pub max_sessions: usize,
-    /// Most SSE streams and WebSockets open at once per credential; another answers 429.
-    #[arg(long, default_value_t = 64, value_name = "N")]
-    pub max_streams_per_principal: usize,
-    /// Messages queued for one agent's stdin (it is not reading); a POST that would exceed it
-    /// answers 503 and changes nothing.
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    pub max_stdin_queue: usize,
+    #[command(flatten)]
+    pub quotas: Quotas,
     /// Default --model for new sessions.
     #[arg(long)]
     pub model: Option<String>,
@@ -232,13 +240,8 @@ pub struct Config {
     pub retention_events: Option<u64>,
     /// Archived sessions idle longer than this are deleted (--retention-days).
     pub retention_age: Option<Duration>,
-    pub max_body_bytes: usize,
-    /// --max-sessions: live agents at once.
-    pub max_sessions: usize,
-    /// --max-streams-per-principal.
-    pub max_streams_per_principal: usize,
-    /// --max-stdin-queue: messages queued per agent stdin.
-    pub max_stdin_queue: usize,
+    /// --max-body-bytes, --max-sessions, --max-streams-per-principal, --max-stdin-queue.
+    pub quotas: Quotas,
     /// Accepted Host header values, lower case.
     pub allowed_hosts: Vec<String>,
     /// Configured cross-origin origins (CORS), lower case, no trailing slash.
@@ -414,7 +417,7 @@ impl Args {
                 );
             }
         }
-        if self.max_body_bytes < 1024 {
+        if self.quotas.max_body_bytes < 1024 {
             anyhow::bail!("--max-body-bytes must be at least 1024");
         }
         Ok(())
@@ -537,10 +540,12 @@ impl Args {
             retention_age: self
                 .retention_days
                 .map(|d| Duration::from_secs(d.saturating_mul(86_400))),
-            max_body_bytes: self.max_body_bytes,
-            max_sessions: self.max_sessions.max(1),
-            max_streams_per_principal: self.max_streams_per_principal.max(1),
-            max_stdin_queue: self.max_stdin_queue.max(1),
+            quotas: Quotas {
+                max_body_bytes: self.quotas.max_body_bytes,
+                max_sessions: self.quotas.max_sessions.max(1),
+                max_streams_per_principal: self.quotas.max_streams_per_principal.max(1),
+                max_stdin_queue: self.quotas.max_stdin_queue.max(1),
+            },
             allowed_hosts,
             cors_origins: self
                 .allowed_origins

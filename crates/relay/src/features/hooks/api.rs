@@ -164,7 +164,7 @@ async fn hook(
     if let Err(e) = hook_credential(&app, &headers).and_then(|_| runs_terminals(&app)) {
         return e.into_response();
     }
-    if body.len() > app.config.max_body_bytes {
+    if body.len() > app.config.quotas.max_body_bytes {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request_too_large",
