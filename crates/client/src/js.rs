@@ -223,9 +223,7 @@ impl BridgeClient {
     /// `control_response` carries it) once the relay has accepted it.
     #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
     pub fn interrupt(&self) -> Promise {
-        let id = build::new_request_id();
-        let payload = Ok(build::value::interrupt(&id));
-        self.post("interrupt", payload, Answer::RequestId(id))
+        self.post_control("interrupt", |id| Ok(build::value::interrupt(id)))
     }
 
     /// Switches the model (`null`: back to the default). Resolves with the control request's id
@@ -235,16 +233,15 @@ impl BridgeClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string | null")] model: JsValue,
     ) -> Promise {
-        let id = build::new_request_id();
-        let payload = if model.is_null() || model.is_undefined() {
-            Ok(build::value::set_model(&id, None))
-        } else {
+        self.post_control("setModel", |id| {
+            if model.is_null() || model.is_undefined() {
+                return Ok(build::value::set_model(id, None));
+            }
             match model.as_string() {
-                Some(m) if !m.is_empty() => Ok(build::value::set_model(&id, Some(&m))),
+                Some(m) if !m.is_empty() => Ok(build::value::set_model(id, Some(&m))),
                 _ => Err("setModel: the model must be a non-empty string (or null)".to_owned()),
             }
-        };
-        self.post("setModel", payload, Answer::RequestId(id))
+        })
     }
 
     /// Switches the permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`, …).
@@ -254,12 +251,10 @@ impl BridgeClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "PermissionMode")] mode: JsValue,
     ) -> Promise {
-        let id = build::new_request_id();
-        let payload = match mode.as_string() {
-            Some(m) => crate::set_permission_mode(&id, &m),
+        self.post_control("setPermissionMode", |id| match mode.as_string() {
+            Some(m) => crate::set_permission_mode(id, &m),
             None => Err("setPermissionMode: the mode must be a string".to_owned()),
-        };
-        self.post("setPermissionMode", payload, Answer::RequestId(id))
+        })
     }
 
     /// Answers a `can_use_tool` request (its `request_id`). `allow` may carry an edited
@@ -330,6 +325,17 @@ impl BridgeClient {
 
     /// Queues `payload` now (so sends keep their call order) and resolves when the relay
     /// accepted it.
+    /// Posts the control request `make` builds under a new request id; resolves with that id.
+    fn post_control(
+        &self,
+        what: &'static str,
+        make: impl FnOnce(&str) -> Result<Value, String>,
+    ) -> Promise {
+        let id = build::new_request_id();
+        let payload = make(&id);
+        self.post(what, payload, Answer::RequestId(id))
+    }
+
     fn post(&self, what: &'static str, payload: Result<Value, String>, answer: Answer) -> Promise {
         let queued = payload
             .and_then(|p| self.inner.handle.send(p).map_err(|e| e.to_string()))
