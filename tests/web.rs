@@ -25,7 +25,7 @@ pub mod mounted;
 #[path = "web/scroll.rs"]
 mod scroll;
 
-use mounted::{Mounted, mount_in, new_root};
+use mounted::{Mounted, assert_attr, mount_in, new_root};
 
 /// Mounts `view` under a fresh store (fake sender, an open session "s1") and a router.
 fn mount<V: IntoView + 'static>(observer: bool, view: impl FnOnce() -> V + 'static) -> Mounted {
@@ -94,10 +94,7 @@ async fn streaming_text_appears_before_the_next_frame_and_settles() {
     next_frame().await;
     let texts = m.all("[data-testid=assistant-text]");
     assert_eq!(texts.len(), 1);
-    assert_eq!(
-        texts[0].get_attribute("data-streaming").as_deref(),
-        Some("true")
-    );
+    assert_attr(&texts[0], "data-streaming", "true");
     assert_eq!(
         texts[0].text_content().unwrap().trim(),
         "Hello streaming world"
@@ -129,13 +126,10 @@ async fn streaming_text_appears_before_the_next_frame_and_settles() {
     next_frame().await;
     let texts = m.all("[data-testid=assistant-text]");
     assert_eq!(texts.len(), 1);
-    assert_eq!(
-        texts[0].get_attribute("data-streaming").as_deref(),
-        Some("false")
-    );
+    assert_attr(&texts[0], "data-streaming", "false");
     let rows = m.all("[data-testid=message][data-role=assistant]");
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].get_attribute("data-uuid").as_deref(), Some("a-1"));
+    assert_attr(&rows[0], "data-uuid", "a-1");
 }
 
 /// Lets the microtask queue run (a resolved promise's continuation): no task, timer or animation
@@ -235,16 +229,12 @@ async fn permission_dialog_sends_the_edited_command_as_updated_input() {
                                     "behavior": "allow", "destination": "localSettings"}]}}));
     tick().await;
     let dialog = m.one("[data-testid=permission-dialog]");
-    assert_eq!(
-        dialog.get_attribute("data-request-id").as_deref(),
-        Some("req-1")
-    );
-    assert_eq!(dialog.get_attribute("role").as_deref(), Some("dialog"));
-    assert_eq!(
-        m.one("[data-testid=tool-call]")
-            .get_attribute("data-status")
-            .as_deref(),
-        Some("pending-permission")
+    assert_attr(&dialog, "data-request-id", "req-1");
+    assert_attr(&dialog, "role", "dialog");
+    assert_attr(
+        &m.one("[data-testid=tool-call]"),
+        "data-status",
+        "pending-permission",
     );
 
     tick().await;
@@ -331,10 +321,7 @@ async fn raw_html_and_unsafe_links_in_model_text_never_become_dom() {
     );
     let links = m.all("[data-testid=assistant-text] a");
     assert_eq!(links.len(), 1, "only the https link is a link");
-    assert_eq!(
-        links[0].get_attribute("href").as_deref(),
-        Some("https://example.com")
-    );
+    assert_attr(&links[0], "href", "https://example.com");
     let shown = text.text_content().unwrap();
     assert!(
         shown.contains("<script>window.__pwned = 1</script>"),
@@ -351,6 +338,18 @@ fn key_event(kind: &str, key: &str, composing: bool) -> web_sys::KeyboardEvent {
     init.set_is_composing(composing);
     init.set_cancelable(true);
     web_sys::KeyboardEvent::new_with_keyboard_event_init_dict(kind, &init).unwrap()
+}
+
+/// Presses Enter in the composer `input` and waits for the send: the one message posted.
+async fn sent_by_enter(m: &Mounted, input: &web_sys::HtmlTextAreaElement) -> Value {
+    input
+        .dispatch_event(&key_event("keydown", "Enter", false))
+        .unwrap();
+    tick().await;
+    tick().await;
+    let sent = m.sent.borrow().clone();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    sent[0].clone()
 }
 
 #[wasm_bindgen_test]
@@ -391,21 +390,15 @@ async fn composer_never_sends_during_ime_composition() {
         .unwrap();
     tick().await;
     assert!(m.sent.borrow().is_empty());
-    input
-        .dispatch_event(&key_event("keydown", "Enter", false))
-        .unwrap();
-    tick().await;
-    tick().await;
-    let sent = m.sent.borrow().clone();
-    assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0]["type"], "user");
-    assert_eq!(sent[0]["message"]["content"], "かんじ");
-    assert_eq!(sent[0]["parent_tool_use_id"], Value::Null);
+    let sent = sent_by_enter(&m, &input).await;
+    assert_eq!(sent["type"], "user");
+    assert_eq!(sent["message"]["content"], "かんじ");
+    assert_eq!(sent["parent_tool_use_id"], Value::Null);
     // Shown at once as pending, keyed by the same uuid as what was sent.
-    let uuid = sent[0]["uuid"].as_str().unwrap().to_string();
+    let uuid = sent["uuid"].as_str().unwrap().to_string();
     next_frame().await;
     let row = m.one(&format!("[data-testid=message][data-uuid='{uuid}']"));
-    assert_eq!(row.get_attribute("data-role").as_deref(), Some("user"));
+    assert_attr(&row, "data-role", "user");
     assert_eq!(input.value(), "");
 }
 
@@ -435,11 +428,10 @@ async fn observers_get_no_controls_and_see_waiting_prompts() {
             "{absent} must not show for observers"
         );
     }
-    assert_eq!(
-        m.one("[data-testid=session-state]")
-            .get_attribute("data-state")
-            .as_deref(),
-        Some("requires_action")
+    assert_attr(
+        &m.one("[data-testid=session-state]"),
+        "data-state",
+        "requires_action",
     );
     assert!(
         m.one("[data-testid=tool-call]")
@@ -537,11 +529,11 @@ async fn an_ended_session_says_so_and_the_composer_explains() {
     m.store.on_stream(StreamEvent::State(ConnState::Live));
     tick().await;
     let status = m.one("[data-testid=connection-status]");
-    assert_eq!(status.get_attribute("data-state").as_deref(), Some("live"));
+    assert_attr(&status, "data-state", "live");
     // The relay's 404 session_ended on the stream.
     m.store.on_stream(StreamEvent::State(ConnState::Ended));
     tick().await;
-    assert_eq!(status.get_attribute("data-state").as_deref(), Some("ended"));
+    assert_attr(&status, "data-state", "ended");
     let text = status.text_content().unwrap();
     assert!(text.contains("Session ended"), "{text}");
     assert!(!text.contains("Offline"), "{text}");
@@ -567,7 +559,7 @@ async fn a_session_ended_by_its_state_reads_session_ended_not_offline() {
     )));
     tick().await;
     let status = m.one("[data-testid=connection-status]");
-    assert_eq!(status.get_attribute("data-state").as_deref(), Some("ended"));
+    assert_attr(&status, "data-state", "ended");
     assert!(status.text_content().unwrap().contains("Session ended"));
 }
 
@@ -684,10 +676,7 @@ async fn slash_commands_from_the_cli_complete_in_the_composer() {
     type_text("/co");
     tick().await;
     assert_eq!(names(&m), ["compact", "config"]);
-    assert_eq!(
-        input.get_attribute("aria-activedescendant").as_deref(),
-        Some("slash-option-0")
-    );
+    assert_attr(&input, "aria-activedescendant", "slash-option-0");
     // Descriptions are text, never markup.
     type_text("/re");
     tick().await;
@@ -701,10 +690,7 @@ async fn slash_commands_from_the_cli_complete_in_the_composer() {
         .unwrap();
     tick().await;
     let second = m.all("[data-testid=slash-option]")[1].clone();
-    assert_eq!(
-        second.get_attribute("aria-selected").as_deref(),
-        Some("true")
-    );
+    assert_attr(&second, "aria-selected", "true");
     input
         .dispatch_event(&key_event("keydown", "Enter", false))
         .unwrap();
@@ -719,14 +705,8 @@ async fn slash_commands_from_the_cli_complete_in_the_composer() {
     type_text("/compact");
     tick().await;
     assert_eq!(names(&m), ["compact"]);
-    input
-        .dispatch_event(&key_event("keydown", "Enter", false))
-        .unwrap();
-    tick().await;
-    tick().await;
-    let sent = m.sent.borrow().clone();
-    assert_eq!(sent.len(), 1, "{sent:?}");
-    assert_eq!(sent[0]["message"]["content"], "/compact");
+    let sent = sent_by_enter(&m, &input).await;
+    assert_eq!(sent["message"]["content"], "/compact");
     // Escape closes the menu without clearing the text (and is not an interrupt).
     type_text("/c");
     tick().await;

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
-use crate::web::mounted::{Mounted, mount_in, new_root};
+use crate::web::mounted::{Mounted, assert_attr, mount_in, new_root};
 
 /// Mounts `view` under a fresh store (session "s1" open, signed in as `role`) and a router.
 fn mount<V: IntoView + 'static>(role: &str, view: impl FnOnce() -> V + 'static) -> Mounted {
@@ -64,8 +64,8 @@ fn status(m: &Mounted) -> (String, String) {
 async fn the_panel_says_why_push_cannot_work_and_offers_the_fallback() {
     let m = mount("controller", || view! { <NotificationsSettings /> });
     let panel = m.one("[data-testid=notifications-settings]");
-    assert_eq!(panel.get_attribute("role").as_deref(), Some("dialog"));
-    assert_eq!(panel.get_attribute("aria-modal").as_deref(), Some("true"));
+    assert_attr(&panel, "role", "dialog");
+    assert_attr(&panel, "aria-modal", "true");
 
     for (push, state, says, enable, in_page) in [
         // Plain HTTP from another computer: no push, and no in-page notifications either.
@@ -199,14 +199,8 @@ async fn an_enabled_device_shows_its_events_the_devices_and_the_test_result() {
     );
     let rows = m.all("[data-testid=notifications-device]");
     assert_eq!(rows.len(), 2);
-    assert_eq!(
-        rows[0].get_attribute("data-this-device").as_deref(),
-        Some("true")
-    );
-    assert_eq!(
-        rows[1].get_attribute("data-device-id").as_deref(),
-        Some("psub_desk")
-    );
+    assert_attr(&rows[0], "data-this-device", "true");
+    assert_attr(&rows[1], "data-device-id", "psub_desk");
     assert!(
         rows[0]
             .text_content()
@@ -221,13 +215,10 @@ async fn an_enabled_device_shows_its_events_the_devices_and_the_test_result() {
     );
     let removes = m.all("[data-testid=notifications-device-remove]");
     assert_eq!(removes.len(), 2);
-    assert_eq!(
-        removes[1].get_attribute("aria-label").as_deref(),
-        Some("Remove Firefox on Linux")
-    );
+    assert_attr(&removes[1], "aria-label", "Remove Firefox on Linux");
     assert!(m.has("[data-testid=notifications-test]"));
     let result = m.one("[data-testid=notifications-test-result]");
-    assert_eq!(result.get_attribute("data-state").as_deref(), Some("sent"));
+    assert_attr(&result, "data-state", "sent");
     assert!(m.has("[data-testid=notifications-disable]"));
 }
 
@@ -286,10 +277,7 @@ async fn the_offline_banner_counts_down_and_retries_on_demand() {
     }));
     tick().await;
     let banner = m.one("[data-testid=offline-banner]");
-    assert_eq!(
-        banner.get_attribute("data-state").as_deref(),
-        Some("reconnecting")
-    );
+    assert_attr(&banner, "data-state", "reconnecting");
     let text = banner.text_content().unwrap();
     assert!(
         text.contains("Offline") && text.contains("Reconnecting in 5 s"),
@@ -328,7 +316,7 @@ async fn the_needs_you_view_lists_only_sessions_waiting_for_an_answer() {
     };
     assert_eq!(ids(&m), ["b"]);
     let needs = m.one("[data-testid=session-filter-needs-you]");
-    assert_eq!(needs.get_attribute("aria-pressed").as_deref(), Some("true"));
+    assert_attr(&needs, "aria-pressed", "true");
     assert_eq!(needs.text_content().unwrap(), "Needs you (1)");
     // The way back to all.
     m.one("[data-testid=session-filter-all]").click();

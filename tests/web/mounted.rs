@@ -70,6 +70,12 @@ impl Drop for Mounted {
     }
 }
 
+/// Asserts that `el` has the attribute `name`, valued `want`.
+#[track_caller]
+pub fn assert_attr(el: &web_sys::Element, name: &str, want: &str) {
+    assert_eq!(el.get_attribute(name).as_deref(), Some(want), "{name}");
+}
+
 /// A new element at the end of the page, to mount in.
 pub fn new_root() -> web_sys::HtmlElement {
     let doc = document();

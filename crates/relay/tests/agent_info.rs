@@ -17,13 +17,7 @@ async fn context_usage_and_mcp_status_answers_reach_the_asker_and_the_log() {
     let (_dir, relay, sid) = demo_session().await;
     let mut sse = relay.sse(&sid, None).await;
     for (rid, subtype) in [("ctx-1", "get_context_usage"), ("mcp-1", "mcp_status")] {
-        let r = relay
-            .post(
-                &sid,
-                TOKEN,
-                json!({"type": "control_request", "request_id": rid, "request": {"subtype": subtype}}),
-            )
-            .await;
+        let r = relay.post(&sid, TOKEN, control_request(rid, subtype)).await;
         assert_eq!(r.status(), 200, "{subtype}: {}", r.text().await.unwrap());
     }
     let frames = sse
@@ -53,11 +47,7 @@ async fn context_usage_and_mcp_status_answers_reach_the_asker_and_the_log() {
         .await;
     let obs = minted["token"].as_str().unwrap();
     let refused = relay
-        .post(
-            &sid,
-            obs,
-            json!({"type": "control_request", "request_id": "ctx-obs", "request": {"subtype": "get_context_usage"}}),
-        )
+        .post(&sid, obs, control_request("ctx-obs", "get_context_usage"))
         .await;
     assert_eq!(refused.status(), 403);
     let log = get_json(

@@ -47,7 +47,7 @@ fn cli_entries(list: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn a_gateway_lists_opens_and_resumes_the_cli_sessions_of_every_agents_node() {
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(3);
     let boxa = agents_node(
         &nats,
         dirs[0].path(),

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::common::cluster::{create_through_with, node};
+use crate::common::cluster::{create_through_with, node, with_agents};
 use crate::common::nats::NatsServer;
 use crate::common::*;
 use serde_json::{Value, json};
@@ -23,9 +23,7 @@ struct Cluster {
 }
 
 fn cluster() -> Cluster {
-    let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
-    let agents = node(&nats, dirs[0].path(), "agents", "host1");
+    let (nats, dirs, agents) = with_agents(2);
     let gw = node(&nats, dirs[1].path(), "gateway", "gwb");
     Cluster {
         nats,
@@ -110,12 +108,7 @@ async fn changes_and_diffs_through_a_gateway_are_the_hosts() {
     let (s, on_gw) = get(&c.gw, &changes, TOKEN).await;
     assert_eq!(s, 200, "{on_gw}");
     assert_eq!(listing(on_gw.clone()), listing(on_host.clone()));
-    let mut paths: Vec<&str> = on_gw["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
+    let mut paths = strings_of(&on_gw, "files", "path");
     paths.sort_unstable();
     assert_eq!(paths, ["escape.txt", "modified.txt", "new.txt"], "{on_gw}");
     for file in ["modified.txt", "new.txt"] {

@@ -65,7 +65,7 @@ async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
 #[tokio::test]
 async fn an_agents_node_taken_for_dead_ends_its_sessions_when_it_comes_back() {
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(3);
     let marks = tempfile::tempdir().unwrap();
     let script = pid_agent(marks.path());
     let mut opts = node_opts(&nats.url, dirs[0].path(), "agents", "host1");
@@ -170,7 +170,7 @@ async fn an_agents_node_taken_for_dead_ends_its_sessions_when_it_comes_back() {
 async fn relays_started_before_nats_serve_once_it_arrives() {
     let mut nats = NatsServer::start();
     nats.stop();
-    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(2);
     let agents = node(&nats, dirs[0].path(), "agents", "host1");
     let gw = node(&nats, dirs[1].path(), "gateway", "gwa");
     for relay in [&agents, &gw] {
@@ -221,14 +221,9 @@ async fn relays_started_before_nats_serve_once_it_arrives() {
 /// follows live again.
 #[tokio::test]
 async fn a_gateway_drops_unused_mirrors_and_reads_them_again() {
-    let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
-    let agents = node(&nats, dirs[0].path(), "agents", "host1");
-    let gw = RelayProc::start(
-        node_opts(&nats.url, dirs[1].path(), "gateway", "gwa")
-            .env("BRIDGE_MIRROR_IDLE_SECS", "1")
-            .env("BRIDGE_MIRROR_MAX", "2"),
-    );
+    let (nats, dirs, agents) = with_agents(2);
+    let few = [("BRIDGE_MIRROR_IDLE_SECS", "1"), ("BRIDGE_MIRROR_MAX", "2")];
+    let gw = node_with(&nats, dirs[1].path(), "gateway", "gwa", &few, &[]);
     let mut sids = Vec::new();
     for i in 0..4 {
         let sid = create_through(&gw).await;
@@ -309,19 +304,11 @@ async fn a_gateway_drops_unused_mirrors_and_reads_them_again() {
 #[tokio::test]
 async fn expired_credentials_are_refused_everywhere_and_purged_from_the_bucket() {
     use sha2::Digest as _;
-    let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let agents = node(&nats, dirs[0].path(), "agents", "host1");
-    let a = RelayProc::start(
-        node_opts(&nats.url, dirs[1].path(), "gateway", "gwa")
-            .env("BRIDGE_CREDENTIALS_SWEEP_MS", "300")
-            .arg("--login-code-ttl-secs")
-            .arg("2"),
-    );
-    let b = RelayProc::start(
-        node_opts(&nats.url, dirs[2].path(), "gateway", "gwb")
-            .env("BRIDGE_CREDENTIALS_SWEEP_MS", "300"),
-    );
+    let (nats, dirs, agents) = with_agents(3);
+    let sweep = [("BRIDGE_CREDENTIALS_SWEEP_MS", "300")];
+    let ttl = ["--login-code-ttl-secs", "2"];
+    let a = node_with(&nats, dirs[1].path(), "gateway", "gwa", &sweep, &ttl);
+    let b = node_with(&nats, dirs[2].path(), "gateway", "gwb", &sweep, &[]);
     let sid = create_through(&a).await;
     let detail = format!("/v1/code/sessions/{sid}");
     let status = async |relay: &RelayProc, auth: (&str, &str)| {

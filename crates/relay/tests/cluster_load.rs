@@ -47,7 +47,7 @@ fn burst_of(frames: &[Frame]) -> (Vec<u64>, Vec<u64>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_5000_events_reaches_gateways_complete_in_order_and_once() {
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(3);
     let agent = burst_agent(dirs[0].path());
     let mut o = node_opts(&nats.url, dirs[0].path(), "agents", "host1");
     o.args[0] = "--claude".into();

@@ -147,7 +147,7 @@ async fn pushed_prompt(
 async fn a_device_subscribed_through_one_gateway_is_notified_once_and_answers_through_another() {
     let ps = PushService::start().await;
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(3);
     let agents = start(&nats, dirs[0].path(), "agents", "host1", &ps);
     let a = start(&nats, dirs[1].path(), "gateway", "gwa", &ps);
     let b = start(&nats, dirs[2].path(), "gateway", "gwb", &ps);

@@ -23,12 +23,7 @@ fn hex_sha(s: &str) -> String {
 
 /// `(status, body)` of a NATS reply (the relays' `Bridge-Status` header).
 fn verdict(m: &async_nats::Message) -> (u16, String) {
-    let status = m
-        .headers
-        .as_ref()
-        .and_then(|h| h.get(wire::STATUS_HEADER))
-        .and_then(|v| v.as_str().parse().ok())
-        .unwrap_or(0);
+    let status = wire::reply_status(m).unwrap_or(0);
     (status, String::from_utf8_lossy(&m.payload).into_owned())
 }
 
@@ -341,7 +336,7 @@ accounts {
     let nats = crate::common::nats::NatsServer::with_config(config);
     let port = nats.url.rsplit(':').next().unwrap().to_owned();
     let url = |user: &str, pass: &str| format!("nats://{user}:{pass}@127.0.0.1:{port}");
-    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(2);
     let agents_url = url("agents", "agents-password-0123456789");
     let gateway_url = url("gateway", "gateway-password-0123456789");
     // A node given its NATS URL (with its credentials) in the environment, not on the command line.

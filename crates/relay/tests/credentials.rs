@@ -246,12 +246,7 @@ async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code
     let r = relay.post_empty("/v1/auth/login-codes", TOKEN).await;
     assert_eq!(r.status(), 201);
     let fresh: Value = r.json().await.unwrap();
-    assert!(
-        fresh["console_url"]
-            .as_str()
-            .unwrap()
-            .contains("#login=brl_")
-    );
+    assert!(has_text(&fresh["console_url"], "#login=brl_"));
     login(&relay, fresh["code"].as_str().unwrap()).await;
     let r = with_login(
         http().post(relay.url("/v1/auth/login-codes")),
@@ -275,12 +270,7 @@ async fn credentials_are_listed_and_revocable_and_the_banner_has_a_one_time_code
 
     let list = get_json(&relay.url("/v1/credentials"), TOKEN).await;
     let text = list.to_string();
-    let ids: Vec<&str> = list["credentials"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["id"].as_str())
-        .collect();
+    let ids = strings_of(&list, "credentials", "id");
     assert!(ids.contains(&"controller") && ids.contains(&login_id.as_str()));
     assert!(ids.contains(&obs["id"].as_str().unwrap()));
     for secret_text in [TOKEN, &secret, obs["token"].as_str().unwrap(), &cookie] {
@@ -328,8 +318,7 @@ async fn each_login_has_its_own_id_in_the_audit_log() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
-    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
-    let entry: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    let entry = last_audit_entry(dir.path());
     assert_eq!(entry["who"]["login_id"], login_id.as_str(), "{entry}");
 }
 
@@ -387,11 +376,7 @@ async fn observers_do_not_see_the_account_pid_or_environment_values() {
     // Another client's initialize: its answer is durable; observers get it redacted in replays
     // (GET …/events, SSE, WebSocket), the controller in clear.
     let r = relay
-        .post(
-            &sid,
-            TOKEN,
-            json!({"type":"control_request","request_id":"init_2","request":{"subtype":"initialize"}}),
-        )
+        .post(&sid, TOKEN, control_request("init_2", "initialize"))
         .await;
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
     let obs_token = obs["token"].as_str().unwrap();

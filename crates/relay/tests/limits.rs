@@ -220,12 +220,10 @@ async fn unauthenticated_bodies_are_tiny_and_logins_are_rate_limited() {
         .unwrap();
     assert!((1..=6).contains(&wait), "Retry-After {wait}");
     let body: Value = r.json().await.unwrap();
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("too many login attempts")
-    );
+    assert!(has_text(
+        &body["error"]["message"],
+        "too many login attempts"
+    ));
 }
 
 mod ws {
@@ -487,12 +485,7 @@ async fn retention_days_deletes_old_archived_sessions() {
     }
     let relay = RelayProc::start(Opts::demo(dir.path()).arg("--retention-days").arg("7"));
     let list = get_json(&relay.url("/v1/code/sessions?include_archived=1"), TOKEN).await;
-    let mut ids: Vec<&str> = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
+    let mut ids = listed_ids(&list);
     ids.sort_unstable();
     assert_eq!(ids, vec!["cse_new_archived", "cse_old_kept"]);
     drop(relay);
@@ -517,13 +510,7 @@ async fn delete_removes_a_session_and_refuses_a_running_one() {
     let r = delete("", sid.clone()).await;
     assert_eq!(r.status(), 409);
     let body: Value = r.json().await.unwrap();
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("?force=1"),
-        "{body}"
-    );
+    assert!(has_text(&body["error"]["message"], "?force=1"), "{body}");
     assert_eq!(delete("?force=1", sid.clone()).await.status(), 204);
     let r = relay
         .get(&format!("/v1/code/sessions/{sid}/events"), TOKEN)

@@ -280,8 +280,7 @@ async fn allow_from_a_notification_answers_once_and_the_audit_names_the_device()
         "{result_text}"
     );
 
-    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
-    let entry: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    let entry = last_audit_entry(dir.path());
     assert_eq!(entry["request_id"], rid.as_str());
     assert_eq!(entry["decision"], "allow");
     assert_eq!(entry["who"]["role"], "controller");
@@ -318,8 +317,7 @@ async fn allow_from_a_notification_answers_once_and_the_audit_names_the_device()
     assert_eq!(resp["behavior"], "deny");
     assert_eq!(resp["message"], "Denied from a notification");
     assert!(resp.get("interrupt").is_none());
-    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
-    let entry: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    let entry = last_audit_entry(dir.path());
     assert_eq!(entry["decision"], "deny");
     assert!(entry["who"].get("device").is_none());
 }

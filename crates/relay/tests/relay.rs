@@ -218,12 +218,7 @@ async fn observer_reads_but_every_write_is_refused() {
         .mint_observer(json!({"session_id": sid, "expires_in_secs": 3600}))
         .await;
     let obs = minted["token"].as_str().unwrap().to_owned();
-    assert!(
-        minted["console_url"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("#login={obs}"))
-    );
+    assert!(has_text(&minted["console_url"], &format!("#login={obs}")));
     let me = get_json(&relay.url("/v1/me"), &obs).await;
     assert_eq!(me, json!({"role": "observer", "session_id": sid}));
 
@@ -335,10 +330,8 @@ async fn resume_after_a_dropped_stream_loses_and_repeats_nothing() {
 
 #[tokio::test]
 async fn retention_reports_catch_up_truncated() {
-    let (_dir, relay) = demo_relay(&["--retention-events", "5"]);
-    let sid = relay.create_session().await;
-    let (mut sse, ask) = relay.ask(&sid, "x").await;
-    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
+    let (_dir, relay, sid) = demo_session_with(&["--retention-events", "5"]).await;
+    let mut sse = relay.ask_allowed(&sid, "x").await;
     sse.until("result", is_result).await;
     let list = relay.events(&sid, 0).await;
     assert_eq!(list["truncated"], true);
@@ -464,12 +457,10 @@ async fn agent_crash_is_surfaced_with_exit_status_and_stderr() {
     assert_eq!(ended.payload()["exit_code"], 3);
     // Nothing follows the exit event: a live subscriber's response ends after it.
     sse.expect_end(Duration::from_secs(5)).await;
-    assert!(
-        ended.payload()["stderr_tail"]
-            .as_str()
-            .unwrap()
-            .contains("fatal: the fake claude gave up")
-    );
+    assert!(has_text(
+        &ended.payload()["stderr_tail"],
+        "fatal: the fake claude gave up"
+    ));
     assert!(
         elapsed < Duration::from_secs(3),
         "reported after {elapsed:?}"
@@ -492,18 +483,12 @@ async fn demo_crash_mid_turn_is_reported() {
     let frames = sse.until("ended", is_ended).await;
     let ended = frames.last().unwrap();
     assert_eq!(ended.payload()["exit_code"], 3);
-    assert!(
-        ended.payload()["stderr_tail"]
-            .as_str()
-            .unwrap()
-            .contains("simulated crash")
-    );
+    assert!(has_text(&ended.payload()["stderr_tail"], "simulated crash"));
 }
 
 #[tokio::test]
 async fn permission_timeout_makes_the_relay_deny() {
-    let (dir, relay) = demo_relay(&["--permission-timeout-secs", "1"]);
-    let sid = relay.create_session().await;
+    let (dir, relay, sid) = demo_session_with(&["--permission-timeout-secs", "1"]).await;
     let mut sse = relay.prompt(&sid, "nobody answers").await;
     let frames = sse.until("result", is_result).await;
     let deny = frames
@@ -519,8 +504,7 @@ async fn permission_timeout_makes_the_relay_deny() {
 
 #[tokio::test]
 async fn sse_keepalive_comments_flow() {
-    let (_dir, relay) = demo_relay(&["--sse-keepalive-secs", "1"]);
-    let sid = relay.create_session().await;
+    let (_dir, relay, sid) = demo_session_with(&["--sse-keepalive-secs", "1"]).await;
     let mut sse = relay.sse(&sid, None).await;
     assert!(sse.next(Duration::from_millis(2500)).await.is_none());
     assert!(
@@ -532,10 +516,8 @@ async fn sse_keepalive_comments_flow() {
 
 #[tokio::test]
 async fn an_mcp_elicitation_is_pending_until_answered_and_audited_with_its_values() {
-    let (dir, relay) = demo_relay(&["--demo-scenario", "mcp"]);
-    let sid = relay.create_session().await;
-    let (mut sse, ask) = relay.ask(&sid, "ship it").await;
-    relay.post(&sid, TOKEN, allow_as_asked(&ask)).await;
+    let (dir, relay, sid) = demo_session_with(&["--demo-scenario", "mcp"]).await;
+    let mut sse = relay.ask_allowed(&sid, "ship it").await;
     let form = sse
         .until_one("elicitation", |f| {
             f.payload()["request"]["subtype"] == "elicitation"
@@ -558,19 +540,13 @@ async fn an_mcp_elicitation_is_pending_until_answered_and_audited_with_its_value
         .find_map(tool_result_text)
         .expect("tool_result");
     assert!(result_text.contains("\"staging\""), "{result_text}");
-    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
-    let entry: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    let entry = last_audit_entry(dir.path());
     assert_eq!(entry["request_id"], form_id.as_str());
     assert_eq!(entry["subtype"], "elicitation");
     assert_eq!(entry["tool_name"], "deploy");
     assert_eq!(entry["decision"], "accept");
     assert_eq!(entry["content"], content);
-    assert!(
-        entry["input"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("deployment")
-    );
+    assert!(has_text(&entry["input"]["message"], "deployment"));
     assert_eq!(
         entry["input"]["requested_schema"]["required"][0],
         "environment"
@@ -591,13 +567,7 @@ async fn archive_stops_the_agent_and_hides_the_session() {
     let listed = relay.sessions(TOKEN).await;
     assert!(listed.iter().all(|s| s["id"] != sid.as_str()));
     let all = get_json(&relay.url("/v1/code/sessions?include_archived=1"), TOKEN).await;
-    assert!(
-        all["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["id"] == sid.as_str())
-    );
+    assert!(listed_ids(&all).contains(&sid.as_str()));
 }
 
 #[tokio::test]

@@ -346,7 +346,7 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
     .await;
     assert_eq!(relay.session(&sid).await["state"], "idle");
     // Interrupting or switching the model is the terminal's: a clear error, nothing breaks.
-    let interrupt = json!({"type": "control_request", "request_id": "int-1", "request": {"subtype": "interrupt"}});
+    let interrupt = control_request("int-1", "interrupt");
     assert!(
         relay
             .post(&sid, TOKEN, interrupt)
@@ -358,13 +358,7 @@ async fn a_terminal_session_is_followed_answered_and_continued_through_its_hooks
         p["type"] == "control_response" && p["response"]["request_id"] == "int-1"
     })
     .await;
-    assert!(
-        e["response"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("terminal"),
-        "{e}"
-    );
+    assert!(has_text(&e["response"]["error"], "terminal"), "{e}");
 
     // Observers: like the transcripts — a plain observer neither lists nor reads it.
     let plain = relay.observer_token(json!({"session_id": null})).await;
@@ -495,7 +489,7 @@ async fn in_a_cluster_a_terminal_prompt_is_answered_through_a_gateway() {
     use crate::common::cluster::node_opts;
     use crate::common::nats::NatsServer;
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(2);
     let config = dirs[0].path().join("claude-config");
     let work = dirs[0].path().canonicalize().unwrap();
     let agents = RelayProc::start(

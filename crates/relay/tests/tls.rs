@@ -316,17 +316,16 @@ async fn a_turn_over_wss_with_the_secure_cookie() {
     assert!(rest.iter().any(|v| v.to_string().contains("via-wss")));
 
     // And SSE over TLS replays the same turn.
-    let r = c
-        .get(format!(
+    let r = with_login(
+        c.get(format!(
             "{}/v1/code/sessions/{sid}/events/stream",
             base(&relay)
         ))
-        .header("cookie", &cookie)
-        .header("x-bridge-login", &secret)
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
+        .header("accept", "text/event-stream"),
+        &cookie,
+        &secret,
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let mut body = r.bytes_stream();

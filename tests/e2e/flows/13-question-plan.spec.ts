@@ -2,7 +2,7 @@
 // Each gets its own dialog, not a bare allow/deny: the chosen answer goes back in updatedInput.answers and
 // reaches the model; the plan is rendered, and approving it lets the turn go on.
 import { test, expect } from '../support/fixtures';
-import { dialog, openSession, press, sendMessage, tid, waitForTurns } from '../support/console';
+import { openSession, press, sendAndAwaitDialog, tid, waitForTurns } from '../support/console';
 
 const QUESTION = 'Which color should the primary button be?';
 
@@ -11,10 +11,7 @@ test('flow 13: a question gets a choice dialog, a plan gets a plan dialog', asyn
   await openSession(page, backend, sid);
 
   // The question.
-  await sendMessage(page, `e2e-ask pick a color ${uid}`);
-  const dlg = dialog(page);
-  await expect(dlg).toBeVisible();
-  await expect(dlg).toHaveAttribute('data-tool-name', 'AskUserQuestion');
+  const dlg = await sendAndAwaitDialog(page, `e2e-ask pick a color ${uid}`, 'AskUserQuestion');
   await expect(dlg).toContainText(QUESTION);
   const options = tid(page, 'question-option');
   await expect(options).toHaveCount(2);
@@ -38,9 +35,7 @@ test('flow 13: a question gets a choice dialog, a plan gets a plan dialog', asyn
   const mode = tid(page, 'permission-mode-select');
   await mode.selectOption('plan');
   await expect(mode).toHaveValue('plan');
-  await sendMessage(page, `e2e-plan add a verbose flag ${uid}`);
-  await expect(dlg).toBeVisible();
-  await expect(dlg).toHaveAttribute('data-tool-name', 'ExitPlanMode');
+  await sendAndAwaitDialog(page, `e2e-plan add a verbose flag ${uid}`, 'ExitPlanMode');
   // The CLI asks with an empty input; the dialog shows the plan from the model's tool_use.
   const ask = (await api.events(sid)).filter((e) => e.payload.type === 'control_request' && e.payload.request?.subtype === 'can_use_tool').pop();
   expect(ask?.payload.request.input).toEqual({});

@@ -5,7 +5,7 @@
 // transcript keeps what was entered.
 import path from 'node:path';
 import { test, expect } from '../support/fixtures';
-import { dialog, openSession, press, sendMessage, tid, toolCalls, waitForTurns } from '../support/console';
+import { openSession, press, sendAndAwaitDialog, tid, toolCalls, waitForTurns } from '../support/console';
 
 const QUESTION = 'What should the release be called?';
 const TOOL = 'mcp__asker__ask_user';
@@ -14,11 +14,8 @@ test('flow 15: an MCP elicitation gets a form, and the answer reaches the tool',
   const sid = await api.createSession({ cwd: workDir, title: 'flow 15' });
   await openSession(page, backend, sid);
 
-  await sendMessage(page, `e2e-elicit name the release ${uid}`);
-  const dlg = dialog(page);
   // First the CLI asks whether the MCP tool may run at all.
-  await expect(dlg).toBeVisible();
-  await expect(dlg).toHaveAttribute('data-tool-name', TOOL);
+  const dlg = await sendAndAwaitDialog(page, `e2e-elicit name the release ${uid}`, TOOL);
   await press(tid(page, 'permission-allow'));
 
   // Then, while it runs, the MCP server asks for the answer: a form from the schema, fields in

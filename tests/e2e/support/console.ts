@@ -88,6 +88,15 @@ export const toolCalls = (page: Page, name?: string): Locator =>
   page.locator(name ? `[data-testid="tool-call"][data-tool-name="${name}"]` : '[data-testid="tool-call"]');
 export const dialog = (page: Page): Locator => tid(page, 'permission-dialog');
 
+/** Send `text` and wait for the permission dialog it brings, asking about the tool `toolName`: the dialog. */
+export async function sendAndAwaitDialog(page: Page, text: string, toolName: string): Promise<Locator> {
+  await sendMessage(page, text);
+  const dlg = dialog(page);
+  await expect(dlg).toBeVisible();
+  await expect(dlg).toHaveAttribute('data-tool-name', toolName);
+  return dlg;
+}
+
 const resultsSeen = new WeakMap<Page, Set<string>>();
 
 /**

@@ -22,7 +22,23 @@ pub fn node_opts<'a>(nats_url: &str, dir: &'a Path, role: &str, name: &str) -> O
 
 /// A node started at once.
 pub fn node(nats: &NatsServer, dir: &Path, role: &str, name: &str) -> RelayProc {
-    RelayProc::start(node_opts(&nats.url, dir, role, name))
+    node_with(nats, dir, role, name, &[], &[])
+}
+
+/// A node started at once with the environment `env` and the arguments `args` added.
+pub fn node_with<'a>(
+    nats: &NatsServer,
+    dir: &'a Path,
+    role: &str,
+    name: &str,
+    env: &[(&'a str, &str)],
+    args: &[&str],
+) -> RelayProc {
+    let mut o = node_opts(&nats.url, dir, role, name).args(args);
+    for (k, v) in env {
+        o = o.env(k, v);
+    }
+    RelayProc::start(o)
 }
 
 /// NATS, one `agents` node (`host1`) and two gateways (`gwa`, `gwb`).
@@ -34,10 +50,16 @@ pub struct Cluster {
     pub dirs: Vec<tempfile::TempDir>,
 }
 
-pub fn cluster() -> Cluster {
+/// A NATS server, `n` data directories and an `agents` node (`host1`) on the first of them.
+pub fn with_agents(n: usize) -> (NatsServer, Vec<tempfile::TempDir>, RelayProc) {
     let nats = NatsServer::start();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs = tempdirs(n);
     let agents = node(&nats, dirs[0].path(), "agents", "host1");
+    (nats, dirs, agents)
+}
+
+pub fn cluster() -> Cluster {
+    let (nats, dirs, agents) = with_agents(3);
     let a = node(&nats, dirs[1].path(), "gateway", "gwa");
     let b = node(&nats, dirs[2].path(), "gateway", "gwb");
     Cluster {

@@ -18,10 +18,12 @@ mod console;
 pub mod nats;
 mod process;
 pub mod push_service;
+mod steps;
 pub mod transcripts;
 
 pub use console::*;
 pub use process::*;
+pub use steps::*;
 
 pub const TOKEN: &str = "test-controller-token-0123456789";
 pub const T: Duration = Duration::from_secs(20);
@@ -471,9 +473,7 @@ pub async fn with_login(
 /// A demo relay in a fresh data directory with one session: the directory (kept while the relay
 /// runs), the relay and the session id.
 pub async fn demo_session() -> (tempfile::TempDir, RelayProc, String) {
-    let (dir, relay) = demo_relay(&[]);
-    let sid = relay.create_session().await;
-    (dir, relay, sid)
+    demo_session_with(&[]).await
 }
 
 /// Polls `GET /v1/code/sessions` (every 100 ms, for up to `within`) until an entry matches
@@ -502,12 +502,28 @@ pub async fn wait_listed(
 
 /// The ids in a `GET /v1/code/sessions` answer, in its order.
 pub fn listed_ids(list: &Value) -> Vec<&str> {
-    list["sessions"]
+    strings_of(list, "sessions", "id")
+}
+
+/// The string `field` of each object in the array `v[array]`, in its order.
+pub fn strings_of<'a>(v: &'a Value, array: &str, field: &str) -> Vec<&'a str> {
+    v[array]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|s| s["id"].as_str())
+        .filter_map(|o| o[field].as_str())
         .collect()
+}
+
+/// The last line of the audit log in `data_dir`.
+pub fn last_audit_entry(data_dir: &Path) -> Value {
+    let audit = std::fs::read_to_string(data_dir.join("audit.jsonl")).unwrap();
+    serde_json::from_str(audit.lines().last().unwrap()).unwrap()
+}
+
+/// `n` fresh temporary directories.
+pub fn tempdirs(n: usize) -> Vec<tempfile::TempDir> {
+    (0..n).map(|_| tempfile::tempdir().unwrap()).collect()
 }
 
 /// How many of the stored `events` are a client's answer to the request `rid`.

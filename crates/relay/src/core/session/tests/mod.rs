@@ -211,21 +211,27 @@ async fn exit_ends_the_session_and_refuses_new_messages() {
     drain(&mut r.stdin);
 }
 
-#[tokio::test]
-async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
+/// A fresh [`rig`] whose agent wrote `lines`: the rig and every frame a subscriber got, in order.
+fn fed(lines: &[&str]) -> (Rig, Vec<Arc<Frame>>) {
     let r = rig(None, None);
     let mut sub = r.session.subscribe();
-    r.session
-        .on_line(r#"{"type":"stream_event","event":{"type":"ping"}}"#);
-    r.session
-        .on_line(r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":3}"#);
-    r.session.on_line(r#"{"type":"keep_alive"}"#);
-    r.session.on_line("this is not json");
-    let f1 = sub.rx.try_recv().unwrap();
-    let f2 = sub.rx.try_recv().unwrap();
-    let f3 = sub.rx.try_recv().unwrap();
-    assert_eq!((f1.seq, f2.seq, f3.seq), (None, None, Some(1)));
-    assert!(sub.rx.try_recv().is_err(), "keep_alive dropped");
+    for line in lines {
+        r.session.on_line(line);
+    }
+    let frames = std::iter::from_fn(|| sub.rx.try_recv().ok()).collect();
+    (r, frames)
+}
+
+#[tokio::test]
+async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
+    let (r, frames) = fed(&[
+        r#"{"type":"stream_event","event":{"type":"ping"}}"#,
+        r#"{"type":"system","subtype":"thinking_tokens","estimated_tokens":3}"#,
+        r#"{"type":"keep_alive"}"#,
+        "this is not json",
+    ]);
+    let seqs: Vec<_> = frames.iter().map(|f| f.seq).collect();
+    assert_eq!(seqs, [None, None, Some(1)], "keep_alive dropped");
     let log = payloads(&r);
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].1, Source::Worker);
@@ -238,22 +244,18 @@ async fn ephemeral_frames_are_broadcast_not_stored_and_garbage_is_surfaced() {
 /// still never reaches a subscriber, and bytes that would break an SSE data line are written anew.
 #[tokio::test]
 async fn delta_lines_are_checked_and_kept_whole_on_the_fast_path() {
-    let r = rig(None, None);
-    let mut sub = r.session.subscribe();
-    // Cut short, and a trailing garbage byte after a valid object: relay errors, stored.
-    r.session
-        .on_line(r#"{"type":"stream_event","event":{"type":"content_block_delta""#);
-    r.session.on_line(r#"{"type":"stream_event","event":{}}x"#);
-    // A raw carriage return between tokens is JSON whitespace, but would split an SSE data line.
-    r.session
-        .on_line("{\"type\":\"stream_event\",\r\"event\":{\"n\":1}}");
-    // Exactly as written.
     let exact = r#"{"type":"stream_event","event":{"n":2},"uuid":"u"}"#;
-    r.session.on_line(exact);
-    // A type written with an escape is still a stream event.
-    r.session
-        .on_line(r#"{"type":"stream\u005fevent","event":{"n":3}}"#);
-    let frames: Vec<_> = std::iter::from_fn(|| sub.rx.try_recv().ok()).collect();
+    let (r, frames) = fed(&[
+        // Cut short, and a trailing garbage byte after a valid object: relay errors, stored.
+        r#"{"type":"stream_event","event":{"type":"content_block_delta""#,
+        r#"{"type":"stream_event","event":{}}x"#,
+        // A raw carriage return between tokens is JSON whitespace, but would split an SSE data line.
+        "{\"type\":\"stream_event\",\r\"event\":{\"n\":1}}",
+        // Exactly as written.
+        exact,
+        // A type written with an escape is still a stream event.
+        r#"{"type":"stream\u005fevent","event":{"n":3}}"#,
+    ]);
     let seqs: Vec<_> = frames.iter().map(|f| f.seq).collect();
     assert_eq!(seqs, [Some(1), Some(2), None, None, None]);
     for f in &frames {

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// Asserts that the controller's `answer` is refused with `fault` and a message that says `says`.
+#[track_caller]
+fn assert_refused(r: &Rig, answer: Value, fault: Fault, says: &str) {
+    let err = r.session.ingest(&controller(), vec![answer]).unwrap_err();
+    assert_eq!(err.fault, fault);
+    assert!(err.message.contains(says), "{}", err.message);
+}
+
 #[tokio::test]
 async fn first_answer_wins_and_later_ones_change_nothing() {
     let mut r = rig(None, None);
@@ -16,12 +24,12 @@ async fn first_answer_wins_and_later_ones_change_nothing() {
         .session
         .ingest(&who, vec![answer("req-1", "u-a", "echo edited")])
         .unwrap();
-    let err = r
-        .session
-        .ingest(&who, vec![answer("req-1", "u-b", "rm -rf /")])
-        .unwrap_err();
-    assert_eq!(err.fault, Fault::Conflict);
-    assert!(err.message.contains("answered first"), "{}", err.message);
+    assert_refused(
+        &r,
+        answer("req-1", "u-b", "rm -rf /"),
+        Fault::Conflict,
+        "answered first",
+    );
     // A retry of the winner is idempotent.
     let retry = r
         .session
@@ -70,12 +78,12 @@ async fn an_answer_whose_audit_record_cannot_be_written_is_refused_and_not_forwa
     r.session.on_line(&can_use_tool("req-1"));
     drain(&mut r.stdin);
     let before = payloads(&r).len();
-    let err = r
-        .session
-        .ingest(&controller(), vec![answer("req-1", "u1", "rm -rf /")])
-        .unwrap_err();
-    assert_eq!(err.fault, Fault::Internal);
-    assert!(err.message.contains("audit log"), "{}", err.message);
+    assert_refused(
+        &r,
+        answer("req-1", "u1", "rm -rf /"),
+        Fault::Internal,
+        "audit log",
+    );
     assert!(drain(&mut r.stdin).is_empty(), "nothing reached the agent");
     assert_eq!(payloads(&r).len(), before, "nothing stored");
     assert_eq!(r.session.summary().pending_permissions, 1, "still waiting");
@@ -88,12 +96,7 @@ async fn cancelled_prompt_cannot_be_answered() {
     r.session
         .on_line(r#"{"type":"control_cancel_request","request_id":"req-2"}"#);
     assert_eq!(r.session.summary().pending_permissions, 0);
-    let err = r
-        .session
-        .ingest(&controller(), vec![answer("req-2", "u", "x")])
-        .unwrap_err();
-    assert_eq!(err.fault, Fault::Conflict);
-    assert!(err.message.contains("cancelled"), "{}", err.message);
+    assert_refused(&r, answer("req-2", "u", "x"), Fault::Conflict, "cancelled");
     drain(&mut r.stdin);
     assert_eq!(payloads(&r).len(), 2);
 }
