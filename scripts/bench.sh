@@ -42,7 +42,7 @@ BRIDGE_BENCH_PROFILE=release cargo test --release --target wasm32-unknown-unknow
 echo "== console on a phone's CPU: streaming and the growing paragraph again, CPU slowed down 4x (CDP)"
 # wasm-bindgen-test-runner serves the benchmark page (interactive mode); Playwright opens it throttled.
 for b in benchmark_streaming benchmark_paragraph; do
-  NO_HEADLESS=1 WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:8765 BRIDGE_BENCH_PROFILE=release cargo test -q --release \
+  NO_HEADLESS=1 WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:8765 BRIDGE_BENCH_PROFILE=release cargo test --release \
     --target wasm32-unknown-unknown -p bridge-console --test bench -- --include-ignored --nocapture "$b" >/dev/null 2>&1 &
   runner=$!
   (cd tests/e2e && node bench/wasm-bench-throttled.mjs http://127.0.0.1:8765/ 4) || true
@@ -87,7 +87,6 @@ echo "== what the relay sends (release relay, console read at start)"
   for _ in $(seq 1 300); do grep -q 'listening on' "$log" && break; sleep 0.1; done
   # The relay's last start-up line: `listening on ADDR` (the login link goes only to a terminal).
   base=http://$(sed -n 's/^listening on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -1)
-  grep -o 'console files compressed.*' "$log" | sed 's/\x1b\[[0-9;]*m//g'
   for enc in br gzip identity; do
     total=0
     for f in $(console_files dist); do

@@ -216,3 +216,5 @@ if (wall > 0) {
   console.log(`  page main thread over ${(wall * 1000).toFixed(0)} ms of streaming: tasks ${pctOf('TaskDuration')}, script ${pctOf('ScriptDuration')}, style ${pctOf('RecalcStyleDuration')}, layout ${pctOf('LayoutDuration')}`);
 }
 if (recs.length < DELTAS) process.exitCode = 1;
+// The relay (a child with open pipes) keeps Node running: end here; `cleanup` stops it on exit.
+process.exit();
