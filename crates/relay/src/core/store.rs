@@ -61,28 +61,19 @@ pub trait EventStore: Send + Sync + 'static {
         session_id: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Vec<StoredEvent>, StoreError>;
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        // No byte budget: every event up to `limit`.
+        self.read_page(session_id, after, limit, usize::MAX)
+    }
     /// [`Self::read_after`] bounded in bytes too: events stop once their payloads pass `max_bytes`
-    /// (the first one always comes). Replays page through a log with this.
+    /// (the first one always comes; [`page_within`]). Replays page through a log with this.
     fn read_page(
         &self,
         session_id: &str,
         after: u64,
         limit: usize,
         max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, StoreError> {
-        let mut page = self.read_after(session_id, after, limit)?;
-        let mut bytes = 0usize;
-        let keep = page
-            .iter()
-            .position(|e| {
-                bytes = bytes.saturating_add(e.payload.len());
-                bytes > max_bytes
-            })
-            .map_or(page.len(), |i| i.max(1));
-        page.truncate(keep);
-        Ok(page)
-    }
+    ) -> Result<Vec<StoredEvent>, StoreError>;
     /// Deletes a session: its record and every event.
     fn delete_session(&self, session_id: &str) -> Result<(), StoreError>;
     fn bounds(&self, session_id: &str) -> Result<Bounds, StoreError>;
@@ -94,6 +85,25 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> Result<Option<(String, u64)>, StoreError>;
     /// Drops every event with `seq < first_kept`.
     fn prune_before(&self, session_id: &str, first_kept: u64) -> Result<(), StoreError>;
+}
+
+/// The events of `events`, in order, while their payloads stay within `max_bytes` in all (the
+/// first one always comes, however large): one page of a replay. Reads no event past the budget.
+fn page_within(
+    events: impl Iterator<Item = Result<StoredEvent, StoreError>>,
+    max_bytes: usize,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let mut page = Vec::new();
+    let mut bytes = 0usize;
+    for e in events {
+        let e = e?;
+        bytes = bytes.saturating_add(e.payload.len());
+        if !page.is_empty() && bytes > max_bytes {
+            break;
+        }
+        page.push(e);
+    }
+    Ok(page)
 }
 
 /// How much an acknowledged write survives (SQLite's `synchronous` in WAL mode).
@@ -212,16 +222,6 @@ impl EventStore for SqliteStore {
         Ok(())
     }
 
-    fn read_after(
-        &self,
-        session_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<StoredEvent>, StoreError> {
-        // No byte budget: every row up to `limit`.
-        self.read_page(session_id, after, limit, usize::MAX)
-    }
-
     fn read_page(
         &self,
         session_id: &str,
@@ -236,18 +236,8 @@ impl EventStore for SqliteStore {
         )?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         // Rows are read one at a time: stopping at the budget reads no further payloads.
-        let mut rows = stmt.query(params![session_id, after as i64, limit])?;
-        let mut page = Vec::new();
-        let mut bytes = 0usize;
-        while let Some(row) = rows.next()? {
-            let e = row_to_event(row)?;
-            if !page.is_empty() && bytes.saturating_add(e.payload.len()) > max_bytes {
-                break;
-            }
-            bytes = bytes.saturating_add(e.payload.len());
-            page.push(e);
-        }
-        Ok(page)
+        let rows = stmt.query_map(params![session_id, after as i64, limit], row_to_event)?;
+        page_within(rows.map(|r| r.map_err(StoreError::from)), max_bytes)
     }
 
     fn delete_session(&self, session_id: &str) -> Result<(), StoreError> {
@@ -371,22 +361,19 @@ impl EventStore for MemoryStore {
         log.insert(e.seq, e.clone());
         Ok(())
     }
-    fn read_after(
+    fn read_page(
         &self,
         session_id: &str,
         after: u64,
         limit: usize,
+        max_bytes: usize,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         let g = self.lock();
-        Ok(g.events
-            .get(session_id)
-            .map(|log| {
-                log.range(after + 1..)
-                    .take(limit)
-                    .map(|(_, e)| e.clone())
-                    .collect()
-            })
-            .unwrap_or_default())
+        let Some(log) = g.events.get(session_id) else {
+            return Ok(Vec::new());
+        };
+        let events = log.range(after + 1..).take(limit);
+        page_within(events.map(|(_, e)| Ok(e.clone())), max_bytes)
     }
     fn delete_session(&self, session_id: &str) -> Result<(), StoreError> {
         let mut g = self.lock();
