@@ -323,8 +323,6 @@ impl BridgeClient {
         spawn_local(async move { inner.deliver() });
     }
 
-    /// Queues `payload` now (so sends keep their call order) and resolves when the relay
-    /// accepted it.
     /// Posts the control request `make` builds under a new request id; resolves with that id.
     fn post_control(
         &self,
@@ -336,6 +334,8 @@ impl BridgeClient {
         self.post(what, payload, Answer::RequestId(id))
     }
 
+    /// Queues `payload` now (so sends keep their call order) and resolves when the relay
+    /// accepted it.
     fn post(&self, what: &'static str, payload: Result<Value, String>, answer: Answer) -> Promise {
         let queued = payload
             .and_then(|p| self.inner.handle.send(p).map_err(|e| e.to_string()))
