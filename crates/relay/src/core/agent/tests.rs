@@ -99,3 +99,100 @@ fn flags_match_the_sdk_invocation() {
     assert_eq!(&args[..3], ["demo-agent", "--scenario", "edit"]);
     assert_eq!(args.last().unwrap(), "--extra");
 }
+
+#[test]
+fn stdout_reads_gather_only_during_a_burst() {
+    let t0 = std::time::Instant::now();
+    let ms = |n: u64| t0 + Duration::from_micros(n * 1000);
+    let cap = 64 * 1024;
+    let mut p = ReadPacer::default();
+    // A first line, and a line after a pause, are read at once.
+    assert_eq!(p.after_read(t0, 300, cap), None);
+    assert_eq!(p.after_read(ms(50), 300, cap), None);
+    // A line within two windows of the last read starts a burst: wait one window.
+    assert_eq!(
+        p.after_read(ms(50) + Duration::from_micros(50), 300, cap),
+        Some(READ_GATHER)
+    );
+    // The burst goes on (each read one window and a little after the last) ...
+    assert_eq!(p.after_read(ms(52), 7000, cap), Some(READ_GATHER));
+    assert_eq!(p.after_read(ms(53), 7000, cap), Some(READ_GATHER));
+    // ... but a full buffer is read again at once: the pipe must drain.
+    assert_eq!(
+        p.after_read(ms(53) + Duration::from_micros(10), cap, cap),
+        None
+    );
+    // Quiet again: the next line is read at once.
+    assert_eq!(p.after_read(ms(60), 300, cap), None);
+}
+
+/// Lines as the stdout reader hands them over; `backlogged` as a session that is behind says it.
+#[derive(Default)]
+struct Lines {
+    got: Mutex<Vec<String>>,
+    bad: Mutex<Vec<String>>,
+    backlogged: bool,
+}
+
+impl AgentEvents for Lines {
+    fn on_line(&self, text: &str) {
+        self.got.lock().unwrap().push(text.to_owned());
+    }
+    fn on_undecodable(&self, error: &str, _raw: &str) {
+        self.bad.lock().unwrap().push(error.to_owned());
+    }
+    fn on_exit(&self, _exit: ExitInfo) {}
+    fn backlogged(&self) -> bool {
+        self.backlogged
+    }
+}
+
+#[test]
+fn stdout_reader_hands_over_every_line_of_a_burst_in_order() {
+    for backlogged in [false, true] {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        // 3 MB in lines that straddle the reader's 64 KB reads, and a last line without its newline.
+        let lines: Vec<String> = (0..30_000)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"stream_event","n":{i},"pad":"{}"}}"#,
+                    "x".repeat(i % 97)
+                )
+            })
+            .collect();
+        let sent = lines.clone();
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write as _;
+            for (i, l) in sent.iter().enumerate() {
+                writer.write_all(l.as_bytes()).unwrap();
+                if i + 1 < sent.len() {
+                    writer.write_all(b"\n").unwrap();
+                }
+            }
+        });
+        let ev = Lines {
+            backlogged,
+            ..Lines::default()
+        };
+        read_stdout(reader, &ev);
+        feeder.join().unwrap();
+        assert!(ev.bad.lock().unwrap().is_empty());
+        assert_eq!(*ev.got.lock().unwrap(), lines, "backlogged: {backlogged}");
+    }
+}
+
+#[test]
+fn stdout_reader_reports_a_line_it_cannot_frame_and_goes_on() {
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    {
+        use std::io::Write as _;
+        writer
+            .write_all(b"{\"a\":1}\n\xff\xfe not utf-8\n{\"b\":2}\n")
+            .unwrap();
+    }
+    drop(writer);
+    let ev = Lines::default();
+    read_stdout(reader, &ev);
+    assert_eq!(*ev.got.lock().unwrap(), vec![r#"{"a":1}"#, r#"{"b":2}"#]);
+    assert_eq!(ev.bad.lock().unwrap().len(), 1);
+}

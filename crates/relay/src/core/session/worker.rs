@@ -285,6 +285,12 @@ impl AgentEvents for Session {
         self.handle_worker_line(text);
     }
 
+    fn backlogged(&self) -> bool {
+        self.tx
+            .get()
+            .is_some_and(|tx| tx.len() > super::BROADCAST_CAPACITY / 2)
+    }
+
     fn on_undecodable(&self, error: &str, raw: &str) {
         self.relay_error(&format!("agent output could not be framed: {error}"), raw);
     }
