@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::core::proto::{DEFAULT_MAX_LINE_BYTES, NdjsonDecoder};
+use crate::core::proto::{DEFAULT_MAX_LINE_BYTES, FrameError, Line, NdjsonDecoder};
 use crate::core::record::ExitInfo;
 pub use crate::core::record::ProcId;
 use crate::core::util::now_rfc3339;
@@ -69,18 +69,17 @@ fn read_stdout(mut pipe: impl std::io::Read, ev: &dyn AgentEvents) {
     let mut decoder = NdjsonDecoder::new(DEFAULT_MAX_LINE_BYTES);
     let mut buf = vec![0u8; 64 * 1024];
     let mut pacer = ReadPacer::default();
+    let hand_over = |item: Result<Line, FrameError>| match item {
+        Ok(line) => ev.on_line(&line.text),
+        Err(e) => ev.on_undecodable(&e.to_string(), ""),
+    };
     loop {
         match pipe.read(&mut buf) {
             Ok(0) => break,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
             Ok(n) => {
-                for item in decoder.feed(&buf[..n]) {
-                    match item {
-                        Ok(line) => ev.on_line(&line.text),
-                        Err(e) => ev.on_undecodable(&e.to_string(), ""),
-                    }
-                }
+                decoder.feed(&buf[..n]).into_iter().for_each(hand_over);
                 let wait = pacer.after_read(std::time::Instant::now(), n, buf.len());
                 if let Some(wait) = wait.or_else(|| ev.backlogged().then_some(READ_GATHER)) {
                     std::thread::sleep(wait);
@@ -88,11 +87,7 @@ fn read_stdout(mut pipe: impl std::io::Read, ev: &dyn AgentEvents) {
             }
         }
     }
-    match decoder.finish() {
-        Some(Ok(line)) => ev.on_line(&line.text),
-        Some(Err(e)) => ev.on_undecodable(&e.to_string(), ""),
-        None => {}
-    }
+    decoder.finish().into_iter().for_each(hand_over);
 }
 
 /// Makes the CLI keep file checkpoints in SDK mode (needed by `rewind_files`).
